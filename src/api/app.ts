@@ -1,0 +1,49 @@
+/**
+ * The Express application: JSON parsing with a size limit, public routes (login, password reset,
+ * health, docs, telephony callbacks), bearer authentication for everything else under /api, and
+ * one error handler that answers `{detail}`.
+ */
+import express from 'express';
+import type { ApiContext } from './context';
+import { authenticate } from './auth/authenticate';
+import { errorHandler, notFoundRoute } from './errors';
+import { buildOpenApi, DOCS_HTML } from './openapi';
+import { mountRoutes, type AnyRoute } from './route';
+import { healthHandler } from './routes/health';
+import { allRoutes } from './routes';
+
+export const API_INFO = {
+  title: 'Voice Agent Platform API',
+  version: '1.0.0',
+  description:
+    'Self-hostable voice AI agents on Temporal. All endpoints except login, password reset, /healthz and the docs require `Authorization: Bearer <JWT or API key>`. Errors are JSON `{ "detail": string }`.',
+};
+
+export function createApp(ctx: ApiContext, extraRoutes: AnyRoute[] = []) {
+  const routes = [...allRoutes(ctx), ...extraRoutes];
+  const openapi = buildOpenApi(routes, API_INFO);
+  const app = express();
+  app.disable('x-powered-by');
+  // Behind one reverse proxy hop in production; req.ip is then the client's address (login throttle).
+  app.set('trust proxy', 'loopback');
+  app.use(express.json({ limit: ctx.config.BODY_LIMIT }));
+  // Telephony providers post form-encoded callbacks.
+  app.use(express.urlencoded({ extended: false, limit: ctx.config.BODY_LIMIT }));
+
+  app.get('/healthz', healthHandler(ctx));
+  app.get('/api/openapi.json', (_req, res) => res.json(openapi));
+  app.get('/api/docs', (_req, res) => res.type('html').send(DOCS_HTML));
+
+  const publicRouter = express.Router();
+  mountRoutes(publicRouter, routes.filter((r) => r.public));
+  app.use(publicRouter);
+
+  const protectedRouter = express.Router();
+  protectedRouter.use('/api', authenticate(ctx.db, ctx.jwtSecret));
+  mountRoutes(protectedRouter, routes.filter((r) => !r.public));
+  app.use(protectedRouter);
+
+  app.use(notFoundRoute);
+  app.use(errorHandler(ctx.log));
+  return app;
+}

@@ -1,0 +1,126 @@
+/**
+ * Builds the OpenAPI 3.1 document from the route definitions (the schemas that validate requests).
+ * OpenAPI 3.1 uses JSON Schema 2020-12, which zod emits directly.
+ */
+import { z } from 'zod';
+import { ErrorSchema, type AnyRoute } from './route';
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  const out = z.toJSONSchema(schema, { io, unrepresentable: 'any', reused: 'inline' }) as Record<string, unknown>;
+  delete out.$schema;
+  return out;
+}
+
+function parameters(schema: z.ZodType | undefined, location: 'path' | 'query') {
+  if (!schema) return [];
+  const json = jsonSchema(schema, 'input') as { properties?: Record<string, any>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, prop]) => ({
+    name,
+    in: location,
+    required: location === 'path' || (json.required ?? []).includes(name),
+    description: prop.description,
+    schema: prop,
+  }));
+}
+
+const ERROR_TEXT: Record<number, string> = {
+  400: 'Malformed JSON body',
+  401: 'Missing, invalid or expired credentials',
+  403: 'Authenticated but not allowed',
+  404: 'Unknown identifier',
+  409: 'Conflicts with an existing resource',
+  413: 'Body over the size limit',
+  422: 'Validation failed; `detail` names the field',
+  429: 'Too many requests; see Retry-After',
+  503: 'A required service is not configured or not reachable',
+};
+
+export function buildOpenApi(routes: AnyRoute[], info: { title: string; version: string; description: string }) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const def of routes) {
+    const responses: Record<string, unknown> = {};
+    for (const [status, doc] of Object.entries(def.responses)) {
+      const content = doc.contentType
+        ? { [doc.contentType]: { schema: { type: 'string', format: 'binary' } } }
+        : doc.schema
+          ? { 'application/json': { schema: jsonSchema(doc.schema, 'output') } }
+          : undefined;
+      responses[status] = { description: doc.description, ...(content ? { content } : {}) };
+    }
+    const implied = [
+      ...(def.body ? [400, 413, 422] : []),
+      ...(def.query || def.params ? [422] : []),
+      ...(def.public ? [] : [401]),
+      ...(def.adminOnly ? [403] : []),
+    ];
+    for (const status of implied) {
+      if (!responses[status]) {
+        responses[status] = {
+          description: ERROR_TEXT[status],
+          content: { 'application/json': { schema: jsonSchema(ErrorSchema, 'output') } },
+        };
+      }
+    }
+    for (const [status, value] of Object.entries(responses)) {
+      const v = value as { description: string; content?: unknown };
+      if (Number(status) >= 400 && !v.content) {
+        v.content = { 'application/json': { schema: jsonSchema(ErrorSchema, 'output') } };
+      }
+    }
+    paths[def.path] ??= {};
+    paths[def.path]![def.method] = {
+      tags: [def.tag],
+      summary: def.summary,
+      ...(def.description ? { description: def.description } : {}),
+      ...(def.public ? { security: [] } : {}),
+      parameters: [...parameters(def.params, 'path'), ...parameters(def.query, 'query')],
+      ...(def.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(def.body, 'input') } } } }
+        : {}),
+      responses,
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info,
+    servers: [{ url: '/' }],
+    components: {
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'A JWT from POST /api/auth/login, or an API key (prefix `vap_`) from POST /api/auth/api-keys.',
+        },
+      },
+    },
+    security: [{ bearer: [] }],
+    paths,
+  };
+}
+
+/** A dependency-free docs page: lists every operation with its schemas, rendered from the JSON. */
+export const DOCS_HTML = `<!doctype html>
+<html><head><meta charset="utf-8"><title>Voice Agent Platform API</title>
+<style>body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}
+h2{border-bottom:1px solid #ddd;margin-top:2em}details{margin:.4em 0;border:1px solid #e3e3e3;border-radius:6px;padding:.4em .8em}
+summary{cursor:pointer}code.m{display:inline-block;width:4.5em;font-weight:bold}pre{background:#f6f8fa;padding:.6em;overflow:auto;font-size:12px}</style>
+</head><body><h1>Voice Agent Platform API</h1><p>Machine-readable document: <a href="/api/openapi.json">/api/openapi.json</a></p><div id="root">Loading…</div>
+<script>
+fetch('/api/openapi.json').then(r=>r.json()).then(doc=>{
+  const byTag={};
+  for(const [p,ops] of Object.entries(doc.paths)) for(const [m,op] of Object.entries(ops)) (byTag[op.tags[0]] ??= []).push([m,p,op]);
+  const esc=s=>String(s).replace(/[&<>]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;'}[c]));
+  let html='<p>'+esc(doc.info.description)+'</p>';
+  for(const [tag,ops] of Object.entries(byTag)){
+    html+='<h2>'+esc(tag)+'</h2>';
+    for(const [m,p,op] of ops){
+      html+='<details><summary><code class="m">'+m.toUpperCase()+'</code><code>'+esc(p)+'</code> — '+esc(op.summary)+'</summary>';
+      if(op.description) html+='<p>'+esc(op.description)+'</p>';
+      if(op.parameters.length) html+='<h4>Parameters</h4><pre>'+esc(JSON.stringify(op.parameters,null,2))+'</pre>';
+      if(op.requestBody) html+='<h4>Body</h4><pre>'+esc(JSON.stringify(op.requestBody.content['application/json'].schema,null,2))+'</pre>';
+      html+='<h4>Responses</h4><pre>'+esc(JSON.stringify(op.responses,null,2))+'</pre></details>';
+    }
+  }
+  document.getElementById('root').innerHTML=html;
+});
+</script></body></html>`;

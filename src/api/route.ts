@@ -1,0 +1,106 @@
+/**
+ * Route definitions that carry their own zod schemas. The same definition validates requests,
+ * types the handler and produces the OpenAPI document (src/api/openapi.ts), so the docs cannot
+ * drift from what the server accepts.
+ */
+import type { Request, Response, Router } from 'express';
+import { z } from 'zod';
+import { describeIssues, HttpError, forbidden } from './errors';
+
+export interface AuthContext {
+  userId: string;
+  email: string;
+  role: 'admin' | 'member';
+  via: 'jwt' | 'api_key';
+}
+
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface ResponseDoc {
+  description: string;
+  schema?: z.ZodType;
+  /** Non-JSON content, e.g. audio/wav. */
+  contentType?: string;
+}
+
+type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
+
+export interface HandlerContext<B, Q, P> {
+  body: Infer<B>;
+  query: Infer<Q>;
+  params: Infer<P>;
+  auth: AuthContext;
+  req: Request;
+  res: Response;
+}
+
+export interface RouteDef<B, Q, P> {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** OpenAPI-style path, e.g. /api/agents/{agent_id}. */
+  path: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  /** Reachable without credentials (login, password reset, provider callbacks). */
+  public?: boolean;
+  adminOnly?: boolean;
+  body?: B;
+  query?: Q;
+  params?: P;
+  responses: Record<number, ResponseDoc>;
+  /** Handler returns a Reply, or nothing when it wrote to `res` itself (streams). */
+  handler(ctx: HandlerContext<B, Q, P>): Promise<Reply | void>;
+}
+
+export type AnyRoute = RouteDef<z.ZodType | undefined, z.ZodType | undefined, z.ZodType | undefined>;
+
+export function route<
+  B extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  P extends z.ZodType | undefined = undefined,
+>(def: RouteDef<B, Q, P>): AnyRoute {
+  return def as unknown as AnyRoute;
+}
+
+function parse(schema: z.ZodType | undefined, value: unknown, prefix: string): unknown {
+  if (!schema) return undefined;
+  const result = schema.safeParse(value ?? {});
+  if (!result.success) throw new HttpError(422, describeIssues(result.error.issues, prefix));
+  return result.data;
+}
+
+const toExpressPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
+
+export function mountRoutes(router: Router, routes: AnyRoute[]): void {
+  for (const def of routes) {
+    router[def.method](toExpressPath(def.path), async (req, res, next) => {
+      try {
+        const auth = (req as Request & { authContext?: AuthContext }).authContext;
+        if (!def.public && def.adminOnly && auth?.role !== 'admin') throw forbidden('Administrator role required');
+        const ctx = {
+          params: parse(def.params, req.params, 'path'),
+          query: parse(def.query, req.query, 'query'),
+          body: parse(def.body, req.body, ''),
+          auth: auth as AuthContext,
+          req,
+          res,
+        };
+        const reply = await def.handler(ctx as HandlerContext<any, any, any>);
+        if (!reply) return;
+        res.status(reply.status).set(reply.headers ?? {});
+        if (reply.body === undefined) res.end();
+        else res.json(reply.body);
+      } catch (err) {
+        next(err);
+      }
+    });
+  }
+}
+
+/** Common schemas. */
+export const uuidParam = (name: string) => z.object({ [name]: z.uuid({ message: 'must be a UUID' }) });
+export const ErrorSchema = z.object({ detail: z.string() }).describe('Error: every non-2xx response');

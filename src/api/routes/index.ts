@@ -1,0 +1,12 @@
+/**
+ * All API route groups. Each module exports a function taking the ApiContext and returning route
+ * definitions; the app mounts them and the OpenAPI document is built from the same list.
+ */
+import type { ApiContext } from '../context';
+import type { AnyRoute } from '../route';
+import { authRoutes } from './auth';
+import { userRoutes } from './users';
+
+export function allRoutes(ctx: ApiContext): AnyRoute[] {
+  return [...authRoutes(ctx), ...userRoutes(ctx)];
+}

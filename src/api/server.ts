@@ -1,0 +1,31 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ApiContext } from './context';
+import { createApp } from './app';
+
+export interface RunningApi {
+  server: http.Server;
+  port: number;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Starts the HTTP API; port 0 picks a free port (tests). */
+export async function startApi(ctx: ApiContext, port: number, host = '0.0.0.0'): Promise<RunningApi> {
+  const server = http.createServer(createApp(ctx));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const actual = (server.address() as AddressInfo).port;
+  return {
+    server,
+    port: actual,
+    url: `http://127.0.0.1:${actual}`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

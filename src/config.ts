@@ -1,0 +1,63 @@
+/**
+ * The one configuration schema of the platform. Every process (api, worker, gateway, `npm start`)
+ * reads its settings here, validated once at start-up so a bad value fails fast with a clear message.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+export const configSchema = z.object({
+  PORT: port.default(8000),
+  GATEWAY_PORT: port.default(8001),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: optionalString.pipe(z.url({ message: 'must be a postgres:// URL' }).optional()),
+  EMBEDDED_PG_PORT: port.default(5433),
+  TEMPORAL_ADDRESS: optionalString,
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('calls'),
+  TEMPORAL_CLI_PATH: optionalString,
+  TEMPORAL_UI_PORT: port.default(8233),
+  JWT_SECRET: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  JWT_EXPIRES_IN_SECS: z.coerce.number().int().positive().default(3600),
+  ENCRYPTION_KEY: optionalString.pipe(
+    z
+      .string()
+      .regex(/^[A-Za-z0-9+/=]{43,44}$/, 'must be 32 bytes, base64-encoded (openssl rand -base64 32)')
+      .optional(),
+  ),
+  ADMIN_EMAIL: z.email().default('admin@example.com'),
+  ADMIN_PASSWORD: optionalString.pipe(z.string().min(8, 'must be at least 8 characters').optional()),
+  PUBLIC_BASE_URL: z.url().default('http://localhost:8000'),
+  DATA_DIR: z.string().default('./data'),
+  BODY_LIMIT: z.string().default('1mb'),
+  OPENAI_BASE_URL: optionalString.pipe(z.url().optional()),
+  OPENAI_API_KEY: optionalString,
+  LLM_MODEL: z.string().default('gpt-4o-mini'),
+  DEEPGRAM_API_KEY: optionalString,
+  DEEPGRAM_BASE_URL: z.url().default('wss://api.deepgram.com'),
+  CARTESIA_API_KEY: optionalString,
+  CARTESIA_BASE_URL: z.url().default('wss://api.cartesia.ai'),
+  ELEVENLABS_API_KEY: optionalString,
+  ELEVENLABS_BASE_URL: z.url().default('wss://api.elevenlabs.io'),
+  TWILIO_API_BASE_URL: optionalString.pipe(z.url().optional()),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+});
+
+export type Config = z.infer<typeof configSchema> & { dataDir: string };
+
+export class ConfigError extends Error {}
+
+/** Parses an environment into a Config; throws ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return { ...parsed.data, dataDir: path.resolve(parsed.data.DATA_DIR) };
+}

@@ -1,0 +1,83 @@
+import { DataTypes, type Model, type ModelStatic, type Sequelize } from 'sequelize';
+import { jsonb, modelOptions, nullableInt, nullableText, requiredText, uuidPk, type Timestamps } from './common';
+
+export type CallStatus = 'ringing' | 'in_progress' | 'completed' | 'failed' | 'no_answer';
+export type EndReason = 'agent_ended' | 'user_ended' | 'idle_timeout' | 'error';
+export type Direction = 'inbound' | 'outbound';
+
+export interface CallRow extends Timestamps {
+  id: string;
+  agent_id: string | null;
+  agent_name: string;
+  agent_version: number | null;
+  phone_number: string;
+  direction: Direction;
+  status: CallStatus;
+  provider: string | null;
+  provider_call_sid: string | null;
+  workflow_id: string;
+  start_time: Date | null;
+  end_time: Date | null;
+  duration: number | null;
+  recording_path: string | null;
+  end_reason: EndReason | null;
+  current_node_key: string | null;
+  llm_prompt_tokens: number;
+  llm_completion_tokens: number;
+  tts_characters: number;
+  metadata: Record<string, unknown>;
+  context: Record<string, string | number>;
+}
+
+export interface CallEventRow {
+  call_id: string;
+  seq: number;
+  event_type: string;
+  timestamp: Date;
+  data: Record<string, unknown>;
+}
+
+export type CallModel = ModelStatic<Model<CallRow, Partial<CallRow>>>;
+export type CallEventModel = ModelStatic<Model<CallEventRow, CallEventRow>>;
+
+export function defineCallModels(sequelize: Sequelize) {
+  const Call: CallModel = sequelize.define(
+    'Call',
+    {
+      id: uuidPk(),
+      agent_id: { type: DataTypes.UUID, allowNull: true },
+      agent_name: requiredText(),
+      agent_version: nullableInt(),
+      phone_number: requiredText(),
+      direction: requiredText(),
+      status: requiredText(),
+      provider: nullableText(),
+      provider_call_sid: nullableText(),
+      workflow_id: requiredText(),
+      start_time: { type: DataTypes.DATE, allowNull: true },
+      end_time: { type: DataTypes.DATE, allowNull: true },
+      duration: { type: DataTypes.DOUBLE, allowNull: true },
+      recording_path: nullableText(),
+      end_reason: nullableText(),
+      current_node_key: nullableText(),
+      llm_prompt_tokens: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+      llm_completion_tokens: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+      tts_characters: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+      metadata: jsonb({}),
+      context: jsonb({}),
+    },
+    { ...modelOptions, tableName: 'calls' },
+  );
+  const CallEvent: CallEventModel = sequelize.define(
+    'CallEvent',
+    {
+      call_id: { type: DataTypes.UUID, primaryKey: true },
+      seq: { type: DataTypes.INTEGER, primaryKey: true },
+      event_type: requiredText(),
+      timestamp: { type: DataTypes.DATE(6), allowNull: false },
+      data: jsonb({}),
+    },
+    { tableName: 'call_events', timestamps: false, underscored: true },
+  );
+  return { Call, CallEvent };
+}

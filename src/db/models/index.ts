@@ -1,0 +1,23 @@
+import type { Sequelize } from 'sequelize';
+import { defineAgentModels } from './agents';
+import { defineCallModels } from './calls';
+import { defineTelephonyModels } from './telephony';
+import { defineToolModels } from './tools';
+import { defineUserModels } from './users';
+
+export function defineModels(sequelize: Sequelize) {
+  return {
+    ...defineUserModels(sequelize),
+    ...defineAgentModels(sequelize),
+    ...defineToolModels(sequelize),
+    ...defineTelephonyModels(sequelize),
+    ...defineCallModels(sequelize),
+  };
+}
+
+export type Models = ReturnType<typeof defineModels>;
+export * from './agents';
+export * from './calls';
+export * from './telephony';
+export * from './tools';
+export * from './users';

@@ -1,0 +1,115 @@
+/**
+ * Starts the processes of the platform in one Node process for `npm start`, or one of them for
+ * scaled deployments (`npm run api|worker|gateway`). Every part has a stop function; stopping runs
+ * them in reverse order.
+ */
+import crypto from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { loadConfig, type Config } from '../config';
+import { ensureAdmin } from '../api/auth/accounts';
+import { logNotifier } from '../api/notifier';
+import { startApi } from '../api/server';
+import { startGateway } from '../gateway/server';
+import { SecretBox } from '../security/crypto';
+import { resolveSecrets } from '../security/local-secrets';
+import { createLogger, setLogLevel } from '../shared/logger';
+import { connectTemporal } from '../temporal/client';
+import { startWorker } from '../worker/worker';
+import { openDatabase } from './database';
+import { resolveTemporal } from './temporal';
+
+export type Part = 'api' | 'worker' | 'gateway';
+
+export interface Platform {
+  config: Config;
+  urls: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+export async function startPlatform(parts: Part[], options: { allInOne: boolean }): Promise<Platform> {
+  const config = loadConfig();
+  setLogLevel(config.LOG_LEVEL);
+  const log = createLogger('platform');
+  const stops: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop().catch((err) => log.error('stop failed', { error: err }));
+  };
+  const urls: Record<string, string> = {};
+  try {
+    const secrets = resolveSecrets(config);
+    const box = new SecretBox(secrets.encryptionKey);
+    const database = await openDatabase(config, log, { embedded: options.allInOne });
+    stops.push(database.close);
+    const temporalEndpoint = await resolveTemporal(config, log, { startDevServer: options.allInOne });
+    stops.push(temporalEndpoint.stop);
+    const temporal: Client = await connectTemporal(temporalEndpoint.address, config.TEMPORAL_NAMESPACE);
+    stops.push(() => temporal.connection.close());
+    if (temporalEndpoint.uiUrl) urls['Temporal Web UI'] = temporalEndpoint.uiUrl;
+
+    if (parts.includes('api')) {
+      const generated = config.ADMIN_PASSWORD ? undefined : crypto.randomBytes(12).toString('base64url');
+      if (await ensureAdmin(database.db, config.ADMIN_EMAIL, config.ADMIN_PASSWORD ?? generated!)) {
+        const shown = generated ? `with generated password: ${generated}  (shown once; change it after login)` : 'with ADMIN_PASSWORD';
+        console.log(`\nCreated administrator ${config.ADMIN_EMAIL} ${shown}\n`);
+      }
+      const api = await startApi(
+        {
+          config,
+          db: database.db,
+          jwtSecret: secrets.jwtSecret,
+          box,
+          temporal,
+          notifier: logNotifier(createLogger('notifier'), config.PUBLIC_BASE_URL),
+          log: createLogger('api'),
+        },
+        config.PORT,
+        config.HOST,
+      );
+      stops.push(api.stop);
+      urls.API = `http://localhost:${api.port}/api`;
+      urls['API docs'] = `http://localhost:${api.port}/api/docs`;
+    }
+    if (parts.includes('worker')) {
+      const worker = await startWorker({
+        address: temporalEndpoint.address,
+        namespace: config.TEMPORAL_NAMESPACE,
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+        deps: { config, db: database.db, box, log: createLogger('worker') },
+      });
+      stops.push(worker.stop);
+      urls['Worker task queue'] = config.TEMPORAL_TASK_QUEUE;
+    }
+    if (parts.includes('gateway')) {
+      const gateway = await startGateway(config.GATEWAY_PORT, config.HOST);
+      stops.push(gateway.stop);
+      urls['Media gateway'] = `ws://localhost:${gateway.port}`;
+    }
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+  return { config, urls, stop: stopAll };
+}
+
+/** Runs parts until SIGINT/SIGTERM, printing where everything is. */
+export function runUntilSignal(parts: Part[], options: { allInOne: boolean }): void {
+  startPlatform(parts, options)
+    .then((platform) => {
+      console.log('\nVoice Agent Platform is running:');
+      for (const [name, url] of Object.entries(platform.urls)) console.log(`  ${name.padEnd(18)} ${url}`);
+      console.log('\nPress Ctrl-C to stop.\n');
+      let stopping = false;
+      const shutdown = () => {
+        if (stopping) return;
+        stopping = true;
+        console.log('\nStopping…');
+        platform.stop().then(() => process.exit(0));
+      };
+      process.on('SIGINT', shutdown);
+      process.on('SIGTERM', shutdown);
+    })
+    .catch((err: Error) => {
+      console.error(`\nFailed to start: ${err.message}`);
+      process.exit(1);
+    });
+}

@@ -1,0 +1,48 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import type { Config } from '../config';
+import type { Logger } from '../shared/logger';
+import { ensureTemporalCli } from '../temporal/cli';
+import { startDevServer } from '../temporal/dev-server';
+
+const DEFAULT_PORT = 7233;
+
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect({ port, host: '127.0.0.1' });
+    s.once('connect', () => (s.destroy(), resolve(true)));
+    s.once('error', () => resolve(false));
+  });
+}
+
+export interface TemporalEndpoint {
+  address: string;
+  uiUrl?: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * TEMPORAL_ADDRESS when set (an existing cluster: start nothing); otherwise a Temporal dev server
+ * with its state in DATA_DIR/temporal.db, reused if one already listens on 7233.
+ */
+export async function resolveTemporal(config: Config, log: Logger, options: { startDevServer: boolean }): Promise<TemporalEndpoint> {
+  const none = async () => undefined;
+  if (config.TEMPORAL_ADDRESS) return { address: config.TEMPORAL_ADDRESS, stop: none };
+  const address = `127.0.0.1:${DEFAULT_PORT}`;
+  if (!options.startDevServer || (await listening(DEFAULT_PORT))) {
+    if (options.startDevServer) log.info('using the Temporal server already listening', { address });
+    return { address, uiUrl: `http://localhost:${config.TEMPORAL_UI_PORT}`, stop: none };
+  }
+  const cliPath = await ensureTemporalCli(config.TEMPORAL_CLI_PATH, log);
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  log.info('starting the Temporal dev server', { cliPath });
+  const server = await startDevServer({
+    cliPath,
+    port: DEFAULT_PORT,
+    uiPort: config.TEMPORAL_UI_PORT,
+    dbFile: path.join(config.dataDir, 'temporal.db'),
+    namespace: config.TEMPORAL_NAMESPACE,
+  });
+  return { address: server.address, uiUrl: `http://localhost:${config.TEMPORAL_UI_PORT}`, stop: server.stop };
+}

@@ -1,0 +1,29 @@
+import { Client, Connection } from '@temporalio/client';
+
+/**
+ * Connects to Temporal, retrying while the server comes up (a freshly started dev server opens its
+ * port a moment before it serves the namespace).
+ */
+export async function connectTemporal(address: string, namespace: string, waitMs = 30_000): Promise<Client> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 2_000 });
+      await connection.workflowService.describeNamespace({ namespace });
+      return new Client({ connection, namespace });
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`Temporal at ${address} is not reachable: ${(err as Error).message}`);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  }
+}
+
+/** True when the Temporal frontend answers; used by /healthz. */
+export async function temporalHealthy(client: Client): Promise<boolean> {
+  try {
+    await client.connection.workflowService.getSystemInfo({}, );
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * The Temporal worker that runs call workflows and their activities (LLM turns, tool webhooks,
+ * event persistence, outgoing webhooks).
+ */
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities, type ActivityDeps } from '../../activities';
+
+export interface RunningWorker {
+  worker: Worker;
+  stop(): Promise<void>;
+}
+
+export interface WorkerSettings {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  deps: ActivityDeps;
+  /** Pre-bundled workflow code (tests bundle once); default: bundle ../../workflows at start. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+}
+
+export async function startWorker(settings: WorkerSettings): Promise<RunningWorker> {
+  const connection = await NativeConnection.connect({ address: settings.address });
+  const worker = await Worker.create({
+    connection,
+    namespace: settings.namespace,
+    taskQueue: settings.taskQueue,
+    activities: createActivities(settings.deps),
+    ...(settings.workflowBundle
+      ? { workflowBundle: settings.workflowBundle }
+      : { workflowsPath: require.resolve('../../workflows') }),
+    // Calls are long-lived and mostly idle; keep their state cached so a turn needs no replay.
+    maxCachedWorkflows: 1000,
+  });
+  const running = worker.run();
+  return {
+    worker,
+    stop: async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch(() => undefined);
+      await connection.close();
+    },
+  };
+}

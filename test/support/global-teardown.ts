@@ -1,0 +1,18 @@
+import fs from 'node:fs';
+import { Client } from 'pg';
+
+export default async function globalTeardown(): Promise<void> {
+  const state = (globalThis as Record<string, any>).__VAP_TEST__ ?? {};
+  const base = process.env.VAP_TEST_PG_URL;
+  const template = process.env.VAP_TEST_TEMPLATE_DB;
+  if (base && template) {
+    const client = new Client({ connectionString: base });
+    await client.connect();
+    const { rows } = await client.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [`${template}%`]);
+    for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+    await client.end();
+  }
+  await state.stopTemporal?.();
+  await state.stopPostgres?.();
+  if (state.tmp) fs.rmSync(state.tmp, { recursive: true, force: true });
+}
