@@ -1,0 +1,70 @@
+/**
+ * The API forms of calls and call events. Shared by the read endpoints and the call-control
+ * endpoints so every answer describing a call has the same shape.
+ */
+import type { CallEventRow, CallRow } from '../../db/models';
+import { apiTimestamp, apiTimestampPrecise } from '../../shared/time';
+
+export interface TranscriptEntry {
+  role: 'user' | 'assistant';
+  text: string;
+  timestamp: string;
+}
+
+/** List form: the spec's Call fields except the transcript. `extra` is merged last. */
+export function callJson(row: CallRow, extra: Record<string, unknown> = {}) {
+  return {
+    id: row.id,
+    agent_id: row.agent_id,
+    phone_number: row.phone_number,
+    agent_name: row.agent_name,
+    direction: row.direction,
+    status: row.status,
+    start_time: apiTimestamp(row.start_time),
+    end_time: apiTimestamp(row.end_time),
+    duration: row.duration,
+    recording_path: row.recording_path,
+    recording_url: row.recording_path ? `/api/recordings/${row.id}` : null,
+    end_reason: row.end_reason,
+    llm_prompt_tokens: row.llm_prompt_tokens,
+    llm_completion_tokens: row.llm_completion_tokens,
+    tts_characters: row.tts_characters,
+    metadata: row.metadata ?? {},
+    created_at: apiTimestamp(row.created_at)!,
+    ...extra,
+  };
+}
+
+export function eventJson(row: CallEventRow) {
+  return {
+    id: row.seq,
+    call_id: row.call_id,
+    event_type: row.event_type,
+    timestamp: apiTimestampPrecise(row.timestamp)!,
+    data: row.data ?? {},
+  };
+}
+
+const SPEAKER: Record<string, TranscriptEntry['role']> = { user_spoke: 'user', agent_spoke: 'assistant' };
+
+/** The conversation as spoken, from the call's user_spoke/agent_spoke events in seq order. */
+export function transcriptOf(events: CallEventRow[]): TranscriptEntry[] {
+  return [...events]
+    .sort((a, b) => a.seq - b.seq)
+    .filter((e) => SPEAKER[e.event_type] && typeof e.data?.text === 'string')
+    .map((e) => ({ role: SPEAKER[e.event_type]!, text: e.data.text as string, timestamp: apiTimestampPrecise(e.timestamp)! }));
+}
+
+/** Detail form: adds call context, provider identifiers, flow position and the transcript. */
+export function callDetailJson(row: CallRow, events: CallEventRow[]) {
+  return {
+    ...callJson(row),
+    context: row.context ?? {},
+    agent_version: row.agent_version,
+    current_node_key: row.current_node_key,
+    provider: row.provider,
+    provider_call_sid: row.provider_call_sid,
+    updated_at: apiTimestamp(row.updated_at)!,
+    transcript: transcriptOf(events),
+  };
+}
