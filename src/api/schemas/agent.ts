@@ -1,0 +1,169 @@
+/**
+ * Agent request schemas. `AgentCreateSchema` is the complete validation of an agent config with
+ * every default applied; PATCH merges the change into the stored config and validates the result
+ * with it again, so cross-field rules (idle_end_secs > idle_warn_secs, stt_mode) hold after any
+ * update. Tool references are checked against the database by the service, not here.
+ */
+import { z } from 'zod';
+import {
+  DEFAULT_LLM_MODEL,
+  EVENT_TYPES,
+  LLM_PROVIDERS,
+  PIPELINE_DEFAULTS,
+  STT_MODE_PROVIDER,
+  STT_MODES,
+  STT_PROVIDERS,
+  TTS_PROVIDERS,
+} from '../../shared/catalog';
+import { bundleToolRef, strictObject, toolUuid } from './flow';
+
+export { FlowNodeInputSchema } from './flow';
+
+export const AGENT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const LANGUAGE_TAG = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/;
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+// Longer than an hour of silence is never intended; a call would just hold a line open.
+const MAX_IDLE_SECS = 3600;
+// VAD windows are fractions of a second in practice; ten seconds is already unusable.
+const MAX_VAD_WINDOW_SECS = 10;
+
+export const AgentName = z
+  .string()
+  .regex(AGENT_NAME_PATTERN, 'must be a slug: 1-64 letters, digits, "_" or "-", starting with a letter or digit, no spaces');
+
+const languageTag = z.string().regex(LANGUAGE_TAG, 'must be a BCP-47 language tag such as en, hi-IN');
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2_000);
+const providerSettings = z.record(z.string(), z.unknown()).describe('provider-specific settings');
+const dedupe = <T>(items: T[]) => [...new Set(items)];
+
+/** Every field of `pipeline_settings` with its rule (defaults come from PIPELINE_DEFAULTS). */
+const pipelineFields = {
+  idle_warn_secs: z.number().positive().max(MAX_IDLE_SECS).describe('seconds of silence before the agent prompts the user'),
+  idle_end_secs: z.number().positive().max(MAX_IDLE_SECS).describe('seconds of silence before the agent ends the call; > idle_warn_secs'),
+  vad_confidence: z.number().min(0).max(1).describe('VAD confidence threshold'),
+  vad_start_secs: z.number().positive().max(MAX_VAD_WINDOW_SECS).describe('seconds of speech to begin a user turn'),
+  vad_stop_secs: z.number().positive().max(MAX_VAD_WINDOW_SECS).describe('seconds of silence to end a user turn'),
+  vad_min_volume: z.number().min(0).max(1).describe('minimum volume counted as speech'),
+  min_words: z.number().int().min(1).max(50).describe('minimum words before the LLM processes a turn'),
+};
+type PipelineKey = keyof typeof pipelineFields;
+
+const llmFields = {
+  temperature: z.number().min(0).max(2),
+  max_tokens: z.number().int().positive().max(100_000),
+};
+
+const ContextVariable = strictObject({
+  type: z.string().min(1).max(32).describe('e.g. string, number'),
+  description: z.string().max(2_000).default(''),
+});
+
+function agentShape(toolRef: z.ZodType<string>) {
+  const pipeline = Object.fromEntries(
+    (Object.keys(pipelineFields) as PipelineKey[]).map((k) => [k, pipelineFields[k].default(PIPELINE_DEFAULTS[k])]),
+  ) as { [K in PipelineKey]: z.ZodDefault<(typeof pipelineFields)[K]> };
+  return {
+    name: AgentName.describe('unique slug; used in inbound webhook URLs and as agent_name in call requests'),
+    prompt: z.string().min(1).max(100_000).describe('LLM system prompt'),
+    greeting: z.string().max(5_000).nullable().default(null).describe('first TTS message; supports {{variable}} placeholders'),
+    stt_provider: z.enum(STT_PROVIDERS).default(STT_PROVIDERS[0]),
+    stt_model: z.string().min(1).max(200).nullable().default(null),
+    stt_language: languageTag.default('en'),
+    stt_mode: z.enum(STT_MODES).nullable().default(null).describe(`only for stt_provider ${STT_MODE_PROVIDER}`),
+    stt_settings: providerSettings.default({}),
+    llm_provider: z.enum(LLM_PROVIDERS).default(LLM_PROVIDERS[0]),
+    llm_model: z.string().min(1).max(200).optional().describe('default: a small model of llm_provider'),
+    llm_settings: strictObject({ temperature: llmFields.temperature.optional(), max_tokens: llmFields.max_tokens.optional() }).default({}),
+    tts_provider: z.enum(TTS_PROVIDERS).default(TTS_PROVIDERS[0]),
+    tts_model: z.string().min(1).max(200).nullable().default(null),
+    voice: z.string().min(1).max(200).nullable().default(null).describe('voice id or speaker name'),
+    tts_language: languageTag.nullable().default(null),
+    tts_settings: providerSettings.default({}),
+    pipeline_settings: strictObject(pipeline).prefault({}),
+    pre_call_tool_ids: z.array(toolRef).max(20).default([]).transform(dedupe).describe('tools fired in parallel with the greeting'),
+    tool_ids: z.array(toolRef).max(100).default([]).transform(dedupe).describe('tools the LLM may call (freeform agents)'),
+    context_variables: z
+      .record(z.string().regex(VARIABLE_NAME, 'variable names are letters, digits, _ . -'), ContextVariable)
+      .default({})
+      .describe('expected outbound variables: name -> {type, description}'),
+    webhook_url: httpUrl.nullable().default(null).describe('receives call event notifications'),
+    webhook_events: z.array(z.enum(EVENT_TYPES)).default([]).transform(dedupe),
+  };
+}
+
+type AgentShapeOutput = z.output<z.ZodObject<ReturnType<typeof agentShape>>>;
+
+function checkAgent(agent: AgentShapeOutput, ctx: z.RefinementCtx) {
+  const p = agent.pipeline_settings;
+  if (p.idle_end_secs <= p.idle_warn_secs) {
+    ctx.addIssue({ code: 'custom', path: ['pipeline_settings', 'idle_end_secs'], message: `must be greater than idle_warn_secs (${p.idle_warn_secs})` });
+  }
+  if (agent.stt_mode !== null && agent.stt_provider !== STT_MODE_PROVIDER) {
+    ctx.addIssue({ code: 'custom', path: ['stt_mode'], message: `only allowed when stt_provider is ${STT_MODE_PROVIDER}` });
+  }
+}
+
+const withModelDefault = <T extends AgentShapeOutput>(agent: T) => ({
+  ...agent,
+  llm_model: agent.llm_model ?? DEFAULT_LLM_MODEL[agent.llm_provider],
+});
+
+function agentCreateSchema(toolRef: z.ZodType<string>) {
+  return strictObject(agentShape(toolRef)).superRefine(checkAgent).transform(withModelDefault);
+}
+
+/** POST /api/agents: minimal `{name, prompt}`; the output has every default applied. */
+export const AgentCreateSchema = agentCreateSchema(toolUuid);
+export type AgentCreate = z.output<typeof AgentCreateSchema>;
+/** An agent config inside a bundle: tool references may be bundle-local. */
+export const BundleAgentSchema = agentCreateSchema(bundleToolRef);
+export type BundleAgent = z.output<typeof BundleAgentSchema>;
+
+/** Nested settings merge key by key; `null` for a key removes it (pipeline keys revert to their default). */
+const nullablePartial = <S extends Record<string, z.ZodType>>(fields: S) =>
+  strictObject(Object.fromEntries(Object.entries(fields).map(([k, s]) => [k, s.nullable().optional()])) as {
+    [K in keyof S]: z.ZodOptional<z.ZodNullable<S[K]>>;
+  });
+
+/** PATCH /api/agents/{agent_id}: any subset of the agent fields. */
+export const AgentPatchSchema = strictObject({
+  name: AgentName.optional(),
+  prompt: z.string().min(1).max(100_000).optional(),
+  greeting: z.string().max(5_000).nullable().optional(),
+  stt_provider: z.enum(STT_PROVIDERS).optional(),
+  stt_model: z.string().min(1).max(200).nullable().optional(),
+  stt_language: languageTag.optional(),
+  stt_mode: z.enum(STT_MODES).nullable().optional(),
+  stt_settings: providerSettings.optional().describe('merged key by key; null removes a key'),
+  llm_provider: z.enum(LLM_PROVIDERS).optional(),
+  llm_model: z.string().min(1).max(200).optional(),
+  llm_settings: nullablePartial(llmFields).optional().describe('merged key by key; null removes a key'),
+  tts_provider: z.enum(TTS_PROVIDERS).optional(),
+  tts_model: z.string().min(1).max(200).nullable().optional(),
+  voice: z.string().min(1).max(200).nullable().optional(),
+  tts_language: languageTag.nullable().optional(),
+  tts_settings: providerSettings.optional().describe('merged key by key; null removes a key'),
+  pipeline_settings: nullablePartial(pipelineFields).optional().describe('merged key by key; null restores the default'),
+  pre_call_tool_ids: z.array(toolUuid).max(20).optional(),
+  tool_ids: z.array(toolUuid).max(100).optional(),
+  context_variables: z.record(z.string().regex(VARIABLE_NAME), ContextVariable).optional(),
+  webhook_url: httpUrl.nullable().optional(),
+  webhook_events: z.array(z.enum(EVENT_TYPES)).optional(),
+});
+export type AgentPatch = z.output<typeof AgentPatchSchema>;
+
+/** The agent as returned by the API (never the encrypted webhook secret). */
+export const AgentSchema = z.object({
+  id: z.uuid(),
+  ...agentShape(toolUuid),
+  llm_model: z.string(),
+  version: z.number().int().describe('incremented on every change of the config or its flow nodes'),
+  created_at: z.string(),
+  updated_at: z.string(),
+  total_calls: z.number().int(),
+  flow_nodes_count: z.number().int().describe('0 = freeform agent'),
+});
+
+export const AgentCreatedSchema = AgentSchema.extend({
+  webhook_secret: z.string().describe('whsec_…: signs outgoing webhook notifications; shown only here and on rotation'),
+});

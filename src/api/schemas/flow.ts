@@ -1,0 +1,136 @@
+/**
+ * Flow node schemas. A node's tool references are UUIDs of stored tools in the API and
+ * bundle-local references (any string) in agent bundles, so the schemas are built by factories
+ * taking the reference schema.
+ */
+import { z } from 'zod';
+import { BUILTIN_TOOLS } from '../../shared/catalog';
+
+/** Strict objects catch typos; the message names the unknown keys. */
+export function strictObject<S extends z.ZodRawShape>(shape: S) {
+  return z.strictObject(shape, {
+    error: (iss) => (iss.code === 'unrecognized_keys' ? `unknown field(s): ${iss.keys.join(', ')}` : undefined),
+  });
+}
+
+export const toolUuid = z.uuid({ error: 'must be a tool id (UUID)' });
+/** Bundles refer to tools by the bundle-local `id` of an entry of `tools` (or a tool UUID). */
+export const bundleToolRef = z.string().min(1).max(200);
+
+export const NODE_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+export const FUNCTION_NAME_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
+const JSON_TYPES = ['string', 'number', 'integer', 'boolean', 'array', 'object'] as const;
+
+export const NodeKey = z
+  .string()
+  .regex(NODE_KEY_PATTERN, 'must be 1-64 letters, digits, "_" or "-", starting with a letter or digit');
+
+export const ChatMessageSchema = strictObject({
+  role: z.enum(['system', 'user', 'assistant']).default('system'),
+  content: z.string().min(1).max(20_000).describe('supports {{variable}} placeholders, substituted when the node is entered'),
+});
+
+export const FunctionPropertySchema = strictObject({
+  type: z.enum(JSON_TYPES),
+  description: z.string().max(2_000).optional(),
+  enum: z.array(z.union([z.string(), z.number()])).optional(),
+});
+
+export const FlowFunctionSchema = strictObject({
+  name: z.string().regex(FUNCTION_NAME_PATTERN, 'must be snake_case (a-z, 0-9, _), starting with a letter, at most 64 characters'),
+  description: z.string().min(1).max(2_000).describe('tells the LLM when to call it; supports {{variable}} placeholders'),
+  next_node_key: NodeKey.nullable().default(null).describe('node entered when the LLM calls this function; null = stay in the node'),
+  properties: z.record(z.string().min(1), FunctionPropertySchema).default({}).describe('parameter name -> {type, description}'),
+  required: z.array(z.string()).default([]),
+}).superRefine((fn, ctx) => {
+  for (const [i, name] of fn.required.entries()) {
+    if (!(name in fn.properties)) ctx.addIssue({ code: 'custom', path: ['required', i], message: `"${name}" is not one of the properties` });
+  }
+});
+
+export function preActionSchema(toolRef: z.ZodType<string>) {
+  return z.discriminatedUnion(
+    'type',
+    [
+      strictObject({ type: z.literal('say'), text: z.string().min(1).max(5_000).describe('spoken as is; {{variable}} placeholders substituted') }),
+      strictObject({
+        type: z.literal('call_tool'),
+        tool_id: toolRef,
+        args: z.record(z.string(), z.unknown()).optional().describe('extra arguments, merged over the call context'),
+      }),
+      strictObject({ type: z.literal('end_call') }),
+    ],
+    { error: 'type must be one of say, call_tool, end_call' },
+  );
+}
+
+const PositionXy = strictObject({ x: z.number(), y: z.number() });
+
+function nodeShape(toolRef: z.ZodType<string>) {
+  return {
+    node_key: NodeKey,
+    position: z.number().int().min(0).max(100_000).optional().describe('order index; default: after the existing nodes'),
+    is_initial: z.boolean().default(false),
+    is_terminal: z.boolean().default(false),
+    role_messages: z.array(ChatMessageSchema).max(50).default([]),
+    task_messages: z.array(ChatMessageSchema).max(50).default([]),
+    functions: z.array(FlowFunctionSchema).max(50).default([]),
+    tool_ids: z.array(toolRef).max(100).default([]),
+    builtin_tools: z.array(z.enum(BUILTIN_TOOLS)).default([]),
+    pre_actions: z.array(preActionSchema(toolRef)).max(20).default([]),
+    position_xy: PositionXy.nullable().default(null).describe('editor layout coordinates'),
+  };
+}
+
+/** Rules that concern one node alone (graph rules live in src/api/agents/flow-graph.ts). */
+function checkNode(node: { functions: Array<{ name: string }>; builtin_tools: string[] }, ctx: z.RefinementCtx) {
+  const seen = new Set<string>();
+  for (const [i, fn] of node.functions.entries()) {
+    if (seen.has(fn.name)) ctx.addIssue({ code: 'custom', path: ['functions', i, 'name'], message: `duplicate function name "${fn.name}"` });
+    if ((BUILTIN_TOOLS as readonly string[]).includes(fn.name)) {
+      ctx.addIssue({ code: 'custom', path: ['functions', i, 'name'], message: `"${fn.name}" is a builtin tool name` });
+    }
+    seen.add(fn.name);
+  }
+}
+
+export function flowNodeSchema(toolRef: z.ZodType<string>) {
+  return strictObject(nodeShape(toolRef)).superRefine(checkNode);
+}
+
+/** A node as sent to the API (PUT /flow, POST /nodes): the spec's flow node table. */
+export const FlowNodeInputSchema = flowNodeSchema(toolUuid);
+export type FlowNodeInput = z.output<typeof FlowNodeInputSchema>;
+
+/** PATCH /nodes/{node_key}: any subset of the node fields, no defaults. */
+export const FlowNodePatchSchema = strictObject({
+  node_key: NodeKey.optional(),
+  position: z.number().int().min(0).max(100_000).optional(),
+  is_initial: z.boolean().optional(),
+  is_terminal: z.boolean().optional(),
+  role_messages: z.array(ChatMessageSchema).max(50).optional(),
+  task_messages: z.array(ChatMessageSchema).max(50).optional(),
+  functions: z.array(FlowFunctionSchema).max(50).optional(),
+  tool_ids: z.array(toolUuid).max(100).optional(),
+  builtin_tools: z.array(z.enum(BUILTIN_TOOLS)).optional(),
+  pre_actions: z.array(preActionSchema(toolUuid)).max(20).optional(),
+  position_xy: PositionXy.nullable().optional(),
+});
+export type FlowNodePatch = z.output<typeof FlowNodePatchSchema>;
+
+export const FlowPutSchema = strictObject({ nodes: z.array(FlowNodeInputSchema).max(200) });
+
+/** The node record returned by the API. */
+export const FlowNodeRecordSchema = z.object({
+  id: z.uuid(),
+  agent_id: z.uuid(),
+  ...nodeShape(toolUuid),
+  position: z.number().int(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+export const FlowResponseSchema = z.object({
+  nodes: z.array(FlowNodeRecordSchema),
+  problems: z.array(z.string()).describe('graph-level problems: no initial node, dangling next_node_key, unreachable nodes'),
+});
