@@ -6,7 +6,8 @@ import type { ApiContext } from '../context';
 import type { AnyRoute } from '../route';
 import { authRoutes } from './auth';
 import { userRoutes } from './users';
+import { toolRoutes } from './tools';
 
 export function allRoutes(ctx: ApiContext): AnyRoute[] {
-  return [...authRoutes(ctx), ...userRoutes(ctx)];
+  return [...authRoutes(ctx), ...userRoutes(ctx), ...toolRoutes(ctx)];
 }
