@@ -6,8 +6,11 @@ import type { ApiContext } from '../context';
 import type { AnyRoute } from '../route';
 import { authRoutes } from './auth';
 import { userRoutes } from './users';
+import { agentRoutes } from './agents';
+import { flowRoutes } from './flow';
+import { bundleRoutes } from './bundles';
 import { toolRoutes } from './tools';
 
 export function allRoutes(ctx: ApiContext): AnyRoute[] {
-  return [...authRoutes(ctx), ...userRoutes(ctx), ...toolRoutes(ctx)];
+  return [...authRoutes(ctx), ...userRoutes(ctx), ...agentRoutes(ctx), ...flowRoutes(ctx), ...bundleRoutes(ctx), ...toolRoutes(ctx)];
 }

@@ -91,6 +91,9 @@ function agentShape(toolRef: z.ZodType<string>) {
   };
 }
 
+/** The configuration fields of an agent, in API order. */
+export const AGENT_CONFIG_FIELDS = Object.keys(agentShape(toolUuid)) as Array<keyof ReturnType<typeof agentShape>>;
+
 type AgentShapeOutput = z.output<z.ZodObject<ReturnType<typeof agentShape>>>;
 
 function checkAgent(agent: AgentShapeOutput, ctx: z.RefinementCtx) {
@@ -108,15 +111,31 @@ const withModelDefault = <T extends AgentShapeOutput>(agent: T) => ({
   llm_model: agent.llm_model ?? DEFAULT_LLM_MODEL[agent.llm_provider],
 });
 
+/** Response-only fields an exported agent may carry; a bundle import ignores them. */
+export const AGENT_OUTPUT_ONLY_FIELDS = ['id', 'version', 'created_at', 'updated_at', 'total_calls', 'flow_nodes_count', 'webhook_secret'] as const;
+
 function agentCreateSchema(toolRef: z.ZodType<string>) {
   return strictObject(agentShape(toolRef)).superRefine(checkAgent).transform(withModelDefault);
+}
+
+function bundleAgentSchema() {
+  const ignored = Object.fromEntries(AGENT_OUTPUT_ONLY_FIELDS.map((k) => [k, z.unknown().optional().describe('ignored')])) as {
+    [K in (typeof AGENT_OUTPUT_ONLY_FIELDS)[number]]: z.ZodOptional<z.ZodUnknown>;
+  };
+  return strictObject({ ...agentShape(bundleToolRef), ...ignored })
+    .superRefine(checkAgent)
+    .transform((agent) => {
+      const config = { ...agent } as Record<string, unknown>;
+      for (const k of AGENT_OUTPUT_ONLY_FIELDS) delete config[k];
+      return withModelDefault(config as AgentShapeOutput);
+    });
 }
 
 /** POST /api/agents: minimal `{name, prompt}`; the output has every default applied. */
 export const AgentCreateSchema = agentCreateSchema(toolUuid);
 export type AgentCreate = z.output<typeof AgentCreateSchema>;
 /** An agent config inside a bundle: tool references may be bundle-local. */
-export const BundleAgentSchema = agentCreateSchema(bundleToolRef);
+export const BundleAgentSchema = bundleAgentSchema();
 export type BundleAgent = z.output<typeof BundleAgentSchema>;
 
 /** Nested settings merge key by key; `null` for a key removes it (pipeline keys revert to their default). */

@@ -98,6 +98,24 @@ export function flowNodeSchema(toolRef: z.ZodType<string>) {
   return strictObject(nodeShape(toolRef)).superRefine(checkNode);
 }
 
+/** Response-only fields an exported node may carry; a bundle import ignores them. */
+const NODE_OUTPUT_ONLY_FIELDS = ['id', 'agent_id', 'created_at', 'updated_at'] as const;
+
+/** A node inside an agent bundle: bundle-local tool references, response-only fields ignored. */
+export const BundleFlowNodeSchema = strictObject({
+  ...nodeShape(bundleToolRef),
+  id: z.unknown().optional().describe('ignored'),
+  agent_id: z.unknown().optional().describe('ignored'),
+  created_at: z.unknown().optional().describe('ignored'),
+  updated_at: z.unknown().optional().describe('ignored'),
+})
+  .superRefine(checkNode)
+  .transform((node) => {
+    const copy = { ...node } as Record<string, unknown>;
+    for (const k of NODE_OUTPUT_ONLY_FIELDS) delete copy[k];
+    return copy as z.output<ReturnType<typeof flowNodeSchema>>;
+  });
+
 /** A node as sent to the API (PUT /flow, POST /nodes): the spec's flow node table. */
 export const FlowNodeInputSchema = flowNodeSchema(toolUuid);
 export type FlowNodeInput = z.output<typeof FlowNodeInputSchema>;

@@ -1,0 +1,132 @@
+/**
+ * Export and import of agent bundles. Import runs in one transaction: tools are matched by name
+ * (existing ones reused as they are, missing ones created), every tool reference is remapped to a
+ * real id, and the agent with its flow is created or, with `overwrite`, replaced in place.
+ */
+import { Op } from 'sequelize';
+import { plain, plainAll, type Database } from '../../db/database';
+import type { AgentRow, ToolRow } from '../../db/models';
+import type { SecretBox } from '../../security/crypto';
+import type { PreAction } from '../../shared/flow';
+import { conflict, unprocessable } from '../errors';
+import type { AgentCreate } from '../schemas/agent';
+import { BUNDLE_VERSION, type BundleImport } from '../schemas/bundle';
+import type { FlowNodeInput } from '../schemas/flow';
+import { sealHeaders, toolHeaders } from '../serializers/tool';
+import { agentConfig, agentCounts, agentJson } from './agent-json';
+import { findAgent } from './agent-rows';
+import { assertAgentTools, insertAgent } from './agent-service';
+import { listNodes, writeGraph } from './flow-service';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const callToolIds = (actions: unknown[]) =>
+  (actions as PreAction[]).flatMap((a) => (a.type === 'call_tool' ? [a.tool_id] : []));
+
+export async function exportBundle(db: Database, box: SecretBox, agentId: string) {
+  const agent = await findAgent(db, agentId);
+  const nodes = await listNodes(db, agentId);
+  const config = agentConfig(agent);
+  const referenced = new Set([
+    ...config.tool_ids,
+    ...config.pre_call_tool_ids,
+    ...nodes.flatMap((n) => [...n.tool_ids, ...callToolIds(n.pre_actions)]),
+  ]);
+  const tools = plainAll(await db.models.Tool.findAll({ where: { id: { [Op.in]: [...referenced] } }, order: [['name', 'ASC']] }));
+  // A reference to a tool that no longer exists could not be imported anywhere; leave it out.
+  const exists = new Set(tools.map((t) => t.id));
+  const known = (ids: string[]) => ids.filter((id) => exists.has(id));
+  return {
+    version: BUNDLE_VERSION,
+    agent: { ...config, tool_ids: known(config.tool_ids), pre_call_tool_ids: known(config.pre_call_tool_ids) },
+    tools: tools.map((t) => ({
+      id: t.id,
+      name: t.name,
+      description: t.description,
+      parameters: t.parameters,
+      webhook_url: t.webhook_url,
+      webhook_method: t.webhook_method,
+      headers: toolHeaders(box, t),
+      timeout_secs: t.timeout_secs,
+    })),
+    flow_nodes: nodes.map((n) => ({
+      node_key: n.node_key,
+      position: n.position,
+      is_initial: n.is_initial,
+      is_terminal: n.is_terminal,
+      role_messages: n.role_messages,
+      task_messages: n.task_messages,
+      functions: n.functions,
+      tool_ids: known(n.tool_ids),
+      builtin_tools: n.builtin_tools,
+      pre_actions: (n.pre_actions as PreAction[]).filter((a) => a.type !== 'call_tool' || exists.has(a.tool_id)),
+      position_xy: n.position_xy,
+    })),
+  };
+}
+
+export async function importBundle(db: Database, box: SecretBox, bundle: BundleImport) {
+  const { Agent, Tool } = db.models;
+  return db.sequelize.transaction(async (transaction) => {
+    const existing = plain(await Agent.findOne({ where: { name: bundle.agent.name }, transaction, lock: transaction.LOCK.UPDATE }));
+    if (existing && !bundle.overwrite) {
+      throw conflict(`An agent named "${bundle.agent.name}" already exists; import with "overwrite": true to replace it`);
+    }
+
+    const toolIdByRef = new Map<string, string>();
+    const toolsCreated: string[] = [];
+    const toolsReused: string[] = [];
+    for (const [i, tool] of bundle.tools.entries()) {
+      if (toolIdByRef.has(tool.id)) throw unprocessable(`tools.${i}.id`, `duplicate tool reference "${tool.id}"`);
+      if ([...toolsCreated, ...toolsReused].includes(tool.name)) throw unprocessable(`tools.${i}.name`, `duplicate tool name "${tool.name}"`);
+      const found = plain(await Tool.findOne({ where: { name: tool.name }, transaction }));
+      if (found) {
+        toolsReused.push(tool.name);
+        toolIdByRef.set(tool.id, found.id);
+        continue;
+      }
+      const { id: _ref, headers, ...fields } = tool;
+      const created = plain(await Tool.create({ ...fields, headers_encrypted: sealHeaders(box, headers) } as Partial<ToolRow>, { transaction }));
+      toolsCreated.push(tool.name);
+      toolIdByRef.set(tool.id, created.id);
+    }
+
+    // A reference is a bundle-local tool id, or else the UUID of a tool of this installation.
+    const remap = (ref: string, field: string) => {
+      const id = toolIdByRef.get(ref) ?? (UUID.test(ref) ? ref : undefined);
+      if (!id) throw unprocessable(field, `unknown tool reference "${ref}" (not the id of an entry of tools)`);
+      return id;
+    };
+    const remapAll = (refs: string[], field: string) => [...new Set(refs.map((ref, i) => remap(ref, `${field}.${i}`)))];
+
+    const config: AgentCreate = {
+      ...bundle.agent,
+      tool_ids: remapAll(bundle.agent.tool_ids, 'agent.tool_ids'),
+      pre_call_tool_ids: remapAll(bundle.agent.pre_call_tool_ids, 'agent.pre_call_tool_ids'),
+    };
+    await assertAgentTools(db, config, 'agent.', transaction);
+    const nodes: FlowNodeInput[] = bundle.flow_nodes.map((node, i) => ({
+      ...node,
+      tool_ids: remapAll(node.tool_ids, `flow_nodes.${i}.tool_ids`),
+      pre_actions: node.pre_actions.map((a, j) =>
+        a.type === 'call_tool' ? { ...a, tool_id: remap(a.tool_id, `flow_nodes.${i}.pre_actions.${j}.tool_id`) } : a,
+      ),
+    }));
+
+    let agentId: string;
+    if (existing) {
+      agentId = existing.id;
+      await Agent.update({ ...config, version: existing.version + 1 }, { where: { id: agentId }, transaction });
+    } else {
+      agentId = (await insertAgent(db, box, config, transaction)).row.id;
+    }
+    await writeGraph(db, agentId, nodes, 'flow_nodes', transaction);
+
+    const row = plain(await Agent.findByPk(agentId, { transaction })) as AgentRow;
+    const counts = (await agentCounts(db, [agentId], transaction))(agentId);
+    return {
+      created: !existing,
+      body: { agent: agentJson(row, counts), tools_created: toolsCreated, tools_reused: toolsReused, flow_nodes_count: nodes.length },
+    };
+  });
+}

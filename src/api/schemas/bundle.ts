@@ -1,0 +1,41 @@
+/**
+ * Agent bundle (export / import), version "1": the agent config, the tools it refers to and its
+ * flow nodes. Tool references inside the bundle are bundle-local: the `id` of an entry of `tools`.
+ */
+import { z } from 'zod';
+import { AgentSchema, BundleAgentSchema } from './agent';
+import { bundleToolRef, BundleFlowNodeSchema, FlowNodeInputSchema, strictObject } from './flow';
+import { ToolCreateSchema } from './tool';
+
+export const BUNDLE_VERSION = '1';
+
+export const BundleToolSchema = ToolCreateSchema.extend({
+  id: bundleToolRef.describe('bundle-local reference used in tool_ids, pre_call_tool_ids and call_tool pre-actions (export: the tool id)'),
+});
+
+export const BundleImportSchema = strictObject({
+  version: z.literal(BUNDLE_VERSION, { error: (iss) => `unsupported bundle version ${JSON.stringify(iss.input)}; supported: "${BUNDLE_VERSION}"` }),
+  overwrite: z.boolean().default(false).describe('replace the config and nodes of an existing agent with the same name'),
+  agent: BundleAgentSchema,
+  tools: z.array(BundleToolSchema).max(200).default([]),
+  flow_nodes: z.array(BundleFlowNodeSchema).max(200).default([]),
+});
+export type BundleImport = z.output<typeof BundleImportSchema>;
+
+const ExportedAgentSchema = AgentSchema.omit({ id: true, version: true, created_at: true, updated_at: true, total_calls: true, flow_nodes_count: true }).describe(
+  'agent config as in POST /api/agents (no id, timestamps, version or secrets)',
+);
+
+export const BundleSchema = z.object({
+  version: z.literal(BUNDLE_VERSION),
+  agent: ExportedAgentSchema,
+  tools: z.array(BundleToolSchema.extend({ headers: z.record(z.string(), z.string()) })),
+  flow_nodes: z.array(FlowNodeInputSchema),
+});
+
+export const ImportResultSchema = z.object({
+  agent: AgentSchema,
+  tools_created: z.array(z.string()).describe('names of tools created from the bundle'),
+  tools_reused: z.array(z.string()).describe('names of existing tools the bundle refers to (left unchanged)'),
+  flow_nodes_count: z.number().int(),
+});
