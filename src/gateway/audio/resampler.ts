@@ -131,7 +131,7 @@ export class Resampler {
   /** The output still owed for the input seen so far (the lookahead tail); resets the stream. */
   flush(): Int16Array {
     const owed = Math.ceil((this.inTotal * this.outRate) / this.inRate) - this.outTotal;
-    let tail = new Int16Array(0);
+    let tail: Int16Array = new Int16Array(0);
     if (this.kernel && owed > 0) {
       const padding = new Int16Array(Math.ceil(this.kernel.half / this.kernel.up) + this.kernel.taps);
       tail = this.process(padding).subarray(0, owed);
