@@ -10,7 +10,9 @@ import { agentRoutes } from './agents';
 import { flowRoutes } from './flow';
 import { bundleRoutes } from './bundles';
 import { toolRoutes } from './tools';
+import { generateRoutes } from './generate';
+import { sidechatRoutes } from './sidechat';
 
 export function allRoutes(ctx: ApiContext): AnyRoute[] {
-  return [...authRoutes(ctx), ...userRoutes(ctx), ...agentRoutes(ctx), ...flowRoutes(ctx), ...bundleRoutes(ctx), ...toolRoutes(ctx)];
+  return [...authRoutes(ctx), ...userRoutes(ctx), ...agentRoutes(ctx), ...flowRoutes(ctx), ...bundleRoutes(ctx), ...toolRoutes(ctx), ...generateRoutes(ctx), ...sidechatRoutes(ctx)];
 }
