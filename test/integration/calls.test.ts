@@ -1,0 +1,301 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startHarness, type Harness } from '../support/harness';
+import type { CallRow } from '../../src/db/models';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h.stop();
+});
+
+const BASE_TIME = Date.parse('2024-05-01T12:00:00Z');
+const minutes = (n: number) => new Date(BASE_TIME + n * 60_000);
+
+async function insertCall(overrides: Partial<CallRow> = {}): Promise<CallRow> {
+  const id = overrides.id ?? crypto.randomUUID();
+  const row = await h.db.models.Call.create({
+    id,
+    agent_name: 'support-bot',
+    phone_number: '+14155550123',
+    direction: 'inbound',
+    status: 'completed',
+    workflow_id: `call-${id}`,
+    ...overrides,
+  });
+  return row.get({ plain: true }) as CallRow;
+}
+
+describe('GET /api/calls', () => {
+  // 25 calls a minute apart: every 5th outbound for sales-bot, statuses cycling.
+  const statuses = ['completed', 'failed', 'no_answer', 'in_progress', 'ringing'] as const;
+  const ids: string[] = [];
+  beforeAll(async () => {
+    for (let i = 0; i < 25; i++) {
+      const call = await insertCall({
+        created_at: minutes(i),
+        status: statuses[i % 5],
+        direction: i % 5 === 0 ? 'outbound' : 'inbound',
+        agent_name: i % 5 === 0 ? 'sales-bot' : 'support-bot',
+      });
+      ids.push(call.id);
+    }
+  });
+
+  it('returns the newest 20 by default with the total', async () => {
+    const res = await h.request('GET', '/api/calls');
+    expect(res.status).toBe(200);
+    expect(res.body.total).toBe(25);
+    expect(res.body.calls).toHaveLength(20);
+    expect(res.body.calls.map((c: any) => c.id)).toEqual([...ids].reverse().slice(0, 20));
+    expect(res.body.calls[0]).toMatchObject({ created_at: '2024-05-01T12:24:00', agent_name: 'support-bot', recording_path: null, recording_url: null });
+  });
+
+  it('paginates with page and page_size', async () => {
+    const page2 = await h.request('GET', '/api/calls?page=2&page_size=10');
+    expect(page2.status).toBe(200);
+    expect(page2.body.total).toBe(25);
+    expect(page2.body.calls.map((c: any) => c.id)).toEqual([...ids].reverse().slice(10, 20));
+    const last = await h.request('GET', '/api/calls?page=3&page_size=10');
+    expect(last.body.calls).toHaveLength(5);
+    const beyond = await h.request('GET', '/api/calls?page=9&page_size=10');
+    expect(beyond.body).toEqual({ calls: [], total: 25 });
+    const max = await h.request('GET', '/api/calls?page_size=100');
+    expect(max.body.calls).toHaveLength(25);
+  });
+
+  it('filters by status, agent_name, direction and created time range, combined', async () => {
+    const failed = await h.request('GET', '/api/calls?status=failed');
+    expect(failed.body.total).toBe(5);
+    expect(failed.body.calls.every((c: any) => c.status === 'failed')).toBe(true);
+
+    const sales = await h.request('GET', '/api/calls?agent_name=sales-bot');
+    expect(sales.body.total).toBe(5);
+    const outbound = await h.request('GET', '/api/calls?direction=outbound');
+    expect(outbound.body.calls.map((c: any) => c.id)).toEqual(sales.body.calls.map((c: any) => c.id));
+
+    // Half-open range [12:05, 12:10): calls 5..9.
+    const range = await h.request('GET', '/api/calls?created_after=2024-05-01T12:05:00&created_before=2024-05-01T12:10:00');
+    expect(range.body.total).toBe(5);
+    expect(range.body.calls.map((c: any) => c.id)).toEqual(ids.slice(5, 10).reverse());
+    // An explicit offset is honoured: 14:05+02:00 is 12:05 UTC.
+    const offset = await h.request('GET', `/api/calls?created_after=${encodeURIComponent('2024-05-01T14:05:00+02:00')}`);
+    expect(offset.body.total).toBe(20);
+
+    const combined = await h.request('GET', '/api/calls?status=completed&direction=outbound&created_after=2024-05-01T12:01:00');
+    expect(combined.body.total).toBe(4);
+    const none = await h.request('GET', '/api/calls?agent_name=nobody');
+    expect(none.body).toEqual({ calls: [], total: 0 });
+  });
+
+  it.each([
+    ['page=0', /^query\.page: /],
+    ['page=abc', /^query\.page: /],
+    ['page_size=0', /^query\.page_size: /],
+    ['page_size=101', /^query\.page_size: Too big/],
+    ['page_size=2.5', /^query\.page_size: /],
+    ['status=done', /^query\.status: /],
+    ['direction=sideways', /^query\.direction: /],
+    ['created_after=yesterday', /^query\.created_after: must be an ISO 8601 timestamp/],
+    ['created_before=2024-13-45T00:00:00', /^query\.created_before: is not a valid date/],
+    ['created_after=2024-05-02&created_before=2024-05-01', /^query\.created_before: must be later than created_after/],
+  ])('rejects %s with 422 naming the query field', async (qs, detail) => {
+    const res = await h.request('GET', `/api/calls?${qs}`);
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toMatch(detail);
+  });
+
+  it('requires credentials', async () => {
+    expect((await h.request('GET', '/api/calls', { token: null })).status).toBe(401);
+    expect((await h.request('GET', `/api/calls/${ids[0]}`, { token: null })).status).toBe(401);
+    expect((await h.request('GET', `/api/recordings/${ids[0]}`, { token: null })).status).toBe(401);
+  });
+});
+
+describe('GET /api/calls/{call_id} and its events', () => {
+  let call: CallRow;
+  beforeAll(async () => {
+    call = await insertCall({
+      agent_name: 'flow-bot',
+      agent_version: 3,
+      phone_number: '+919876543210',
+      direction: 'outbound',
+      status: 'completed',
+      provider: 'twilio',
+      provider_call_sid: 'CA123',
+      start_time: new Date('2024-06-01T10:00:05.250Z'),
+      end_time: new Date('2024-06-01T10:01:05.750Z'),
+      duration: 60.5,
+      end_reason: 'agent_ended',
+      current_node_key: 'wrap_up',
+      llm_prompt_tokens: 1200,
+      llm_completion_tokens: 300,
+      tts_characters: 845,
+      metadata: { campaign: 'renewals' },
+      context: { customer_name: 'Asha', due_amount: 1200 },
+    });
+    const at = (ms: number) => new Date(Date.parse('2024-06-01T10:00:05Z') + ms);
+    // Inserted out of order on purpose: the API orders by seq.
+    const events = [
+      { seq: 4, event_type: 'agent_spoke', timestamp: at(3200), data: { text: 'Your payment is due Friday.' } },
+      { seq: 1, event_type: 'call_started', timestamp: at(0), data: {} },
+      { seq: 2, event_type: 'agent_spoke', timestamp: at(120), data: { text: 'Hello Asha!' } },
+      { seq: 3, event_type: 'user_spoke', timestamp: at(2500), data: { text: 'Hi, when is my payment due?' } },
+      { seq: 5, event_type: 'tool_called', timestamp: at(3300), data: { function: 'lookup', args: { id: 1 } } },
+      { seq: 6, event_type: 'call_ended', timestamp: at(60500), data: { reason: 'agent_ended' } },
+    ];
+    for (const e of events) await h.db.models.CallEvent.create({ call_id: call.id, ...e });
+  });
+
+  it('returns every call field, the context, provider details and the transcript', async () => {
+    const res = await h.request('GET', `/api/calls/${call.id}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      id: call.id,
+      agent_name: 'flow-bot',
+      agent_version: 3,
+      phone_number: '+919876543210',
+      direction: 'outbound',
+      status: 'completed',
+      provider: 'twilio',
+      provider_call_sid: 'CA123',
+      start_time: '2024-06-01T10:00:05',
+      end_time: '2024-06-01T10:01:05',
+      duration: 60.5,
+      end_reason: 'agent_ended',
+      current_node_key: 'wrap_up',
+      llm_prompt_tokens: 1200,
+      llm_completion_tokens: 300,
+      tts_characters: 845,
+      metadata: { campaign: 'renewals' },
+      context: { customer_name: 'Asha', due_amount: 1200 },
+      recording_path: null,
+    });
+    expect(res.body.transcript).toEqual([
+      { role: 'assistant', text: 'Hello Asha!', timestamp: '2024-06-01T10:00:05.120' },
+      { role: 'user', text: 'Hi, when is my payment due?', timestamp: '2024-06-01T10:00:07.500' },
+      { role: 'assistant', text: 'Your payment is due Friday.', timestamp: '2024-06-01T10:00:08.200' },
+    ]);
+  });
+
+  it('returns the events ordered by seq with precise timestamps', async () => {
+    const res = await h.request('GET', `/api/calls/${call.id}/events`);
+    expect(res.status).toBe(200);
+    expect(res.body.map((e: any) => e.id)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(res.body[0]).toEqual({ id: 1, call_id: call.id, event_type: 'call_started', timestamp: '2024-06-01T10:00:05.000', data: {} });
+    expect(res.body[4]).toMatchObject({ event_type: 'tool_called', data: { function: 'lookup', args: { id: 1 } } });
+  });
+
+  it('has an empty transcript and event list for a call without events', async () => {
+    const quiet = await insertCall({ status: 'ringing' });
+    expect((await h.request('GET', `/api/calls/${quiet.id}`)).body.transcript).toEqual([]);
+    expect((await h.request('GET', `/api/calls/${quiet.id}/events`)).body).toEqual([]);
+  });
+
+  it('answers 404 {detail} for unknown ids and 422 for malformed ones', async () => {
+    const unknown = crypto.randomUUID();
+    for (const p of [`/api/calls/${unknown}`, `/api/calls/${unknown}/events`]) {
+      const res = await h.request('GET', p);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ detail: 'Call not found' });
+    }
+    const bad = await h.request('GET', '/api/calls/12345/events');
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail).toMatch(/^path\.call_id: /);
+  });
+});
+
+describe('GET /api/recordings/{call_id}', () => {
+  // A 1-second 8 kHz mono 16-bit WAV: 44-byte header + 16000 bytes of a ramp.
+  const wav = (() => {
+    const data = Buffer.alloc(16000);
+    for (let i = 0; i < data.length; i++) data[i] = i % 251;
+    const header = Buffer.alloc(44);
+    header.write('RIFF', 0);
+    header.writeUInt32LE(36 + data.length, 4);
+    header.write('WAVEfmt ', 8);
+    header.writeUInt32LE(16, 16);
+    header.writeUInt16LE(1, 20);
+    header.writeUInt16LE(1, 22);
+    header.writeUInt32LE(8000, 24);
+    header.writeUInt32LE(16000, 28);
+    header.writeUInt16LE(2, 32);
+    header.writeUInt16LE(16, 34);
+    header.write('data', 36);
+    header.writeUInt32LE(data.length, 40);
+    return Buffer.concat([header, data]);
+  })();
+  let relativeCall: CallRow;
+  let absoluteCall: CallRow;
+
+  beforeAll(async () => {
+    fs.mkdirSync(path.join(h.config.dataDir, 'recordings'), { recursive: true });
+    fs.writeFileSync(path.join(h.config.dataDir, 'recordings', 'rel.wav'), wav);
+    const absolute = path.join(h.config.dataDir, 'abs.wav');
+    fs.writeFileSync(absolute, wav);
+    relativeCall = await insertCall({ recording_path: 'recordings/rel.wav' });
+    absoluteCall = await insertCall({ recording_path: absolute });
+  });
+
+  const fetchRecording = (id: string, headers: Record<string, string> = {}) =>
+    h.adminToken().then((token) => fetch(`${h.api.url}/api/recordings/${id}`, { headers: { authorization: `Bearer ${token}`, ...headers } }));
+
+  it('streams the whole WAV from a path relative to DATA_DIR or absolute', async () => {
+    for (const call of [relativeCall, absoluteCall]) {
+      const res = await fetchRecording(call.id);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('audio/wav');
+      expect(res.headers.get('accept-ranges')).toBe('bytes');
+      expect(res.headers.get('content-length')).toBe(String(wav.length));
+      expect(Buffer.from(await res.arrayBuffer()).equals(wav)).toBe(true);
+    }
+    const detail = await h.request('GET', `/api/calls/${relativeCall.id}`);
+    expect(detail.body).toMatchObject({ recording_path: 'recordings/rel.wav', recording_url: `/api/recordings/${relativeCall.id}` });
+  });
+
+  it('answers byte ranges with 206 and Content-Range', async () => {
+    const cases: Array<[string, number, number]> = [
+      ['bytes=0-43', 0, 43],
+      ['bytes=100-199', 100, 199],
+      ['bytes=16000-', 16000, wav.length - 1],
+      ['bytes=-10', wav.length - 10, wav.length - 1],
+      ['bytes=16000-999999', 16000, wav.length - 1],
+    ];
+    for (const [range, start, end] of cases) {
+      const res = await fetchRecording(relativeCall.id, { range });
+      expect(res.status).toBe(206);
+      expect(res.headers.get('content-range')).toBe(`bytes ${start}-${end}/${wav.length}`);
+      expect(res.headers.get('content-length')).toBe(String(end - start + 1));
+      expect(Buffer.from(await res.arrayBuffer()).equals(wav.subarray(start, end + 1))).toBe(true);
+    }
+  });
+
+  it('answers 416 {detail} for a range beyond the file and ignores malformed ranges', async () => {
+    const res = await fetchRecording(relativeCall.id, { range: `bytes=${wav.length}-` });
+    expect(res.status).toBe(416);
+    expect(res.headers.get('content-range')).toBe(`bytes */${wav.length}`);
+    expect((await res.json()).detail).toMatch(/Range not satisfiable/);
+
+    const malformed = await fetchRecording(relativeCall.id, { range: 'pages=1-2' });
+    expect(malformed.status).toBe(200);
+    expect((await malformed.arrayBuffer()).byteLength).toBe(wav.length);
+  });
+
+  it('answers 404 {detail} when the call, its recording path or the file is missing', async () => {
+    const noPath = await insertCall({});
+    const goneFile = await insertCall({ recording_path: 'recordings/deleted.wav' });
+    const expectations: Array<[string, string]> = [
+      [crypto.randomUUID(), 'Call not found'],
+      [noPath.id, 'Recording not found'],
+      [goneFile.id, 'Recording not found'],
+    ];
+    for (const [id, detail] of expectations) {
+      const res = await h.request('GET', `/api/recordings/${id}`);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ detail });
+    }
+  });
+});
