@@ -10,8 +10,9 @@ import { z } from 'zod';
 import type { Database } from '../../db/database';
 import { plain, plainAll } from '../../db/database';
 import type { AgentRow, CallEventRow, CallRow, FlowNodeRow, ToolRow } from '../../db/models';
-import { CALL_STATUSES, EVENT_TYPES, PIPELINE_DEFAULTS } from '../../shared/catalog';
+import { CALL_STATUSES, EVENT_TYPES } from '../../shared/catalog';
 import { apiTimestamp } from '../../shared/time';
+import { agentConfig, agentCounts, agentJson, NODE_ORDER, nodeJson, type AgentCounts } from '../agents/agent-json';
 import { describeIssues } from '../errors';
 import { AgentPatchSchema } from '../schemas/agent';
 import { FlowNodePatchSchema } from '../schemas/flow';
@@ -95,33 +96,16 @@ function parseArgs<S extends z.ZodType>(schema: S, args: unknown): z.output<S> {
   return parsed.data;
 }
 
-function agentSummary(row: AgentRow, counts: { calls: number; nodes: number }) {
+function agentSummary(row: AgentRow, counts: AgentCounts) {
   return {
     id: row.id,
     name: row.name,
-    mode: counts.nodes > 0 ? 'flow' : 'freeform',
-    flow_nodes_count: counts.nodes,
-    total_calls: counts.calls,
+    mode: counts.flow_nodes_count > 0 ? 'flow' : 'freeform',
+    ...counts,
     stt_language: row.stt_language,
     llm_model: row.llm_model,
     created_at: apiTimestamp(row.created_at),
   };
-}
-
-/** The stored config without secrets, as the agents API shows it. */
-function agentConfigJson(row: AgentRow) {
-  const { webhook_secret_encrypted: _secret, created_at, updated_at, ...config } = row;
-  return {
-    ...config,
-    pipeline_settings: { ...PIPELINE_DEFAULTS, ...row.pipeline_settings },
-    created_at: apiTimestamp(created_at),
-    updated_at: apiTimestamp(updated_at),
-  };
-}
-
-function nodeJson(row: FlowNodeRow) {
-  const { agent_id: _agent, id: _id, created_at: _c, updated_at: _u, ...node } = row;
-  return node;
 }
 
 export class SidechatTools {
@@ -193,21 +177,9 @@ export class SidechatTools {
     }
   }
 
-  private async countsByAgent(): Promise<(id: string) => { calls: number; nodes: number }> {
-    const count = async (model: Database['models']['Call'] | Database['models']['FlowNode']) => {
-      const rows = (await (model as Database['models']['Call']).count({ group: ['agent_id'], where: { agent_id: { [Op.ne]: null } } })) as unknown as Array<{
-        agent_id: string;
-        count: number;
-      }>;
-      return new Map(rows.map((r) => [r.agent_id, Number(r.count)]));
-    };
-    const [calls, nodes] = await Promise.all([count(this.db.models.Call), count(this.db.models.FlowNode)]);
-    return (id) => ({ calls: calls.get(id) ?? 0, nodes: nodes.get(id) ?? 0 });
-  }
-
   private async listAgents() {
     const rows = plainAll(await this.db.models.Agent.findAll({ order: [['name', 'ASC']] }));
-    const counts = await this.countsByAgent();
+    const counts = await agentCounts(this.db, null);
     return { agents: rows.map((r) => agentSummary(r, counts(r.id))) };
   }
 
@@ -220,11 +192,11 @@ export class SidechatTools {
   private async getAgent(args: { agent_id?: string; name?: string }) {
     if (!args.agent_id && !args.name) throw new ToolInputError('give agent_id or name');
     const row = await this.findAgent(args.agent_id ? { id: args.agent_id } : { name: args.name! });
-    const nodes = plainAll(await this.db.models.FlowNode.findAll({ where: { agent_id: row.id }, order: [['position', 'ASC'], ['created_at', 'ASC']] }));
+    const nodes = plainAll(await this.db.models.FlowNode.findAll({ where: { agent_id: row.id }, order: NODE_ORDER }));
     const toolIds = [...new Set([...row.tool_ids, ...row.pre_call_tool_ids, ...nodes.flatMap((n) => n.tool_ids)])];
     const tools: ToolRow[] = toolIds.length ? plainAll(await this.db.models.Tool.findAll({ where: { id: { [Op.in]: toolIds } } })) : [];
     return {
-      agent: agentConfigJson(row),
+      agent: agentJson(row, (await agentCounts(this.db, [row.id]))(row.id)),
       mode: nodes.length ? 'flow' : 'freeform',
       flow_nodes: nodes.map(nodeJson),
       tools: tools.map((t) => ({ id: t.id, name: t.name, description: t.description, parameters: t.parameters, webhook_url: t.webhook_url })),
@@ -280,7 +252,7 @@ export class SidechatTools {
       const parsed = AgentPatchSchema.safeParse({ [args.target]: args.proposed_value });
       if (!parsed.success) throw new ToolInputError(`proposed_value: ${describeIssues(parsed.error.issues)}`);
       value = args.proposed_value;
-      const stored = agentConfigJson(agent)[args.target];
+      const stored = agentConfig(agent)[args.target];
       current = value && typeof value === 'object' && !Array.isArray(value) && stored && typeof stored === 'object'
         ? Object.fromEntries(Object.keys(value).map((k) => [k, (stored as Record<string, unknown>)[k] ?? null]))
         : stored;
