@@ -277,7 +277,7 @@ describe('GET /api/recordings/{call_id}', () => {
     const res = await fetchRecording(relativeCall.id, { range: `bytes=${wav.length}-` });
     expect(res.status).toBe(416);
     expect(res.headers.get('content-range')).toBe(`bytes */${wav.length}`);
-    expect((await res.json()).detail).toMatch(/Range not satisfiable/);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(/Range not satisfiable/);
 
     const malformed = await fetchRecording(relativeCall.id, { range: 'pages=1-2' });
     expect(malformed.status).toBe(200);

@@ -65,7 +65,7 @@ describe('telephony settings', () => {
     expect(get.body).toEqual(res.body);
     expect(JSON.stringify(get.body)).not.toContain('tw-secret-token-9876');
 
-    const row = (await h.db.models.TelephonySettings.findByPk(1))!.get({ plain: true }) as Record<string, unknown>;
+    const row = (await h.db.models.TelephonySettings.findByPk(1))!.get({ plain: true }) as unknown as Record<string, unknown>;
     expect(row.twilio_auth_token_encrypted).toMatch(/^v1:/);
     expect(JSON.stringify(row)).not.toContain('tw-secret-token-9876');
 
@@ -107,7 +107,7 @@ describe('telephony settings', () => {
       // Earlier provider's fields stay stored.
       twilio_phone_number: '+14155550123',
     });
-    const row = (await h.db.models.TelephonySettings.findByPk(1))!.get({ plain: true }) as Record<string, unknown>;
+    const row = (await h.db.models.TelephonySettings.findByPk(1))!.get({ plain: true }) as unknown as Record<string, unknown>;
     expect(row.provider).toBe('exotel');
     expect(row.exotel_api_token_encrypted).not.toContain('ex-token-abcd');
 

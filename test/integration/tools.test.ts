@@ -167,7 +167,7 @@ describe('tool deletion', () => {
     const flow = await Agent.create({ ...agentBase, name: 'flow-agent', version: 4 });
     const untouched = await Agent.create({ ...agentBase, name: 'untouched-agent', tool_ids: [kept.id] });
     const node = await FlowNode.create({
-      agent_id: flow.get('id'),
+      agent_id: flow.get('id') as string,
       node_key: 'greet',
       is_initial: true,
       tool_ids: [kept.id, doomed.id],

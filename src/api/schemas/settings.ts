@@ -34,7 +34,7 @@ const VALUE_SCHEMAS: Record<FieldKind, z.ZodType> = {
 };
 
 const FIELD_DOC: Record<FieldKind, string> = {
-  text: '',
+  text: 'plain text',
   secret: 'secret: stored encrypted, returned masked (****last4); sending the masked value back keeps the stored secret',
   phone: 'E.164',
   url: 'URL',
