@@ -10,9 +10,13 @@ import { agentRoutes } from './agents';
 import { flowRoutes } from './flow';
 import { bundleRoutes } from './bundles';
 import { toolRoutes } from './tools';
+import { settingsRoutes } from './settings';
+import { endpointRoutes } from './endpoints';
+import { callRoutes } from './calls';
+import { recordingRoutes } from './recordings';
 import { generateRoutes } from './generate';
 import { sidechatRoutes } from './sidechat';
 
 export function allRoutes(ctx: ApiContext): AnyRoute[] {
-  return [...authRoutes(ctx), ...userRoutes(ctx), ...agentRoutes(ctx), ...flowRoutes(ctx), ...bundleRoutes(ctx), ...toolRoutes(ctx), ...generateRoutes(ctx), ...sidechatRoutes(ctx)];
+  return [...authRoutes(ctx), ...userRoutes(ctx), ...agentRoutes(ctx), ...flowRoutes(ctx), ...bundleRoutes(ctx), ...toolRoutes(ctx), ...settingsRoutes(ctx), ...endpointRoutes(ctx), ...callRoutes(ctx), ...recordingRoutes(ctx), ...generateRoutes(ctx), ...sidechatRoutes(ctx)];
 }
