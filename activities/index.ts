@@ -1,11 +1,15 @@
 /**
- * Activities are built by a factory that receives their dependencies, so the worker, tests and
- * the gateway can each wire them to their own database and providers.
+ * Activities are built by a factory that receives their dependencies, so the worker and the tests
+ * wire them to their own database and configuration (no module-level state).
  */
 import type { Config } from '../src/config';
 import type { Database } from '../src/db/database';
 import type { SecretBox } from '../src/security/crypto';
 import type { Logger } from '../src/shared/logger';
+import { createLlmActivities } from './llm';
+import { createPersistenceActivities } from './persistence';
+import { createToolActivities } from './tools';
+import { createWebhookActivities } from './webhooks';
 
 export interface ActivityDeps {
   config: Config;
@@ -16,10 +20,10 @@ export interface ActivityDeps {
 
 export function createActivities(deps: ActivityDeps) {
   return {
-    async ping(): Promise<string> {
-      await deps.db.sequelize.authenticate();
-      return 'pong';
-    },
+    ...createPersistenceActivities(deps),
+    ...createLlmActivities(deps),
+    ...createToolActivities(deps),
+    ...createWebhookActivities(deps),
   };
 }
 

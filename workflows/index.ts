@@ -1,2 +1,3 @@
 /** Workflow entry points registered with the worker. Workflow code is deterministic: no I/O. */
-export {};
+export { callWorkflow } from './call-workflow';
+export { webhookDeliveryWorkflow } from './webhook-workflow';

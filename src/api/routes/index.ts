@@ -6,6 +6,7 @@ import type { ApiContext } from '../context';
 import type { AnyRoute } from '../route';
 import { authRoutes } from './auth';
 import { userRoutes } from './users';
+import { callControlRoutes } from './call-control';
 import { agentRoutes } from './agents';
 import { flowRoutes } from './flow';
 import { bundleRoutes } from './bundles';
@@ -18,5 +19,5 @@ import { generateRoutes } from './generate';
 import { sidechatRoutes } from './sidechat';
 
 export function allRoutes(ctx: ApiContext): AnyRoute[] {
-  return [...authRoutes(ctx), ...userRoutes(ctx), ...agentRoutes(ctx), ...flowRoutes(ctx), ...bundleRoutes(ctx), ...toolRoutes(ctx), ...settingsRoutes(ctx), ...endpointRoutes(ctx), ...callRoutes(ctx), ...recordingRoutes(ctx), ...generateRoutes(ctx), ...sidechatRoutes(ctx)];
+  return [...authRoutes(ctx), ...userRoutes(ctx), ...callControlRoutes(ctx), ...agentRoutes(ctx), ...flowRoutes(ctx), ...bundleRoutes(ctx), ...toolRoutes(ctx), ...settingsRoutes(ctx), ...endpointRoutes(ctx), ...callRoutes(ctx), ...recordingRoutes(ctx), ...generateRoutes(ctx), ...sidechatRoutes(ctx)];
 }

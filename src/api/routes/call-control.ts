@@ -1,0 +1,151 @@
+/**
+ * Starting and driving calls without a phone: POST /api/calls/start and /end for client-managed
+ * lifecycles (the spec), and the text test channel (beyond the spec) that runs the very same call
+ * workflow with typed messages instead of audio.
+ */
+import { z } from 'zod';
+import { plain, plainAll } from '../../db/database';
+import { CallError, endCall, sendText, startCall, type CallDeps } from '../../calls/call-service';
+import { CALL_STATUSES, DIRECTIONS } from '../../shared/catalog';
+import type { ApiContext } from '../context';
+import { HttpError, notFound } from '../errors';
+import { route, uuidParam } from '../route';
+import { callDetailJson } from '../serializers/call';
+
+// Fictional number (NANP 555-01xx range) used when a text test call does not give one.
+const TEST_PHONE_NUMBER = '+15555550100';
+const E164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 number such as +14155550100');
+const CustomParameters = z
+  .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'names are letters, digits and _'), z.union([z.string().max(2000), z.number()]))
+  .refine((o) => Object.keys(o).length <= 50, 'at most 50 parameters')
+  .default({});
+
+const StartBody = z.strictObject({
+  phone_number: E164,
+  agent_name: z.string().min(1),
+  direction: z.enum(DIRECTIONS).default('inbound'),
+  metadata: z.record(z.string(), z.unknown()).default({}),
+  custom_parameters: CustomParameters,
+});
+const TestStartBody = z.strictObject({
+  agent_name: z.string().min(1),
+  phone_number: E164.default(TEST_PHONE_NUMBER),
+  direction: z.enum(DIRECTIONS).default('inbound'),
+  custom_parameters: CustomParameters,
+});
+const TurnResponse = z.object({
+  replies: z.array(z.string()).describe("the agent's spoken replies of this turn, in order"),
+  status: z.enum(CALL_STATUSES),
+  node_key: z.string().nullable(),
+});
+
+function asHttp(err: unknown): never {
+  if (err instanceof CallError) throw new HttpError(err.status, err.message);
+  throw err;
+}
+
+export function callControlRoutes(ctx: ApiContext) {
+  const deps: CallDeps = { config: ctx.config, db: ctx.db, temporal: ctx.temporal };
+  const loadDetail = async (callId: string) => {
+    const row = plain(await ctx.db.models.Call.findByPk(callId));
+    if (!row) throw notFound('Call');
+    const events = plainAll(await ctx.db.models.CallEvent.findAll({ where: { call_id: callId }, order: [['seq', 'ASC']] }));
+    return callDetailJson(row, events);
+  };
+  const requireCall = async (callId: string) => {
+    const row = plain(await ctx.db.models.Call.findByPk(callId));
+    if (!row) throw notFound('Call');
+    return row;
+  };
+
+  return [
+    route({
+      method: 'post',
+      path: '/api/calls/start',
+      tag: 'Calls',
+      summary: 'Register a call managed by the client',
+      description:
+        'For testing or non-standard telephony integrations. Creates the call record (status `in_progress`) and its call workflow; the client ends it with POST /api/calls/end. Utterances can be sent with POST /api/calls/{call_id}/test/messages.',
+      body: StartBody,
+      responses: {
+        201: { description: 'The call record', schema: z.object({ id: z.uuid(), status: z.string() }).loose() },
+        404: { description: 'Unknown agent' },
+        503: { description: 'Temporal is not reachable' },
+      },
+      async handler({ body }) {
+        const { callId } = await startCall(deps, {
+          agentName: body.agent_name,
+          phoneNumber: body.phone_number,
+          direction: body.direction,
+          channel: 'manual',
+          customParameters: body.custom_parameters,
+          metadata: body.metadata,
+          initialStatus: 'in_progress',
+        }).catch(asHttp);
+        return { status: 201, body: await loadDetail(callId) };
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/api/calls/end',
+      tag: 'Calls',
+      summary: 'End a call and mark it complete',
+      description:
+        'Ends the call (status `completed`, end_reason `user_ended`; a call still ringing becomes `no_answer`) and answers once the workflow has recorded the final state. Ending a call that already ended returns it unchanged.',
+      body: z.strictObject({ call_id: z.uuid() }),
+      responses: { 200: { description: 'The final call record', schema: z.object({ id: z.uuid(), status: z.string() }).loose() }, 404: { description: 'Unknown call' } },
+      async handler({ body }) {
+        await requireCall(body.call_id);
+        await endCall(deps, body.call_id, 'user_ended').catch(asHttp);
+        return { status: 200, body: await loadDetail(body.call_id) };
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/api/calls/test',
+      tag: 'Calls',
+      summary: 'Start a text test call (no phone needed)',
+      description:
+        'Runs the same call workflow as a phone call, with typed messages instead of audio. Answers once the greeting (and pre-call tools) are done. Continue with POST /api/calls/{call_id}/test/messages; hang up with POST /api/calls/end.',
+      body: TestStartBody,
+      responses: {
+        201: { description: 'Call started', schema: z.object({ call_id: z.uuid(), greeting: z.string().nullable() }) },
+        404: { description: 'Unknown agent' },
+        503: { description: 'Temporal is not reachable' },
+      },
+      async handler({ body }) {
+        const { callId, greeting } = await startCall(deps, {
+          agentName: body.agent_name,
+          phoneNumber: body.phone_number,
+          direction: body.direction,
+          channel: 'text',
+          customParameters: body.custom_parameters,
+          initialStatus: 'in_progress',
+          awaitGreeting: true,
+        }).catch(asHttp);
+        return { status: 201, body: { call_id: callId, greeting } };
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/api/calls/{call_id}/test/messages',
+      tag: 'Calls',
+      summary: 'Say something to the agent in a text or client-managed call',
+      description: "Answers when the agent's whole turn (tool calls included) is done, with what the agent said.",
+      params: uuidParam('call_id'),
+      body: z.strictObject({ text: z.string().trim().min(1).max(4000) }),
+      responses: {
+        200: { description: "The agent's turn", schema: TurnResponse },
+        404: { description: 'Unknown call' },
+        409: { description: 'The call has ended or is a phone call' },
+      },
+      async handler({ params, body }) {
+        const call = await requireCall(params.call_id as string);
+        const channel = (call.metadata as { channel?: string }).channel;
+        if (channel === 'voice') throw new HttpError(409, 'This is a phone call; speak to it on the phone');
+        const result = await sendText(deps, call.id, body.text).catch(asHttp);
+        return { status: 200, body: result };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,155 @@
+/**
+ * Starting and controlling call workflows from the API (and later the telephony routes): creates
+ * the call record first, so nothing is lost if Temporal refuses the start, then starts the
+ * workflow with the search attributes operators filter on in the Temporal Web UI.
+ */
+import crypto from 'node:crypto';
+import {
+  WithStartWorkflowOperation,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+} from '@temporalio/client';
+import type { Config } from '../config';
+import type { Database } from '../db/database';
+import { AgentName, CallStatus, Direction, PhoneNumber } from '../shared/search-attributes';
+import {
+  callWorkflowId,
+  endCallUpdate,
+  greetingUpdate,
+  sendTextUpdate,
+  type CallChannel,
+  type CallWorkflowInput,
+  type EndReason,
+  type TextTurnResult,
+} from '../../workflows/call-definitions';
+import { loadAgentSnapshot } from './snapshot';
+
+export class CallError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface StartCallRequest {
+  agentName: string;
+  phoneNumber: string;
+  direction: 'inbound' | 'outbound';
+  channel: CallChannel;
+  customParameters?: Record<string, string | number>;
+  metadata?: Record<string, unknown>;
+  initialStatus: 'ringing' | 'in_progress';
+  provider?: string;
+  gatewayTaskQueue?: string;
+  /** For text calls: wait for the greeting and return it. */
+  awaitGreeting?: boolean;
+}
+
+export interface CallDeps {
+  config: Config;
+  db: Database;
+  temporal: Client;
+}
+
+export function workflowOptions(config: Config): CallWorkflowInput['options'] {
+  return {
+    ringTimeoutSecs: config.RING_TIMEOUT_SECS,
+    webhookInitialRetrySecs: config.WEBHOOK_RETRY_INITIAL_SECS,
+    llmRetryMaxAttempts: config.LLM_RETRY_MAX_ATTEMPTS,
+    llmRetryInitialSecs: config.LLM_RETRY_INITIAL_SECS,
+  };
+}
+
+export async function startCall(deps: CallDeps, req: StartCallRequest): Promise<{ callId: string; greeting: string | null }> {
+  const { db, temporal, config } = deps;
+  const agent = await loadAgentSnapshot(db, req.agentName);
+  if (!agent) throw new CallError(404, `Agent ${req.agentName} not found`);
+  const callId = crypto.randomUUID();
+  const workflowId = callWorkflowId(callId);
+  const customParameters = req.customParameters ?? {};
+  await db.models.Call.create({
+    id: callId,
+    agent_id: agent.id,
+    agent_name: agent.name,
+    agent_version: agent.version,
+    phone_number: req.phoneNumber,
+    direction: req.direction,
+    status: req.initialStatus,
+    provider: req.provider ?? null,
+    workflow_id: workflowId,
+    start_time: req.initialStatus === 'in_progress' ? new Date() : null,
+    metadata: { ...(req.metadata ?? {}), channel: req.channel },
+    context: customParameters,
+  });
+  const input: CallWorkflowInput = {
+    callId,
+    agent,
+    phoneNumber: req.phoneNumber,
+    direction: req.direction,
+    channel: req.channel,
+    customParameters,
+    initialStatus: req.initialStatus,
+    gatewayTaskQueue: req.gatewayTaskQueue,
+    options: workflowOptions(config),
+  };
+  const startOptions = {
+    workflowId,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    args: [input] as [CallWorkflowInput],
+    typedSearchAttributes: [
+      { key: AgentName, value: agent.name },
+      { key: CallStatus, value: req.initialStatus },
+      { key: Direction, value: req.direction },
+      { key: PhoneNumber, value: req.phoneNumber },
+    ],
+    staticSummary: `${req.direction} ${req.channel} call ${req.phoneNumber} · agent ${agent.name} v${agent.version}`,
+  };
+  try {
+    if (req.awaitGreeting) {
+      const op = new WithStartWorkflowOperation('callWorkflow', { ...startOptions, workflowIdConflictPolicy: 'FAIL' });
+      const greeting = await temporal.workflow.executeUpdateWithStart(greetingUpdate, { startWorkflowOperation: op });
+      return { callId, greeting };
+    }
+    await temporal.workflow.start('callWorkflow', startOptions);
+    return { callId, greeting: null };
+  } catch (err) {
+    // The record stays, marked failed, so the attempt is visible rather than silently lost.
+    await db.models.Call.update({ status: 'failed', end_reason: 'error', end_time: new Date() }, { where: { id: callId } });
+    throw new CallError(503, `Could not start the call workflow: ${(err as Error).message}`);
+  }
+}
+
+function updateError(err: unknown): never {
+  if (err instanceof WorkflowUpdateFailedError) {
+    throw new CallError(409, (err.cause as Error | undefined)?.message ?? err.message);
+  }
+  if (err instanceof WorkflowNotFoundError) throw new CallError(409, 'The call has ended');
+  throw err;
+}
+
+export async function sendText(deps: CallDeps, callId: string, text: string): Promise<TextTurnResult> {
+  try {
+    return await deps.temporal.workflow.getHandle(callWorkflowId(callId)).executeUpdate(sendTextUpdate, { args: [{ text }] });
+  } catch (err) {
+    return updateError(err);
+  }
+}
+
+/** Ends a running call and waits for its final status; a finished call is left as it is. */
+export async function endCall(deps: CallDeps, callId: string, reason: EndReason): Promise<void> {
+  const handle = deps.temporal.workflow.getHandle(callWorkflowId(callId));
+  try {
+    const description = await handle.describe();
+    if (description.status.name !== 'RUNNING') return;
+    await handle.executeUpdate(endCallUpdate, { args: [{ reason }] });
+    // The final record write happens just before the workflow completes.
+    await handle.result().catch(() => undefined);
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return;
+    if (err instanceof WorkflowUpdateFailedError) return;
+    throw err;
+  }
+}

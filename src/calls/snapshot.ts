@@ -1,0 +1,63 @@
+/**
+ * Reads an agent with its flow nodes and every tool it references, as the immutable snapshot a
+ * call runs on. Tool headers stay encrypted in the snapshot (it is visible in workflow history).
+ */
+import { Op } from 'sequelize';
+import { plain, plainAll, type Database } from '../db/database';
+import { PIPELINE_DEFAULTS } from '../shared/catalog';
+import type { FlowFunction, PreAction, ChatMessage } from '../shared/flow';
+import type { AgentSnapshot } from '../../workflows/call-definitions';
+
+export async function loadAgentSnapshot(db: Database, agentName: string): Promise<AgentSnapshot | null> {
+  const agent = plain(await db.models.Agent.findOne({ where: { name: agentName } }));
+  if (!agent) return null;
+  const nodes = plainAll(
+    await db.models.FlowNode.findAll({ where: { agent_id: agent.id }, order: [['position', 'ASC'], ['created_at', 'ASC']] }),
+  );
+  const toolIds = new Set<string>([...agent.tool_ids, ...agent.pre_call_tool_ids]);
+  for (const node of nodes) {
+    for (const id of node.tool_ids) toolIds.add(id);
+    for (const action of node.pre_actions as PreAction[]) if (action.type === 'call_tool') toolIds.add(action.tool_id);
+  }
+  const tools = toolIds.size ? plainAll(await db.models.Tool.findAll({ where: { id: { [Op.in]: [...toolIds] } } })) : [];
+  return {
+    id: agent.id,
+    name: agent.name,
+    version: agent.version,
+    prompt: agent.prompt,
+    greeting: agent.greeting,
+    llm_provider: agent.llm_provider,
+    llm_model: agent.llm_model,
+    llm_settings: agent.llm_settings as AgentSnapshot['llm_settings'],
+    stt: { provider: agent.stt_provider, model: agent.stt_model, language: agent.stt_language, mode: agent.stt_mode, settings: agent.stt_settings },
+    tts: { provider: agent.tts_provider, model: agent.tts_model, voice: agent.voice, language: agent.tts_language, settings: agent.tts_settings },
+    pipeline: { ...PIPELINE_DEFAULTS, ...(agent.pipeline_settings as Partial<typeof PIPELINE_DEFAULTS>) },
+    pre_call_tool_ids: agent.pre_call_tool_ids,
+    tool_ids: agent.tool_ids,
+    webhook_url: agent.webhook_url,
+    webhook_events: agent.webhook_events,
+    webhook_secret_encrypted: agent.webhook_secret_encrypted,
+    tools: tools.map((t) => ({
+      id: t.id,
+      name: t.name,
+      description: t.description,
+      parameters: t.parameters,
+      webhook_url: t.webhook_url,
+      webhook_method: t.webhook_method,
+      headers_encrypted: t.headers_encrypted,
+      timeout_secs: t.timeout_secs,
+    })),
+    nodes: nodes.map((n) => ({
+      node_key: n.node_key,
+      position: n.position,
+      is_initial: n.is_initial,
+      is_terminal: n.is_terminal,
+      role_messages: n.role_messages as ChatMessage[],
+      task_messages: n.task_messages as ChatMessage[],
+      functions: n.functions as FlowFunction[],
+      tool_ids: n.tool_ids,
+      builtin_tools: n.builtin_tools,
+      pre_actions: n.pre_actions as PreAction[],
+    })),
+  };
+}

@@ -1,0 +1,209 @@
+/**
+ * The call workflow's interface: its input, the messages it accepts and the shapes it exchanges
+ * with activities. Imported by the workflow, the activities and the API, so it holds types and
+ * message definitions only (workflow-safe).
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { ChatMessage, FlowFunction, PreAction } from '../src/shared/flow';
+import type { PipelineSettings } from '../src/shared/catalog';
+
+export type CallStatus = 'ringing' | 'in_progress' | 'completed' | 'failed' | 'no_answer';
+export type EndReason = 'agent_ended' | 'user_ended' | 'idle_timeout' | 'error';
+export type Direction = 'inbound' | 'outbound';
+/** How the call's audio reaches the platform: a phone stream, text (test channel), or the client. */
+export type CallChannel = 'voice' | 'text' | 'manual';
+
+export interface SnapshotTool {
+  id: string;
+  name: string;
+  description: string;
+  parameters: { properties: Record<string, { type: string; description?: string }>; required: string[] };
+  webhook_url: string;
+  webhook_method: 'POST' | 'GET';
+  /** Still encrypted: secrets never appear in workflow history in plain text. */
+  headers_encrypted: string | null;
+  timeout_secs: number;
+}
+
+export interface SnapshotNode {
+  node_key: string;
+  position: number;
+  is_initial: boolean;
+  is_terminal: boolean;
+  role_messages: ChatMessage[];
+  task_messages: ChatMessage[];
+  functions: FlowFunction[];
+  tool_ids: string[];
+  builtin_tools: string[];
+  pre_actions: PreAction[];
+}
+
+/** The agent as it was when the call started; later edits do not affect a running call. */
+export interface AgentSnapshot {
+  id: string;
+  name: string;
+  version: number;
+  prompt: string;
+  greeting: string | null;
+  llm_provider: string;
+  llm_model: string;
+  llm_settings: { temperature?: number; max_tokens?: number };
+  stt: { provider: string; model: string | null; language: string; mode: string | null; settings: Record<string, unknown> };
+  tts: { provider: string; model: string | null; voice: string | null; language: string | null; settings: Record<string, unknown> };
+  pipeline: PipelineSettings;
+  pre_call_tool_ids: string[];
+  tool_ids: string[];
+  webhook_url: string | null;
+  webhook_events: string[];
+  webhook_secret_encrypted: string | null;
+  tools: SnapshotTool[];
+  nodes: SnapshotNode[];
+}
+
+export interface CallWorkflowInput {
+  callId: string;
+  agent: AgentSnapshot;
+  phoneNumber: string;
+  direction: Direction;
+  channel: CallChannel;
+  customParameters: Record<string, string | number>;
+  initialStatus: 'ringing' | 'in_progress';
+  /** Task queue of the media gateway instance holding the call's audio (voice calls). */
+  gatewayTaskQueue?: string;
+  options: {
+    /** Seconds a ringing call may wait for an answer before it is `no_answer`. */
+    ringTimeoutSecs: number;
+    /** First retry of a failed webhook delivery; doubles up to 2 h, for at least 24 h. */
+    webhookInitialRetrySecs: number;
+    /** LLM provider errors are retried with backoff this many times before the call fails. */
+    llmRetryMaxAttempts: number;
+    llmRetryInitialSecs: number;
+  };
+  /** Set when the workflow continued as new: the state carried over. */
+  carried?: CarriedState;
+}
+
+export interface CarriedState {
+  status: CallStatus;
+  startTimeMs: number | null;
+  nodeKey: string | null;
+  variables: Record<string, unknown>;
+  history: LlmMessage[];
+  injectedContext: string[];
+  nextSeq: number;
+  totals: UsageTotals;
+  lastUserActivityMs: number;
+}
+
+export interface UsageTotals {
+  llm_prompt_tokens: number;
+  llm_completion_tokens: number;
+  tts_characters: number;
+}
+
+/** Messages in the OpenAI chat format, which every supported LLM provider speaks. */
+export type LlmMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: LlmToolCall[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+export interface LlmToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface LlmToolSpec {
+  type: 'function';
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+export interface LlmTurnRequest {
+  callId: string;
+  provider: string;
+  model: string;
+  temperature?: number;
+  maxTokens?: number;
+  messages: LlmMessage[];
+  tools: LlmToolSpec[];
+}
+
+export interface LlmTurnResult {
+  content: string;
+  toolCalls: Array<{ id: string; name: string; arguments: Record<string, unknown> }>;
+  usage: { prompt_tokens: number; completion_tokens: number };
+  /** Measured in the activity (wall clock), never in workflow code. */
+  ttfbMs: number | null;
+}
+
+export interface ToolCallRequest {
+  callId: string;
+  toolCallId: string;
+  tool: SnapshotTool;
+  args: Record<string, unknown>;
+}
+
+export interface ToolCallOutcome {
+  status_code: number | null;
+  response: unknown;
+  duration_ms: number;
+  error: string | null;
+}
+
+export interface CallEventRecord {
+  seq: number;
+  type: string;
+  timestampMs: number;
+  data: Record<string, unknown>;
+}
+
+export interface CallRecordPatch {
+  status?: CallStatus;
+  start_time?: number | null;
+  end_time?: number | null;
+  duration?: number | null;
+  end_reason?: EndReason | null;
+  current_node_key?: string | null;
+  llm_prompt_tokens?: number;
+  llm_completion_tokens?: number;
+  tts_characters?: number;
+}
+
+export interface TextTurnResult {
+  replies: string[];
+  status: CallStatus;
+  node_key: string | null;
+}
+
+export interface CallStateView {
+  status: CallStatus;
+  nodeKey: string | null;
+  endReason: EndReason | null;
+  greeting: string | null;
+  turns: number;
+}
+
+/** A caller utterance from the gateway's STT (voice) — the audio-driven stream, so a signal. */
+export interface UtteranceSignal {
+  text: string;
+  /** True when the caller spoke over the agent (subject to min_words). */
+  duringAgentSpeech?: boolean;
+}
+
+/** A telephony provider's status, already mapped by the provider adapter. */
+export interface TelephonyStatusSignal {
+  status: 'ringing' | 'answered' | 'completed' | 'busy' | 'no_answer' | 'canceled' | 'failed';
+  detail?: Record<string, unknown>;
+}
+
+export const utteranceSignal = defineSignal<[UtteranceSignal]>('utterance');
+export const telephonyStatusSignal = defineSignal<[TelephonyStatusSignal]>('telephonyStatus');
+/** Text test channel: one user message, answered when the agent's whole turn is done. */
+export const sendTextUpdate = defineUpdate<TextTurnResult, [{ text: string }]>('sendText');
+/** Waits until the greeting has been spoken (or skipped) and returns it. */
+export const greetingUpdate = defineUpdate<string | null, []>('greeting');
+/** Ends the call (POST /api/calls/end, or the caller hanging up). Returns the final status. */
+export const endCallUpdate = defineUpdate<CallStatus, [{ reason: EndReason }]>('endCall');
+export const stateQuery = defineQuery<CallStateView>('state');
+
+export const callWorkflowId = (callId: string) => `call-${callId}`;

@@ -1,0 +1,80 @@
+/**
+ * Collects a call's events in workflow memory and writes them to PostgreSQL in batches, off the
+ * turn's critical path: one activity per flush instead of one database round trip per event.
+ * Each event carries the sequence number the workflow assigned, so a retried or replayed write is
+ * recognised and never duplicated. Events the agent subscribed to also go out as webhooks, each
+ * delivered by its own child workflow (retries outlive the call).
+ */
+import { ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { CallEventRecord, CallRecordPatch, CallWorkflowInput } from './call-definitions';
+import { webhookDeliveryWorkflow } from './webhook-workflow';
+
+// Persistence must not lose anything when PostgreSQL blips: retry without an attempt limit.
+const { persistCall } = proxyActivities<Activities>({
+  startToCloseTimeout: '15s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
+});
+
+export class CallRecorder {
+  private pending: CallEventRecord[] = [];
+  private chain: Promise<void> = Promise.resolve();
+  private readonly webhookStarts: Array<Promise<unknown>> = [];
+  private readonly subscribed: Set<string>;
+
+  constructor(
+    private readonly input: CallWorkflowInput,
+    public nextSeq: number,
+  ) {
+    this.subscribed = new Set(input.agent.webhook_url ? input.agent.webhook_events : []);
+  }
+
+  record(type: string, data: Record<string, unknown> = {}, timestampMs = Date.now()): CallEventRecord {
+    const event = { seq: this.nextSeq++, type, timestampMs, data };
+    this.pending.push(event);
+    if (this.subscribed.has(type)) this.notify(event);
+    return event;
+  }
+
+  /** Queues a write of the pending events (and the call-record patch) after earlier writes. */
+  flush(patch: CallRecordPatch = {}): Promise<void> {
+    const events = this.pending.splice(0);
+    if (!events.length && !Object.keys(patch).length) return this.chain;
+    const callId = this.input.callId;
+    this.chain = this.chain.then(() => persistCall({ callId, events, patch }));
+    return this.chain;
+  }
+
+  /** Resolves when every queued write is done and every webhook delivery has started. */
+  async drain(): Promise<void> {
+    await this.chain;
+    await Promise.all(this.webhookStarts);
+  }
+
+  private notify(event: CallEventRecord): void {
+    const { callId, agent, phoneNumber, direction, options } = this.input;
+    const start = startChild(webhookDeliveryWorkflow, {
+      workflowId: `webhook-${callId}-${event.seq}`,
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      args: [
+        {
+          messageId: `msg_${callId.replace(/-/g, '')}_${event.seq}`,
+          url: agent.webhook_url!,
+          agentId: agent.id,
+          secretEncrypted: agent.webhook_secret_encrypted,
+          initialRetrySecs: options.webhookInitialRetrySecs,
+          payload: {
+            type: event.type,
+            call_id: callId,
+            agent_name: agent.name,
+            phone_number: phoneNumber,
+            direction,
+            timestamp_ms: event.timestampMs,
+            data: event.data,
+          },
+        },
+      ],
+    });
+    this.webhookStarts.push(start.catch(() => undefined));
+  }
+}

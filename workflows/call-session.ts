@@ -1,0 +1,482 @@
+/**
+ * One call's conversation state and behaviour: status transitions, greeting and pre-call tools,
+ * flow-node progression, LLM turns with tool calls, idle timers. Message handlers only change
+ * state; the main loop (run) owns timers and activities. Workflow code: deterministic, no I/O.
+ */
+import {
+  ActivityFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  proxyActivities,
+  setCurrentDetails,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { CallStatus as CallStatusAttr } from '../src/shared/search-attributes';
+import { substitute } from '../src/shared/template';
+import type {
+  CallStatus,
+  CallWorkflowInput,
+  EndReason,
+  LlmTurnResult,
+  SnapshotNode,
+  TelephonyStatusSignal,
+  TextTurnResult,
+  UsageTotals,
+} from './call-definitions';
+import { CallRecorder } from './call-recorder';
+import { canMove, isFinal } from './call-status';
+import {
+  END_CALL,
+  findNode,
+  initialNode,
+  offeredTools,
+  stringify,
+  systemMessages,
+  toolArguments,
+  toolResultText,
+  trimHistory,
+  wordCount,
+  type ConversationState,
+} from './conversation';
+
+// A runaway tool loop must not keep the caller waiting forever.
+const MAX_TOOL_ROUNDS_PER_TURN = 6;
+// Enough context for the LLM to carry on naturally; the full transcript stays in PostgreSQL.
+const HISTORY_KEPT_ON_CONTINUE = 60;
+const IDLE_PROMPT =
+  'The caller has been silent for a while. Briefly and politely ask whether they are still there. Do not call any tool.';
+
+export interface Utterance {
+  id: number;
+  text: string;
+  duringAgentSpeech: boolean;
+}
+
+export interface CallSummary {
+  status: CallStatus;
+  end_reason: EndReason | null;
+  duration: number | null;
+  totals: UsageTotals;
+}
+
+class LlmUnavailable extends Error {}
+
+export class CallSession {
+  status: CallStatus;
+  endReason: EndReason | null = null;
+  startTimeMs: number | null;
+  greeting: string | null = null;
+  greetingDone = false;
+  turns = 0;
+  readonly queue: Utterance[] = [];
+  readonly turnResults = new Map<number, TextTurnResult>();
+  endRequest: EndReason | null = null;
+  private utteranceIds = 0;
+  private lastActivityMs: number;
+  private idleWarned = false;
+  private totals: UsageTotals;
+  private readonly conv: ConversationState;
+  private readonly recorder: CallRecorder;
+  private readonly llm: Activities['llmTurn'];
+
+  constructor(private readonly input: CallWorkflowInput) {
+    const carried = input.carried;
+    this.status = carried?.status ?? input.initialStatus;
+    this.startTimeMs = carried?.startTimeMs ?? (input.initialStatus === 'in_progress' ? Date.now() : null);
+    this.totals = carried?.totals ?? { llm_prompt_tokens: 0, llm_completion_tokens: 0, tts_characters: 0 };
+    this.lastActivityMs = carried?.lastUserActivityMs ?? Date.now();
+    this.conv = {
+      nodeKey: carried?.nodeKey ?? null,
+      variables: carried?.variables ?? { ...input.customParameters },
+      injectedContext: carried?.injectedContext ?? [],
+      history: carried?.history ?? [],
+    };
+    this.recorder = new CallRecorder(input, carried?.nextSeq ?? 1);
+    if (carried) this.greetingDone = true;
+    const retry = input.options;
+    ({ llmTurn: this.llm } = proxyActivities<Activities>({
+      startToCloseTimeout: '60s',
+      retry: {
+        initialInterval: `${retry.llmRetryInitialSecs}s`,
+        backoffCoefficient: 2,
+        maximumInterval: '10s',
+        maximumAttempts: retry.llmRetryMaxAttempts,
+        nonRetryableErrorTypes: ['LlmRequestRejected'],
+      },
+    }));
+  }
+
+  get nodeKey(): string | null {
+    return this.conv.nodeKey;
+  }
+
+  // ---- message handlers: state changes only --------------------------------------------------
+
+  enqueueUtterance(text: string, duringAgentSpeech = false): number {
+    const id = ++this.utteranceIds;
+    this.queue.push({ id, text, duringAgentSpeech });
+    return id;
+  }
+
+  requestEnd(reason: EndReason): void {
+    this.endRequest ??= reason;
+  }
+
+  onTelephonyStatus(signal: TelephonyStatusSignal): void {
+    this.recorder.record('call_status', { status: signal.status, source: 'provider', ...(signal.detail ?? {}) });
+    switch (signal.status) {
+      case 'answered':
+        this.moveTo('in_progress');
+        break;
+      case 'busy':
+      case 'no_answer':
+      case 'canceled':
+        if (this.status === 'ringing') this.moveTo('no_answer');
+        else this.requestEnd('user_ended');
+        break;
+      case 'completed':
+        if (this.status === 'ringing') this.moveTo('no_answer');
+        else this.requestEnd('user_ended');
+        break;
+      case 'failed':
+        this.fail('telephony provider reported the call failed', 'telephony');
+        break;
+      case 'ringing':
+        break;
+    }
+  }
+
+  // ---- main loop -----------------------------------------------------------------------------
+
+  async run(): Promise<CallSummary> {
+    this.describe();
+    if (!this.input.carried && this.input.initialStatus === 'in_progress') this.recorder.record('call_started', {});
+    if (!this.input.carried) await this.waitForAnswer();
+    if (this.status === 'in_progress' && !this.input.carried) await this.begin();
+    while (this.status === 'in_progress' && this.endRequest === null) {
+      if (this.shouldContinueAsNew()) await this.continueAsNew();
+      const woke = await condition(
+        () => this.queue.length > 0 || this.endRequest !== null || this.status !== 'in_progress',
+        this.msUntilIdleDeadline(),
+      );
+      try {
+        if (!woke) await this.onIdle();
+        else if (this.queue.length) await this.onUtterance(this.queue.shift()!);
+      } catch (err) {
+        if (!(err instanceof LlmUnavailable)) throw err;
+        this.fail(err.message, 'llm');
+      }
+    }
+    return this.finish();
+  }
+
+  private async waitForAnswer(): Promise<void> {
+    if (this.status !== 'ringing') return;
+    const settled = await condition(() => this.status !== 'ringing' || this.endRequest !== null, `${this.input.options.ringTimeoutSecs}s`);
+    if (!settled) {
+      this.recorder.record('call_status', { status: 'no_answer', source: 'ring_timeout' });
+      this.moveTo('no_answer');
+    } else if (this.status === 'ringing') {
+      this.moveTo('no_answer'); // ended before anyone answered
+    }
+  }
+
+  /** Greeting and pre-call tools in parallel, then the flow's initial node. */
+  private async begin(): Promise<void> {
+    const { agent, customParameters } = this.input;
+    const preCall = agent.pre_call_tool_ids.map((id) => this.runToolForContext(id, { ...customParameters }, 'pre_call'));
+    if (agent.greeting) {
+      this.greeting = substitute(agent.greeting, this.conv.variables);
+      this.agentSays(this.greeting);
+    }
+    await Promise.all(preCall);
+    const first = initialNode(agent);
+    if (first) await this.enterNode(first, null);
+    this.greetingDone = true;
+    this.lastActivityMs = Date.now();
+    await this.recorder.flush(this.patch());
+  }
+
+  private async onUtterance(u: Utterance): Promise<void> {
+    const backchannel = u.duringAgentSpeech && wordCount(u.text) < this.input.agent.pipeline.min_words;
+    this.recorder.record('user_spoke', { text: u.text, ...(backchannel ? { backchannel: true } : {}) });
+    if (backchannel) {
+      this.turnResults.set(u.id, this.turnResult([]));
+      return;
+    }
+    this.idleWarned = false;
+    this.conv.history.push({ role: 'user', content: u.text });
+    const replies = await this.agentTurn();
+    this.turns++;
+    this.turnResults.set(u.id, this.turnResult(replies));
+    this.lastActivityMs = Date.now();
+    void this.recorder.flush(this.patch());
+  }
+
+  private async onIdle(): Promise<void> {
+    if (this.idleWarned) {
+      this.recorder.record('call_status', { status: 'idle_timeout', source: 'idle_timer' });
+      this.requestEnd('idle_timeout');
+      return;
+    }
+    this.idleWarned = true;
+    await this.agentTurn(IDLE_PROMPT);
+    void this.recorder.flush(this.patch());
+  }
+
+  /** Time until the next idle deadline: the warning, then the end, both from the last activity. */
+  private msUntilIdleDeadline(): number {
+    const { idle_warn_secs, idle_end_secs } = this.input.agent.pipeline;
+    const deadline = this.lastActivityMs + (this.idleWarned ? idle_end_secs : idle_warn_secs) * 1000;
+    return Math.max(deadline - Date.now(), 1);
+  }
+
+  // ---- agent turns ---------------------------------------------------------------------------
+
+  /** LLM rounds until the agent answers without calling tools (or ends the call). */
+  private async agentTurn(transientInstruction?: string): Promise<string[]> {
+    const replies: string[] = [];
+    for (let round = 0; round < MAX_TOOL_ROUNDS_PER_TURN && this.endRequest === null; round++) {
+      const result = await this.callLlm(transientInstruction);
+      if (result.content) {
+        replies.push(result.content);
+        this.agentSays(result.content, false);
+      }
+      this.conv.history.push({
+        role: 'assistant',
+        content: result.content || null,
+        ...(result.toolCalls.length
+          ? {
+              tool_calls: result.toolCalls.map((tc) => ({
+                id: tc.id,
+                type: 'function' as const,
+                function: { name: tc.name, arguments: JSON.stringify(tc.arguments) },
+              })),
+            }
+          : {}),
+      });
+      if (!result.toolCalls.length) break;
+      for (const call of result.toolCalls) {
+        const output = await this.handleToolCall(call, replies);
+        this.conv.history.push({ role: 'tool', tool_call_id: call.id, content: output });
+      }
+    }
+    return replies;
+  }
+
+  private async callLlm(transientInstruction?: string): Promise<LlmTurnResult> {
+    const { agent, customParameters, callId } = this.input;
+    const messages = [...systemMessages(agent, this.conv, customParameters), ...this.conv.history];
+    if (transientInstruction) messages.push({ role: 'system', content: transientInstruction });
+    let result: LlmTurnResult;
+    try {
+      result = await this.llm({
+        callId,
+        provider: agent.llm_provider,
+        model: agent.llm_model,
+        temperature: agent.llm_settings.temperature,
+        maxTokens: agent.llm_settings.max_tokens,
+        messages,
+        tools: transientInstruction ? [] : offeredTools(agent, this.conv),
+      });
+    } catch (err) {
+      if (err instanceof ActivityFailure) throw new LlmUnavailable(`LLM request failed: ${err.cause?.message ?? err.message}`);
+      throw err;
+    }
+    this.totals.llm_prompt_tokens += result.usage.prompt_tokens;
+    this.totals.llm_completion_tokens += result.usage.completion_tokens;
+    this.recorder.record('llm_usage', { ...result.usage, model: agent.llm_model });
+    if (result.ttfbMs !== null) this.recorder.record('ttfb_metric', { processor: 'llm', ms: result.ttfbMs });
+    return result;
+  }
+
+  /** Runs one tool call of the LLM; returns the text the LLM gets back. */
+  private async handleToolCall(call: LlmTurnResult['toolCalls'][number], replies: string[]): Promise<string> {
+    const { agent } = this.input;
+    this.recorder.record('tool_called', { function: call.name, args: call.arguments });
+    if (call.name === END_CALL) {
+      this.recorder.record('tool_result', { function: call.name, result: 'ok' });
+      this.requestEnd('agent_ended');
+      return 'ok';
+    }
+    const node = findNode(agent, this.conv.nodeKey);
+    const fn = node?.functions.find((f) => f.name === call.name);
+    if (fn) {
+      Object.assign(this.conv.variables, call.arguments);
+      const next = fn.next_node_key ? findNode(agent, fn.next_node_key) : undefined;
+      this.recorder.record('tool_result', { function: call.name, result: next ? `moved to ${next.node_key}` : 'recorded' });
+      if (next) replies.push(...(await this.enterNode(next, fn.name)));
+      return next ? `ok, moved to ${next.node_key}` : 'ok';
+    }
+    const tool = agent.tools.find((t) => t.name === call.name);
+    if (!tool) {
+      const message = `unknown function ${call.name}`;
+      this.recorder.record('tool_result', { function: call.name, result: null, error: message });
+      return `Error: ${message}.`;
+    }
+    const outcome = await this.runTool(tool.id, toolArguments(call.arguments, this.input.customParameters, this.input), call.id);
+    return toolResultText(outcome);
+  }
+
+  private async runTool(toolId: string, args: Record<string, unknown>, toolCallId: string) {
+    const tool = this.input.agent.tools.find((t) => t.id === toolId)!;
+    const { callTool } = proxyActivities<Activities>({
+      // The webhook's own timeout plus room for the request to start; a crashed worker is noticed
+      // by the heartbeat long before that and the call is retried with the same Idempotency-Key.
+      startToCloseTimeout: `${tool.timeout_secs + 5}s`,
+      heartbeatTimeout: '3s',
+      retry: { initialInterval: '500ms', maximumAttempts: 3 },
+    });
+    let outcome;
+    try {
+      outcome = await callTool({ callId: this.input.callId, toolCallId, tool, args });
+    } catch (err) {
+      outcome = { status_code: null, response: null, duration_ms: 0, error: `tool activity failed: ${(err as Error).message}` };
+    }
+    this.recorder.record('tool_result', {
+      function: tool.name,
+      result: outcome.response,
+      status_code: outcome.status_code,
+      duration_ms: outcome.duration_ms,
+      error: outcome.error,
+    });
+    return outcome;
+  }
+
+  /** Pre-call tools and call_tool pre-actions: the result becomes context for the LLM. */
+  private async runToolForContext(toolId: string, args: Record<string, unknown>, source: string): Promise<void> {
+    const tool = this.input.agent.tools.find((t) => t.id === toolId);
+    if (!tool) return;
+    this.recorder.record('tool_called', { function: tool.name, args, source });
+    const full = toolArguments(args, this.input.customParameters, this.input);
+    const outcome = await this.runTool(toolId, full, `${source}-${tool.name}-${this.recorder.nextSeq}`);
+    const text = outcome.error ? `unavailable (${outcome.error})` : stringify(outcome.response);
+    this.conv.injectedContext.push(`Context from ${tool.name}: ${text}`);
+    this.recorder.record('context_injected', { source, tool: tool.name, content: text });
+  }
+
+  /** Enters a flow node: events, variable substitution (at use), pre-actions. Returns said texts. */
+  private async enterNode(node: SnapshotNode, viaFunction: string | null): Promise<string[]> {
+    const from = this.conv.nodeKey;
+    if (from !== null) this.recorder.record('node_transition', { from, to: node.node_key, function: viaFunction });
+    this.conv.nodeKey = node.node_key;
+    this.recorder.record('node_entered', { node_key: node.node_key });
+    this.describe();
+    const said: string[] = [];
+    for (const action of node.pre_actions) {
+      if (action.type === 'say') {
+        const text = substitute(action.text, this.conv.variables);
+        said.push(text);
+        this.agentSays(text);
+      } else if (action.type === 'call_tool') {
+        const args = JSON.parse(substitute(JSON.stringify(action.args ?? {}), this.conv.variables)) as Record<string, unknown>;
+        await this.runToolForContext(action.tool_id, args, `pre_action:${node.node_key}`);
+      } else if (action.type === 'end_call') {
+        this.requestEnd('agent_ended');
+      }
+    }
+    return said;
+  }
+
+  /** The agent speaks a text (greeting, say pre-action, LLM reply). */
+  private agentSays(text: string, addToHistory = true): void {
+    this.recorder.record('agent_spoke', { text });
+    if (addToHistory) this.conv.history.push({ role: 'assistant', content: text });
+  }
+
+  // ---- status ----------------------------------------------------------------------------------
+
+  private moveTo(next: CallStatus, reason?: EndReason): boolean {
+    const from = this.status;
+    if (!canMove(from, next)) {
+      this.recorder.record('call_status', { status: next, from, ignored: true });
+      return false;
+    }
+    this.status = next;
+    if (next === 'in_progress') this.startTimeMs = Date.now();
+    if (reason) this.endReason = reason;
+    this.recorder.record('call_status', { status: next, from });
+    if (next === 'in_progress') this.recorder.record('call_started', {});
+    upsertSearchAttributes([{ key: CallStatusAttr, value: next }]);
+    this.describe();
+    return true;
+  }
+
+  private fail(message: string, context: string): void {
+    this.recorder.record('error', { message, context });
+    this.moveTo('failed', 'error');
+  }
+
+  private async finish(): Promise<CallSummary> {
+    if (!isFinal(this.status)) {
+      const reason = this.endRequest ?? 'user_ended';
+      this.moveTo('completed', reason);
+    }
+    const endMs = Date.now();
+    const duration = this.startTimeMs === null ? null : Math.max(0, (endMs - this.startTimeMs) / 1000);
+    this.recorder.record('call_ended', {
+      status: this.status,
+      end_reason: this.endReason,
+      duration,
+      transcript: this.transcript(),
+      usage: this.totals,
+      context: this.input.customParameters,
+    });
+    await this.recorder.flush({ ...this.patch(), end_time: endMs, duration, end_reason: this.endReason });
+    await this.recorder.drain();
+    await condition(allHandlersFinished);
+    return { status: this.status, end_reason: this.endReason, duration, totals: this.totals };
+  }
+
+  // ---- helpers -------------------------------------------------------------------------------
+
+  private patch() {
+    return { status: this.status, start_time: this.startTimeMs, current_node_key: this.conv.nodeKey, ...this.totals };
+  }
+
+  private turnResult(replies: string[]): TextTurnResult {
+    return { replies, status: this.status, node_key: this.conv.nodeKey };
+  }
+
+  private transcript() {
+    return this.conv.history
+      .filter((m) => (m.role === 'user' || m.role === 'assistant') && typeof m.content === 'string' && m.content)
+      .map((m) => ({ role: m.role, text: m.content as string }));
+  }
+
+  private describe(): void {
+    setCurrentDetails(
+      `**${this.status}** · agent \`${this.input.agent.name}\` v${this.input.agent.version}` +
+        (this.conv.nodeKey ? ` · node \`${this.conv.nodeKey}\`` : '') +
+        ` · ${this.turns} turns`,
+    );
+  }
+
+  private shouldContinueAsNew(): boolean {
+    return workflowInfo().continueAsNewSuggested && this.queue.length === 0;
+  }
+
+  /** Long calls: carry the state into a fresh history (full transcripts live in PostgreSQL). */
+  private async continueAsNew(): Promise<never> {
+    await this.recorder.flush(this.patch());
+    await this.recorder.drain();
+    await condition(allHandlersFinished);
+    return continueAsNew<(input: CallWorkflowInput) => Promise<CallSummary>>({
+      ...this.input,
+      carried: {
+        status: this.status,
+        startTimeMs: this.startTimeMs,
+        nodeKey: this.conv.nodeKey,
+        variables: this.conv.variables,
+        history: trimHistory(this.conv.history, HISTORY_KEPT_ON_CONTINUE),
+        injectedContext: this.conv.injectedContext,
+        nextSeq: this.recorder.nextSeq,
+        totals: this.totals,
+        lastUserActivityMs: this.lastActivityMs,
+      },
+    });
+  }
+}

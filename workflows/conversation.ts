@@ -1,0 +1,119 @@
+/**
+ * Builds what the LLM sees on each turn: the system prompt with the call context, the current
+ * flow node's messages, and the tools offered (webhook tools, node functions, builtins).
+ * Workflow-safe: pure functions of the snapshot and the conversation state.
+ */
+import { contextLine, substitute, type Variables } from '../src/shared/template';
+import type { AgentSnapshot, LlmMessage, LlmToolSpec, SnapshotNode, SnapshotTool } from './call-definitions';
+
+export const END_CALL = 'end_call';
+
+const END_CALL_SPEC: LlmToolSpec = {
+  type: 'function',
+  function: {
+    name: END_CALL,
+    description: 'End the phone call. Call this after saying goodbye, when the conversation is complete.',
+    parameters: { type: 'object', properties: {}, required: [] },
+  },
+};
+
+function toolSpec(tool: SnapshotTool): LlmToolSpec {
+  return {
+    type: 'function',
+    function: {
+      name: tool.name,
+      description: tool.description,
+      parameters: { type: 'object', properties: tool.parameters.properties ?? {}, required: tool.parameters.required ?? [] },
+    },
+  };
+}
+
+export interface ConversationState {
+  nodeKey: string | null;
+  variables: Variables;
+  /** Contexts injected by pre-call tools and call_tool pre-actions. */
+  injectedContext: string[];
+  /** user / assistant / tool messages across the whole call. */
+  history: LlmMessage[];
+}
+
+export function findNode(agent: AgentSnapshot, key: string | null): SnapshotNode | undefined {
+  return key === null ? undefined : agent.nodes.find((n) => n.node_key === key);
+}
+
+export function initialNode(agent: AgentSnapshot): SnapshotNode | undefined {
+  return agent.nodes.find((n) => n.is_initial) ?? agent.nodes[0];
+}
+
+/** The system messages of the current turn; node messages are substituted with current variables. */
+export function systemMessages(agent: AgentSnapshot, state: ConversationState, customParameters: Variables): LlmMessage[] {
+  const parts = [agent.prompt];
+  if (Object.keys(customParameters).length) parts.push(`Call context: ${contextLine(customParameters)}`);
+  for (const ctx of state.injectedContext) parts.push(ctx);
+  const messages: LlmMessage[] = [{ role: 'system', content: parts.join('\n\n') }];
+  const node = findNode(agent, state.nodeKey);
+  if (node) {
+    for (const m of [...node.role_messages, ...node.task_messages]) {
+      messages.push({ role: m.role === 'user' ? 'user' : 'system', content: substitute(m.content, state.variables) });
+    }
+  }
+  return messages;
+}
+
+/** The tools offered in the current state: freeform = agent tools + end_call; flow = node's. */
+export function offeredTools(agent: AgentSnapshot, state: ConversationState): LlmToolSpec[] {
+  const byId = new Map(agent.tools.map((t) => [t.id, t]));
+  const node = findNode(agent, state.nodeKey);
+  if (!node) {
+    return [...agent.tool_ids.flatMap((id) => (byId.has(id) ? [toolSpec(byId.get(id)!)] : [])), END_CALL_SPEC];
+  }
+  const specs: LlmToolSpec[] = node.functions.map((f) => ({
+    type: 'function',
+    function: {
+      name: f.name,
+      description: substitute(f.description, state.variables),
+      parameters: { type: 'object', properties: f.properties ?? {}, required: f.required ?? [] },
+    },
+  }));
+  for (const id of node.tool_ids) if (byId.has(id)) specs.push(toolSpec(byId.get(id)!));
+  if (node.builtin_tools.includes(END_CALL) || node.is_terminal) specs.push(END_CALL_SPEC);
+  return specs;
+}
+
+/** Arguments sent to a webhook tool: call identity, then custom parameters, then the LLM's own. */
+export function toolArguments(
+  llmArgs: Record<string, unknown>,
+  customParameters: Variables,
+  call: { phoneNumber: string; direction: string },
+): Record<string, unknown> {
+  return { phone_number: call.phoneNumber, direction: call.direction, ...customParameters, ...llmArgs };
+}
+
+export function wordCount(text: string): number {
+  return text.trim().split(/\s+/).filter(Boolean).length;
+}
+
+/** Tool results are given to the LLM as text: the whole body, stringified. */
+export function toolResultText(outcome: { response: unknown; error: string | null; status_code: number | null }): string {
+  if (outcome.error) {
+    const body = outcome.response === null || outcome.response === undefined ? '' : ` Response: ${stringify(outcome.response)}`;
+    return `Error: the tool failed (${outcome.error}).${body} Tell the caller you could not complete this right now.`;
+  }
+  return stringify(outcome.response);
+}
+
+export function stringify(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/**
+ * Keeps the most recent messages when a long call continues as new. The cut never starts inside a
+ * tool exchange (a tool message must follow the assistant message that asked for it).
+ */
+export function trimHistory(history: LlmMessage[], keep: number): LlmMessage[] {
+  if (history.length <= keep) return history;
+  let start = history.length - keep;
+  while (start < history.length && (history[start]!.role === 'tool' || history[start]!.role === 'assistant')) start++;
+  return history.slice(start);
+}
