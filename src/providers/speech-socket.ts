@@ -1,0 +1,122 @@
+/**
+ * Opening a vendor WebSocket for streaming speech (STT/TTS adapters). The point of this helper
+ * is the failure path: a rejected upgrade (bad key → HTTP 401, bad parameter → 400) comes back
+ * as a SpeechProviderError carrying the vendor's status and error text instead of ws's bare
+ * "Unexpected server response: 401".
+ */
+import WebSocket from 'ws';
+
+export class SpeechProviderError extends Error {
+  override name = 'SpeechProviderError';
+  constructor(
+    message: string,
+    readonly details: {
+      provider: string;
+      /** HTTP status of a rejected WebSocket upgrade. */
+      status?: number;
+      /** WebSocket close code when the vendor closed the stream. */
+      closeCode?: number;
+      /** The TTS utterance the error belongs to, when it is about one. */
+      utteranceId?: string;
+      /** True when retrying with the same settings cannot help (bad key, bad parameter). */
+      fatal?: boolean;
+    },
+  ) {
+    super(message);
+  }
+}
+
+export interface OpenSocketOptions {
+  provider: string;
+  headers?: Record<string, string>;
+  handshakeTimeoutMs?: number;
+}
+
+/** Turns an http(s) base URL into ws(s) so either form works in *_BASE_URL settings. */
+export function wsBaseUrl(baseUrl: string): string {
+  return baseUrl.replace(/^http(s?):\/\//i, 'ws$1://').replace(/\/+$/, '');
+}
+
+// Long enough for a slow TLS handshake across continents, short enough that a dead vendor
+// surfaces as an error while the caller is still on the line.
+export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
+// Error bodies are for humans; never let one grow without bound.
+const MAX_ERROR_BODY_CHARS = 500;
+
+/**
+ * Starts connecting and returns the socket at once, so callers can attach listeners and queue
+ * work while the handshake runs. `failed` is called at most once, with a clear error, if the
+ * socket never opens.
+ */
+export function openSpeechSocket(url: string, options: OpenSocketOptions, failed: (err: SpeechProviderError) => void): WebSocket {
+  const ws = new WebSocket(url, {
+    headers: options.headers,
+    handshakeTimeout: options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
+    // Audio does not compress and deflate adds latency to every frame.
+    perMessageDeflate: false,
+  });
+  let reported = false;
+  let opened = false;
+  ws.once('open', () => {
+    opened = true;
+  });
+  const report = (err: SpeechProviderError) => {
+    if (reported) return;
+    reported = true;
+    failed(err);
+  };
+
+  ws.on('unexpected-response', (_req, res) => {
+    const status = res.statusCode ?? 0;
+    const headerDetail = firstHeader(res.headers['dg-error']);
+    let body = '';
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      if (body.length < MAX_ERROR_BODY_CHARS) body += chunk;
+    });
+    const finish = () => {
+      const detail = headerDetail ?? errorText(body) ?? res.statusMessage ?? '';
+      report(
+        new SpeechProviderError(`${options.provider} rejected the connection: HTTP ${status}${detail ? ` (${detail})` : ''}`, {
+          provider: options.provider,
+          status,
+          fatal: status >= 400 && status < 500 && status !== 408 && status !== 429,
+        }),
+      );
+      ws.terminate();
+    };
+    res.on('end', finish);
+    res.on('error', finish);
+  });
+  ws.on('error', (err) => {
+    if (opened) return; // errors after open also end in 'close', which the adapter handles
+    report(new SpeechProviderError(`${options.provider} connection failed: ${err.message}`, { provider: options.provider }));
+  });
+  return ws;
+}
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Pulls the human part out of a JSON error body (`err_msg`, `message`, `error`, `detail`). */
+function errorText(body: string): string | undefined {
+  const trimmed = body.trim().slice(0, MAX_ERROR_BODY_CHARS);
+  if (!trimmed) return undefined;
+  try {
+    const parsed = JSON.parse(trimmed) as Record<string, unknown>;
+    for (const key of ['err_msg', 'message', 'error', 'detail']) {
+      if (typeof parsed[key] === 'string') return parsed[key] as string;
+    }
+  } catch {
+    // plain-text body
+  }
+  return trimmed;
+}
+
+/** Counts characters the way vendors bill them: code points, not UTF-16 units. */
+export function countCharacters(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}

@@ -1,0 +1,74 @@
+/**
+ * The provider-neutral streaming speech-to-text interface the media gateway talks to. One
+ * SttStream per call: open it at call start (so the vendor connection is warm before the
+ * caller speaks), feed caller audio as it arrives, call finalize() when local VAD says the
+ * caller stopped, close() when the call ends.
+ */
+import type { EventEmitter } from 'node:events';
+export { SpeechProviderError } from '../speech-socket';
+import type { SpeechProviderError } from '../speech-socket';
+
+export interface SttTranscript {
+  text: string;
+  /** This stretch of audio will not be revised any more. */
+  isFinal: boolean;
+  /** The vendor's endpointing decided the speaker paused (end of an utterance). */
+  speechFinal: boolean;
+  /** 0..1 */
+  confidence: number;
+  /** This final result answers a finalize() call. */
+  fromFinalize: boolean;
+  /** Position of the transcribed audio in the stream, in seconds. */
+  startSecs: number;
+  durationSecs: number;
+}
+
+export interface SttEvents {
+  transcript: [SttTranscript];
+  /** The vendor saw a gap after the last word (Deepgram `UtteranceEnd`). */
+  utteranceEnd: [{ lastWordEndSecs: number | null }];
+  /** The vendor's VAD heard speech begin (Deepgram `SpeechStarted`). */
+  speechStarted: [{ timestampSecs: number | null }];
+  error: [SpeechProviderError];
+  /** Emitted once, whatever closed the stream. */
+  closed: [{ code: number; reason: string }];
+}
+
+export interface SttStream extends EventEmitter<SttEvents> {
+  readonly provider: string;
+  /** Resolves when the vendor accepted the connection; rejects with the connection error. */
+  readonly ready: Promise<void>;
+  /** Caller audio in the stream's encoding (mu-law 8 kHz unless options say otherwise). */
+  sendAudio(audio: Buffer): void;
+  /** Ask for the final transcript of everything sent so far, now. */
+  finalize(): void;
+  /** Flushes outstanding results, then closes; resolves once the connection is gone. */
+  close(): Promise<void>;
+  /** Audio bytes handed to the vendor so far. */
+  readonly audioBytesSent: number;
+}
+
+export type SttEncoding = 'mulaw' | 'linear16';
+
+export interface SttOptions {
+  apiKey: string;
+  /** e.g. wss://api.deepgram.com (DEEPGRAM_BASE_URL); http(s) is accepted too. */
+  baseUrl?: string;
+  model?: string;
+  /** BCP-47 tag, e.g. `en`, `hi`, `en-IN`. */
+  language?: string;
+  encoding?: SttEncoding;
+  sampleRate?: number;
+  interimResults?: boolean;
+  /** Vendor endpointing silence in ms; false turns it off. */
+  endpointingMs?: number | false;
+  utteranceEndMs?: number;
+  vadEvents?: boolean;
+  /** The agent's `stt_settings`: extra vendor query parameters; they win over the options above, null removes one. */
+  settings?: Record<string, unknown>;
+  /** Silence (no audio sent) after which a KeepAlive goes out. */
+  keepAliveIntervalMs?: number;
+  handshakeTimeoutMs?: number;
+  /** How long close() waits for the vendor's final results before dropping the connection. */
+  closeTimeoutMs?: number;
+}

@@ -1,0 +1,70 @@
+/**
+ * The plumbing shared by the vendor WebSocket fakes: an HTTP server on 127.0.0.1 that checks
+ * each upgrade request first (so a bad key or parameter is refused with a real HTTP status,
+ * headers and body, as the vendors do) and hands accepted sockets to the fake.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocket, WebSocketServer } from 'ws';
+
+export interface UpgradeRejection {
+  status: number;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+export interface WsFakeServer {
+  /** ws://127.0.0.1:<port>, what the *_BASE_URL settings take. */
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export interface WsFakeHandlers {
+  /** Return a rejection to refuse the upgrade. */
+  check(req: http.IncomingMessage, url: URL): UpgradeRejection | undefined;
+  connected(ws: WebSocket, req: http.IncomingMessage, url: URL): void;
+}
+
+export async function startWsFakeServer(handlers: WsFakeHandlers, port = 0): Promise<WsFakeServer> {
+  const server = http.createServer((_req, res) => {
+    res.writeHead(426, { 'content-type': 'text/plain' }).end('WebSocket upgrade required');
+  });
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(req.url ?? '/', 'ws://127.0.0.1');
+    const rejection = handlers.check(req, url);
+    if (rejection) {
+      reject(socket, rejection);
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => handlers.connected(ws, req, url));
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const actualPort = (server.address() as AddressInfo).port;
+  return {
+    url: `ws://127.0.0.1:${actualPort}`,
+    port: actualPort,
+    async stop() {
+      for (const ws of wss.clients) ws.terminate();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function reject(socket: Duplex, { status, headers = {}, body = '' }: UpgradeRejection): void {
+  const lines = [`HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Error'}`];
+  for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
+  lines.push(`Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close', '', body);
+  socket.end(lines.join('\r\n'));
+}
+
+/** Sends a JSON text frame if the socket is still open; reports whether it went out. */
+export function sendJson(ws: WebSocket, msg: unknown): boolean {
+  if (ws.readyState !== WebSocket.OPEN) return false;
+  ws.send(JSON.stringify(msg));
+  return true;
+}
