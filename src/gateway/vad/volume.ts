@@ -8,9 +8,10 @@
  * absolute gate (L < -70 → -inf). L is mapped linearly from [-20, 80] to [0, 1] and clamped.
  * The analyzer then smooths it exponentially (factor 0.2) before comparing.
  *
- * What the scale means: full-scale speech ≈ 0.95, normal telephone speech (RMS 1000–3000) ≈
- * 0.75–0.85, RMS 100 ≈ 0.57, RMS 10 ≈ 0.37; silence = 0. So vad_min_volume 0.4 passes anything
- * above a faint hiss (RMS ≈ 15), 0.6 (Pipecat's default) needs RMS ≈ 150.
+ * What the scale means: a 1 kHz tone of amplitude A (int16 units) reads (20·log10 A − 3 + 20)/100,
+ * so A = 10 → 0.37, 100 → 0.57, 1000 → 0.77, 10000 → 0.97; silence = 0. Voiced telephone speech
+ * measures 0.6–0.95. vad_min_volume 0.4 thus passes anything above a faint hiss (RMS ≈ 10),
+ * Pipecat's default 0.6 needs RMS ≈ 100 (-50 dBFS).
  */
 
 interface Biquad {
