@@ -1,0 +1,293 @@
+/**
+ * Cartesia streaming TTS (`/tts/websocket`). One WebSocket per call carries every agent turn:
+ * each utterance is a Cartesia context (`context_id` = utterance id) fed with `continue: true`
+ * per sentence and closed with an empty transcript and `continue: false`; barge-in sends
+ * `{context_id, cancel: true}`. Audio arrives as base64 `chunk` messages, then `done`.
+ *
+ * Latency choices: the socket opens at construction (call start) and is re-opened at once if
+ * Cartesia drops it (it closes idle sockets after about 5 minutes), so no turn pays for a
+ * handshake; `max_buffer_delay_ms: 0` because the gateway already sends whole sentences and
+ * Cartesia's default server-side buffering would hold the first sentence back for up to 3 s.
+ */
+import { EventEmitter } from 'node:events';
+import WebSocket from 'ws';
+import { createLogger } from '../../shared/logger';
+import { countCharacters, openSpeechSocket, SpeechProviderError, wsBaseUrl } from '../speech-socket';
+import type { TtsDoneReason, TtsEvents, TtsOptions, TtsSession } from './types';
+
+const log = createLogger('tts.cartesia');
+
+export const CARTESIA_DEFAULTS = {
+  baseUrl: 'wss://api.cartesia.ai',
+  version: '2026-03-01',
+  model: 'sonic-3',
+  // A stock Cartesia voice, so an agent without `voice` still speaks.
+  voice: 'a0e99841-438c-4a64-b679-ae501e7d6091',
+} as const;
+
+// Reconnect delays after an unexpected close or failed attempt; the first retry is immediate.
+const RECONNECT_DELAYS_MS = [0, 500, 1000, 2000, 5000, 10_000];
+// A connection that lived this long was healthy: the next drop starts the backoff afresh.
+const HEALTHY_CONNECTION_MS = 5000;
+const CLOSE_TIMEOUT_MS = 1000;
+// Convenience keys in tts_settings that belong inside Cartesia's generation_config.
+const GENERATION_CONFIG_KEYS = ['speed', 'volume', 'emotion'] as const;
+
+interface Utterance {
+  id: string;
+  characters: number;
+  textSent: boolean;
+  /** Some request of this context was written to the current socket. */
+  onWire: boolean;
+  ended: boolean;
+  lastChar: string;
+}
+
+export class CartesiaTts extends EventEmitter<TtsEvents> implements TtsSession {
+  readonly provider = 'cartesia';
+  readonly ready: Promise<void>;
+  charactersSent = 0;
+
+  private readonly url: string;
+  private readonly headers: Record<string, string>;
+  private readonly requestBase: Record<string, unknown>;
+  private readonly handshakeTimeoutMs?: number;
+  private ws?: WebSocket;
+  private wsOpen = false;
+  private openedAt = 0;
+  private outbox: Array<{ contextId: string; data: string }> = [];
+  private readonly utterances = new Map<string, Utterance>();
+  private readonly usedIds = new Set<string>();
+  private reconnectAttempt = 0;
+  private reconnectTimer?: NodeJS.Timeout;
+  private closed = false;
+  private settleReady?: { resolve: () => void; reject: (err: Error) => void };
+
+  constructor(options: TtsOptions) {
+    super();
+    const { cartesia_version, ...extras } = options.settings ?? {};
+    const version = typeof cartesia_version === 'string' ? cartesia_version : CARTESIA_DEFAULTS.version;
+    this.url = `${wsBaseUrl(options.baseUrl || CARTESIA_DEFAULTS.baseUrl)}/tts/websocket`;
+    this.headers = { 'X-API-Key': options.apiKey, 'Cartesia-Version': version };
+    this.handshakeTimeoutMs = options.handshakeTimeoutMs;
+    this.requestBase = cartesiaRequestBase(options, extras);
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.settleReady = { resolve, reject };
+    });
+    this.ready.catch(() => {}); // also reported as an 'error' event; awaiting is optional
+    this.connect();
+  }
+
+  startUtterance(id: string): void {
+    if (this.usedIds.has(id)) throw new Error(`TTS utterance id "${id}" was already used in this session`);
+    this.usedIds.add(id);
+    this.utterances.set(id, { id, characters: 0, textSent: false, onWire: false, ended: false, lastChar: '' });
+    // Real work does not wait out a background reconnect backoff.
+    if (!this.ws) this.connect();
+  }
+
+  pushText(id: string, text: string): void {
+    const utt = this.utterances.get(id);
+    // Text for a cancelled or finished utterance is a normal race with barge-in: drop it.
+    if (!utt || utt.ended || !text) return;
+    // Cartesia concatenates a context's transcripts verbatim; keep sentences apart.
+    const chunk = utt.lastChar && !/\s/.test(utt.lastChar) && !/^\s/.test(text) ? ` ${text}` : text;
+    // Usage counts the reply text itself, not the separator added here.
+    const n = countCharacters(text);
+    utt.characters += n;
+    this.charactersSent += n;
+    utt.textSent = true;
+    utt.lastChar = chunk.slice(-1);
+    this.send(id, { ...this.requestBase, context_id: id, transcript: chunk, continue: true });
+  }
+
+  endText(id: string): void {
+    const utt = this.utterances.get(id);
+    if (!utt || utt.ended) return;
+    utt.ended = true;
+    if (!utt.textSent) {
+      queueMicrotask(() => this.finish(utt, 'completed'));
+      return;
+    }
+    this.send(id, { ...this.requestBase, context_id: id, transcript: '', continue: false });
+  }
+
+  cancel(id: string): void {
+    const utt = this.utterances.get(id);
+    if (!utt) return;
+    // Requests still waiting for the socket are simply dropped; Cartesia only hears about the rest.
+    this.outbox = this.outbox.filter((m) => m.contextId !== id);
+    if (utt.onWire && this.wsOpen) this.ws!.send(JSON.stringify({ context_id: id, cancel: true }));
+    this.finish(utt, 'cancelled');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    for (const utt of [...this.utterances.values()]) this.cancel(utt.id);
+    const ws = this.ws;
+    if (!ws) return;
+    if (ws.readyState === WebSocket.CLOSED) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => ws.terminate(), CLOSE_TIMEOUT_MS);
+      ws.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+      else ws.close(1000);
+    });
+  }
+
+  private send(contextId: string, msg: Record<string, unknown>): void {
+    const data = JSON.stringify(msg);
+    if (this.wsOpen) {
+      this.ws!.send(data);
+      this.markOnWire(contextId);
+      return;
+    }
+    this.outbox.push({ contextId, data });
+    // Real work does not wait out a background reconnect backoff.
+    if (!this.ws) this.connect();
+  }
+
+  private connect(): void {
+    if (this.closed) return;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    const ws = openSpeechSocket(this.url, { provider: 'Cartesia', headers: this.headers, handshakeTimeoutMs: this.handshakeTimeoutMs }, (err) => {
+      if (this.ws !== ws) return;
+      this.ws = undefined;
+      this.connectionLost(err);
+    });
+    this.ws = ws;
+    ws.on('open', () => {
+      this.wsOpen = true;
+      this.openedAt = Date.now();
+      this.settleReady?.resolve();
+      for (const m of this.outbox.splice(0)) {
+        ws.send(m.data);
+        this.markOnWire(m.contextId);
+      }
+    });
+    ws.on('message', (data, isBinary) => {
+      if (!isBinary) this.handleMessage(data.toString());
+    });
+    ws.on('close', (code, reason) => {
+      if (this.ws !== ws || !this.wsOpen) return; // a failed handshake is reported by openSpeechSocket
+      this.ws = undefined;
+      this.wsOpen = false;
+      if (Date.now() - this.openedAt >= HEALTHY_CONNECTION_MS) this.reconnectAttempt = 0;
+      if (this.closed) return;
+      const reasonText = reason.toString();
+      this.connectionLost(
+        new SpeechProviderError(`Cartesia connection closed (${code}${reasonText ? ` ${reasonText}` : ''})`, { provider: 'cartesia', closeCode: code }),
+      );
+    });
+  }
+
+  /** Utterances in flight die with their connection; the session itself reconnects unless the error is fatal. */
+  private connectionLost(err: SpeechProviderError): void {
+    this.settleReady?.reject(err);
+    this.settleReady = undefined;
+    const active = [...this.utterances.values()].filter((u) => u.textSent || this.outbox.some((m) => m.contextId === u.id));
+    this.outbox = [];
+    for (const utt of active) {
+      this.emitError(new SpeechProviderError(err.message, { ...err.details, utteranceId: utt.id }));
+      this.finish(utt, 'error');
+    }
+    // Cartesia closing an idle socket cleanly is routine (we just reconnect); other failures of
+    // an idle session are reported once per streak, not on every retry.
+    const routine = err.details.closeCode === 1000 || err.details.closeCode === 1001;
+    if (active.length === 0 && !routine && this.reconnectAttempt === 0) this.emitError(err);
+    if (err.details.fatal || this.closed) return; // the next startUtterance tries again
+    const delay = RECONNECT_DELAYS_MS[Math.min(this.reconnectAttempt, RECONNECT_DELAYS_MS.length - 1)]!;
+    this.reconnectAttempt++;
+    this.reconnectTimer = setTimeout(() => this.connect(), delay);
+    this.reconnectTimer.unref();
+  }
+
+  private handleMessage(text: string): void {
+    let msg: CartesiaMessage;
+    try {
+      msg = JSON.parse(text) as CartesiaMessage;
+    } catch {
+      log.warn('ignoring a non-JSON message', { length: text.length });
+      return;
+    }
+    const utt = msg.context_id !== undefined ? this.utterances.get(msg.context_id) : undefined;
+    if (msg.type === 'error') {
+      const detail = msg.message ?? msg.error ?? msg.title ?? 'unknown error';
+      const err = new SpeechProviderError(`Cartesia error${msg.status_code ? ` ${msg.status_code}` : ''}: ${detail}`, {
+        provider: 'cartesia',
+        utteranceId: utt?.id,
+        fatal: msg.status_code !== undefined && msg.status_code >= 400 && msg.status_code < 500,
+      });
+      if (utt) {
+        this.emitError(err);
+        this.finish(utt, 'error');
+      } else if (msg.context_id === undefined) {
+        this.emitError(err);
+      }
+      return;
+    }
+    if (!utt) return; // late messages of a cancelled or finished context
+    if (msg.type === 'chunk' && msg.data) this.emit('audio', { id: utt.id, mulaw: Buffer.from(msg.data, 'base64') });
+    else if (msg.type === 'done') this.finish(utt, 'completed');
+    // timestamps, phoneme_timestamps, flush_done: not used
+  }
+
+  private markOnWire(contextId: string): void {
+    const utt = this.utterances.get(contextId);
+    if (utt) utt.onWire = true;
+  }
+
+  private finish(utt: Utterance, reason: TtsDoneReason): void {
+    if (this.utterances.get(utt.id) !== utt) return;
+    this.utterances.delete(utt.id);
+    utt.ended = true;
+    this.emit('done', { id: utt.id, reason, characters: utt.characters });
+  }
+
+  private emitError(err: SpeechProviderError): void {
+    if (this.listenerCount('error') > 0) this.emit('error', err);
+    else log.warn(err.message);
+  }
+}
+
+/** The fields every generation request repeats (Cartesia requires them unchanged within a context). */
+export function cartesiaRequestBase(options: TtsOptions, extras: Record<string, unknown>): Record<string, unknown> {
+  const rest = { ...extras };
+  const generationConfig: Record<string, unknown> = { ...((rest.generation_config as Record<string, unknown>) ?? {}) };
+  for (const key of GENERATION_CONFIG_KEYS) {
+    if (key in rest) {
+      generationConfig[key] = rest[key];
+      delete rest[key];
+    }
+  }
+  delete rest.generation_config;
+  const request: Record<string, unknown> = {
+    max_buffer_delay_ms: 0,
+    ...rest,
+    ...(Object.keys(generationConfig).length > 0 ? { generation_config: generationConfig } : {}),
+    model_id: options.model || CARTESIA_DEFAULTS.model,
+    voice: { mode: 'id', id: options.voice || CARTESIA_DEFAULTS.voice },
+    output_format: { container: 'raw', encoding: 'pcm_mulaw', sample_rate: 8000 },
+    ...(options.language ? { language: options.language } : {}),
+  };
+  // null in tts_settings removes one of our defaults (e.g. max_buffer_delay_ms).
+  for (const [k, v] of Object.entries(request)) if (v === null) delete request[k];
+  return request;
+}
+
+interface CartesiaMessage {
+  type?: string;
+  context_id?: string;
+  data?: string;
+  done?: boolean;
+  status_code?: number;
+  error?: string;
+  message?: string;
+  title?: string;
+}

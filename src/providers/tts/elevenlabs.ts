@@ -1,0 +1,339 @@
+/**
+ * ElevenLabs streaming TTS (`/v1/text-to-speech/{voice_id}/stream-input`). That endpoint
+ * speaks one utterance per connection: `{"text":" ", voice_settings, generation_config}`
+ * opens it, each sentence follows as `{"text":"… ", "flush":true}`, `{"text":""}` ends it, and
+ * the server answers with `{"audio": base64}` messages, `{"isFinal": true}`, then closes.
+ *
+ * Latency choices: the session always holds a spare connection that is already open and
+ * initialised, so startUtterance() never waits for a handshake; the next spare is opened as
+ * soon as an utterance's text is complete (or cancelled), well before the next turn. With
+ * `auto_mode=true` (and `flush` per sentence) ElevenLabs starts generating each sentence at once
+ * instead of waiting for its chunk schedule to fill. Barge-in simply drops the connection.
+ */
+import { EventEmitter } from 'node:events';
+import WebSocket from 'ws';
+import { createLogger } from '../../shared/logger';
+import { countCharacters, openSpeechSocket, SpeechProviderError, wsBaseUrl } from '../speech-socket';
+import type { TtsDoneReason, TtsEvents, TtsOptions, TtsSession } from './types';
+
+const log = createLogger('tts.elevenlabs');
+
+export const ELEVENLABS_DEFAULTS = {
+  baseUrl: 'wss://api.elevenlabs.io',
+  model: 'eleven_flash_v2_5',
+  // A stock ElevenLabs voice, so an agent without `voice` still speaks.
+  voice: '21m00Tcm4TlvDq8ikWAM',
+  // ElevenLabs' maximum; its default of 20 s would close a spare connection between turns.
+  inactivityTimeoutSecs: 180,
+} as const;
+
+// Recycle an unused spare this long before ElevenLabs' inactivity timeout would close it.
+const SPARE_RECYCLE_MARGIN_SECS = 10;
+// A spare that lived this long and then closed was healthy (timed out): reopen it quietly.
+const HEALTHY_CONNECTION_MS = 1000;
+// Spares closing faster than that this many times in a row: stop pre-opening and report.
+const MAX_QUICK_SPARE_CLOSES = 3;
+const CLOSE_TIMEOUT_MS = 1000;
+// tts_settings keys that belong to the first message, not to the URL.
+const VOICE_SETTINGS_KEYS = ['stability', 'similarity_boost', 'style', 'use_speaker_boost', 'speed'] as const;
+const BODY_KEYS = ['voice_settings', 'generation_config', 'pronunciation_dictionary_locators', 'chunk_length_schedule'] as const;
+
+interface Utterance {
+  id: string;
+  conn: Connection;
+  characters: number;
+  textSent: boolean;
+  ended: boolean;
+}
+
+interface Connection {
+  ws: WebSocket;
+  open: boolean;
+  openedAt: number;
+  outbox: string[];
+  utt?: Utterance;
+  recycleTimer?: NodeJS.Timeout;
+  /** An error was already reported for this connection. */
+  reported: boolean;
+}
+
+export class ElevenLabsTts extends EventEmitter<TtsEvents> implements TtsSession {
+  readonly provider = 'elevenlabs';
+  readonly ready: Promise<void>;
+  charactersSent = 0;
+
+  private readonly url: string;
+  private readonly apiKey: string;
+  private readonly firstMessage: string;
+  private readonly inactivityTimeoutSecs: number;
+  private readonly handshakeTimeoutMs?: number;
+  private spare?: Connection;
+  /** The last spare failed fast (bad key, bad voice): stop pre-opening until a connection works. */
+  private spareBroken = false;
+  private quickSpareCloses = 0;
+  private readonly utterances = new Map<string, Utterance>();
+  private readonly usedIds = new Set<string>();
+  private readonly connections = new Set<Connection>();
+  private closed = false;
+  private settleReady?: { resolve: () => void; reject: (err: Error) => void };
+
+  constructor(options: TtsOptions) {
+    super();
+    const { query, first } = elevenLabsRequest(options);
+    this.inactivityTimeoutSecs = Number(query.get('inactivity_timeout')) || 20;
+    const voice = encodeURIComponent(options.voice || ELEVENLABS_DEFAULTS.voice);
+    this.url = `${wsBaseUrl(options.baseUrl || ELEVENLABS_DEFAULTS.baseUrl)}/v1/text-to-speech/${voice}/stream-input?${query.toString()}`;
+    this.apiKey = options.apiKey;
+    this.firstMessage = JSON.stringify(first);
+    this.handshakeTimeoutMs = options.handshakeTimeoutMs;
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.settleReady = { resolve, reject };
+    });
+    this.ready.catch(() => {}); // also reported as an 'error' event; awaiting is optional
+    this.ensureSpare();
+  }
+
+  startUtterance(id: string): void {
+    if (this.usedIds.has(id)) throw new Error(`TTS utterance id "${id}" was already used in this session`);
+    this.usedIds.add(id);
+    const conn = this.spare ?? this.openConnection();
+    this.spare = undefined;
+    if (conn.recycleTimer) clearTimeout(conn.recycleTimer);
+    const utt: Utterance = { id, conn, characters: 0, textSent: false, ended: false };
+    conn.utt = utt;
+    this.utterances.set(id, utt);
+  }
+
+  pushText(id: string, text: string): void {
+    const utt = this.utterances.get(id);
+    // Text for a cancelled or finished utterance is a normal race with barge-in: drop it.
+    if (!utt || utt.ended || !text) return;
+    const n = countCharacters(text);
+    utt.characters += n;
+    this.charactersSent += n;
+    utt.textSent = true;
+    // ElevenLabs wants every chunk to end with a space.
+    this.send(utt.conn, { text: text.endsWith(' ') ? text : `${text} `, flush: true });
+  }
+
+  endText(id: string): void {
+    const utt = this.utterances.get(id);
+    if (!utt || utt.ended) return;
+    utt.ended = true;
+    if (utt.textSent) {
+      this.send(utt.conn, { text: '' });
+    } else {
+      this.dropConnection(utt.conn);
+      queueMicrotask(() => this.finish(utt, 'completed'));
+    }
+    this.ensureSpare();
+  }
+
+  cancel(id: string): void {
+    const utt = this.utterances.get(id);
+    if (!utt) return;
+    this.finish(utt, 'cancelled');
+    this.dropConnection(utt.conn);
+    this.ensureSpare();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const utt of [...this.utterances.values()]) this.cancel(utt.id);
+    if (this.spare) this.dropConnection(this.spare);
+    this.spare = undefined;
+    await Promise.all(
+      [...this.connections].map(
+        (conn) =>
+          new Promise<void>((resolve) => {
+            if (conn.ws.readyState === WebSocket.CLOSED) return resolve();
+            const timer = setTimeout(() => conn.ws.terminate(), CLOSE_TIMEOUT_MS);
+            conn.ws.once('close', () => {
+              clearTimeout(timer);
+              resolve();
+            });
+          }),
+      ),
+    );
+  }
+
+  private ensureSpare(): void {
+    if (this.spare || this.spareBroken || this.closed) return;
+    const conn = this.openConnection();
+    this.spare = conn;
+    const recycleMs = Math.max(1, this.inactivityTimeoutSecs - SPARE_RECYCLE_MARGIN_SECS) * 1000;
+    conn.recycleTimer = setTimeout(() => {
+      if (this.spare !== conn) return;
+      this.spare = undefined;
+      this.dropConnection(conn);
+      this.ensureSpare();
+    }, recycleMs);
+    conn.recycleTimer.unref();
+  }
+
+  private openConnection(): Connection {
+    const ws = openSpeechSocket(this.url, { provider: 'ElevenLabs', headers: { 'xi-api-key': this.apiKey }, handshakeTimeoutMs: this.handshakeTimeoutMs }, (err) =>
+      this.connectionFailed(conn, err),
+    );
+    const conn: Connection = { ws, open: false, openedAt: 0, outbox: [], reported: false };
+    this.connections.add(conn);
+    ws.on('open', () => {
+      conn.open = true;
+      conn.openedAt = Date.now();
+      this.settleReady?.resolve();
+      ws.send(this.firstMessage);
+      for (const data of conn.outbox.splice(0)) ws.send(data);
+      if (conn.utt) {
+        this.spareBroken = false;
+        this.quickSpareCloses = 0;
+      }
+    });
+    ws.on('message', (data, isBinary) => {
+      if (!isBinary) this.handleMessage(conn, data.toString());
+    });
+    ws.on('close', (code, reason) => this.connectionClosed(conn, code, reason.toString()));
+    return conn;
+  }
+
+  private send(conn: Connection, msg: Record<string, unknown>): void {
+    const data = JSON.stringify(msg);
+    if (conn.open && conn.ws.readyState === WebSocket.OPEN) conn.ws.send(data);
+    else conn.outbox.push(data);
+  }
+
+  /** Leaves a connection for good; ElevenLabs stops generating when the socket goes. */
+  private dropConnection(conn: Connection): void {
+    if (conn.recycleTimer) clearTimeout(conn.recycleTimer);
+    conn.utt = undefined;
+    conn.outbox = [];
+    if (conn.ws.readyState === WebSocket.CONNECTING) conn.ws.terminate();
+    else if (conn.ws.readyState === WebSocket.OPEN) conn.ws.close(1000);
+  }
+
+  private handleMessage(conn: Connection, text: string): void {
+    let msg: ElevenLabsMessage;
+    try {
+      msg = JSON.parse(text) as ElevenLabsMessage;
+    } catch {
+      log.warn('ignoring a non-JSON message', { length: text.length });
+      return;
+    }
+    const utt = conn.utt;
+    if (typeof msg.audio === 'string' && msg.audio && utt && this.utterances.get(utt.id) === utt) {
+      this.emit('audio', { id: utt.id, mulaw: Buffer.from(msg.audio, 'base64') });
+    }
+    if (msg.isFinal === true && utt) {
+      this.finish(utt, 'completed');
+      this.dropConnection(conn);
+      return;
+    }
+    if (msg.error || (msg.message && msg.code !== undefined)) {
+      conn.reported = true;
+      this.failConnection(conn, new SpeechProviderError(`ElevenLabs error: ${msg.message ?? msg.error}`, { provider: 'elevenlabs', closeCode: msg.code }));
+    }
+  }
+
+  private connectionFailed(conn: Connection, err: SpeechProviderError): void {
+    this.connections.delete(conn);
+    if (conn.reported || this.closed) return;
+    conn.reported = true;
+    this.failConnection(conn, err);
+  }
+
+  private connectionClosed(conn: Connection, code: number, reason: string): void {
+    this.connections.delete(conn);
+    if (conn.recycleTimer) clearTimeout(conn.recycleTimer);
+    if (!conn.open || this.closed) return; // a failed handshake is reported by openSpeechSocket
+    const utt = conn.utt;
+    const wasSpare = this.spare === conn;
+    if (wasSpare) this.spare = undefined;
+    if (conn.reported) {
+      if (wasSpare) this.spareBroken = true;
+      return;
+    }
+    const err = new SpeechProviderError(`ElevenLabs closed the connection (${code}${reason ? ` ${reason}` : ''})`, { provider: 'elevenlabs', closeCode: code });
+    if (utt && this.utterances.get(utt.id) === utt) {
+      this.emitError(new SpeechProviderError(`${err.message} before the audio was complete`, { ...err.details, utteranceId: utt.id }));
+      this.finish(utt, 'error');
+    } else if (wasSpare) {
+      // ElevenLabs closing an idle spare (inactivity) is routine: open another. Spares that die
+      // young again and again mean something is wrong with the settings; stop and say so.
+      this.quickSpareCloses = Date.now() - conn.openedAt < HEALTHY_CONNECTION_MS ? this.quickSpareCloses + 1 : 0;
+      if (this.quickSpareCloses >= MAX_QUICK_SPARE_CLOSES) {
+        this.spareBroken = true;
+        this.emitError(err);
+        return;
+      }
+      this.ensureSpare();
+    }
+  }
+
+  /** Reports a connection-level failure to whoever depends on that connection. */
+  private failConnection(conn: Connection, err: SpeechProviderError): void {
+    const utt = conn.utt;
+    if (utt && this.utterances.get(utt.id) === utt) {
+      this.emitError(new SpeechProviderError(err.message, { ...err.details, utteranceId: utt.id }));
+      this.finish(utt, 'error');
+      return;
+    }
+    if (this.spare === conn) {
+      this.spare = undefined;
+      this.spareBroken = true;
+      this.settleReady?.reject(err);
+      this.settleReady = undefined;
+      this.emitError(err);
+    }
+  }
+
+  private finish(utt: Utterance, reason: TtsDoneReason): void {
+    if (this.utterances.get(utt.id) !== utt) return;
+    this.utterances.delete(utt.id);
+    utt.ended = true;
+    this.emit('done', { id: utt.id, reason, characters: utt.characters });
+  }
+
+  private emitError(err: SpeechProviderError): void {
+    if (this.listenerCount('error') > 0) this.emit('error', err);
+    else log.warn(err.message);
+  }
+}
+
+/** Query parameters and first message from the agent's fields and tts_settings. */
+export function elevenLabsRequest(options: TtsOptions): { query: URLSearchParams; first: Record<string, unknown> } {
+  const settings = { ...(options.settings ?? {}) };
+  const voiceSettings: Record<string, unknown> = { ...((settings.voice_settings as Record<string, unknown>) ?? {}) };
+  for (const key of VOICE_SETTINGS_KEYS) {
+    if (key in settings) voiceSettings[key] = settings[key];
+    delete settings[key];
+  }
+  const generationConfig: Record<string, unknown> = { ...((settings.generation_config as Record<string, unknown>) ?? {}) };
+  if (settings.chunk_length_schedule !== undefined) generationConfig.chunk_length_schedule = settings.chunk_length_schedule;
+  const first: Record<string, unknown> = { text: ' ' };
+  if (Object.keys(voiceSettings).length > 0) first.voice_settings = voiceSettings;
+  if (Object.keys(generationConfig).length > 0) first.generation_config = generationConfig;
+  if (settings.pronunciation_dictionary_locators !== undefined) first.pronunciation_dictionary_locators = settings.pronunciation_dictionary_locators;
+  for (const key of BODY_KEYS) delete settings[key];
+
+  const params = new Map<string, string>([
+    ['model_id', options.model || ELEVENLABS_DEFAULTS.model],
+    ['output_format', 'ulaw_8000'],
+    ['inactivity_timeout', String(ELEVENLABS_DEFAULTS.inactivityTimeoutSecs)],
+    ['auto_mode', 'true'],
+  ]);
+  if (options.language) params.set('language_code', options.language);
+  for (const [key, value] of Object.entries(settings)) {
+    if (key === 'output_format') continue; // the gateway needs 8 kHz mu-law
+    if (value === null || value === undefined) params.delete(key);
+    else params.set(key, typeof value === 'object' ? JSON.stringify(value) : String(value));
+  }
+  return { query: new URLSearchParams([...params]), first };
+}
+
+interface ElevenLabsMessage {
+  audio?: string | null;
+  isFinal?: boolean | null;
+  message?: string;
+  error?: string;
+  code?: number;
+}

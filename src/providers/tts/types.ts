@@ -1,0 +1,52 @@
+/**
+ * The provider-neutral streaming text-to-speech interface the media gateway talks to. One
+ * TtsSession per call, created at call start so the vendor connection is warm before the first
+ * sentence. Per agent turn: startUtterance(id), pushText(id, sentence) for each sentence as the
+ * LLM produces it (audio for the first sentence is requested at once), endText(id) when the
+ * reply is complete, or cancel(id) on barge-in. Audio comes back as 8 kHz mu-law.
+ *
+ * Every started utterance ends with exactly one `done` event (completed, cancelled or error);
+ * after `done` no more `audio` arrives for it.
+ */
+import type { EventEmitter } from 'node:events';
+export { SpeechProviderError } from '../speech-socket';
+import type { SpeechProviderError } from '../speech-socket';
+
+export type TtsDoneReason = 'completed' | 'cancelled' | 'error';
+
+export interface TtsEvents {
+  audio: [{ id: string; mulaw: Buffer }];
+  /** `characters`: text characters sent to the vendor for this utterance (for tts_usage). */
+  done: [{ id: string; reason: TtsDoneReason; characters: number }];
+  /** `details.utteranceId` is set when the error ended one utterance. */
+  error: [SpeechProviderError];
+}
+
+export interface TtsSession extends EventEmitter<TtsEvents> {
+  readonly provider: string;
+  /** Resolves when the first vendor connection is open (warm); rejects with its error. */
+  readonly ready: Promise<void>;
+  /** Ids must be unique within the session. */
+  startUtterance(id: string): void;
+  /** A chunk of the reply, normally one sentence; sent to the vendor immediately. */
+  pushText(id: string, text: string): void;
+  /** No more text for this utterance: the vendor finishes the audio, then `done`. */
+  endText(id: string): void;
+  /** Barge-in: stop generating now. `done` (reason cancelled) is emitted synchronously. */
+  cancel(id: string): void;
+  /** Total characters sent in this session. */
+  readonly charactersSent: number;
+  close(): Promise<void>;
+}
+
+export interface TtsOptions {
+  apiKey: string;
+  /** e.g. wss://api.cartesia.ai (CARTESIA_BASE_URL); http(s) is accepted too. */
+  baseUrl?: string;
+  model?: string;
+  voice?: string;
+  language?: string;
+  /** The agent's `tts_settings`, vendor-specific (see README). */
+  settings?: Record<string, unknown>;
+  handshakeTimeoutMs?: number;
+}
