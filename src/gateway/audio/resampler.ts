@@ -5,7 +5,7 @@
  * Choice: a polyphase windowed-sinc FIR (Blackman window, 16 zero crossings each side at the
  * lower rate, cut-off at 90% of the lower Nyquist). Linear interpolation would be shorter but
  * aliases audibly when going down (24k → 8k folds 4–12 kHz into the telephone band) and is
- * muffled going up; this filter is flat to ~3 kHz at 8 kHz, attenuates aliases by >60 dB, and
+ * muffled going up; this filter is flat to ~3 kHz at 8 kHz, attenuates aliases by ≥55 dB, and
  * costs ~33 multiply-adds per output sample for 8k↔16k. Kernels are built once per rate pair and
  * shared by every call.
  *
