@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { createTwilioCall, hangupTwilioCall, type TwilioCredentials } from '../../src/providers/telephony/twilio/client';
+import { createTwilioCall, hangupTwilioCall, twilioAdapter, type TwilioCredentials } from '../../src/providers/telephony/twilio/client';
 import {
   computeTwilioSignature,
   publicRequestUrl,
@@ -309,11 +309,14 @@ describe('an outbound call end to end', () => {
     await expect(hangupTwilioCall(creds, ref.sid)).resolves.toEqual({ sid: ref.sid, status: 'completed' });
   });
 
-  it('cancels a call that is still ringing: it ends canceled, which maps to no_answer', async () => {
+  it('cancels a call that is still ringing (through the provider-neutral adapter): it ends canceled → no_answer', async () => {
     fake.setOutcome({ outcome: 'answer', ringMs: 5000 }, '+15558670002');
-    const ref = await createTwilioCall(creds, outboundRequest('c-cancel', '+15558670002'));
+    const adapter = twilioAdapter(creds);
+    const { twimlUrl, ...rest } = outboundRequest('c-cancel', '+15558670002');
+    const ref = await adapter.placeCall({ ...rest, answerUrl: twimlUrl });
+    expect(ref.status).toBe('queued');
     await new Promise((r) => setTimeout(r, 100));
-    await hangupTwilioCall(creds, ref.sid);
+    await adapter.hangup(ref.sid);
     const call = await fake.call(ref.sid)!.ended;
     expect(call.status).toBe('canceled');
     expect(site.statusUpdates.get('c-cancel')!.at(-1)).toMatchObject({ providerStatus: 'canceled', transition: 'no_answer' });
