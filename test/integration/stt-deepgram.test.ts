@@ -155,6 +155,14 @@ describe('Deepgram streaming STT', () => {
     expect(params.has('utterance_end_ms')).toBe(false);
   });
 
+  it('accepts an http:// base URL as well as ws://', async () => {
+    fake.script(['Yes.']);
+    const stt = open({ baseUrl: fake.url.replace('ws://', 'http://') + '/' });
+    for (const frame of toneFrames(200)) stt.sendAudio(frame);
+    stt.finalize();
+    expect((await nextEvent<SttTranscript>(stt, 'transcript', (t) => t.isFinal)).text).toBe('Yes.');
+  });
+
   it('refuses providers without an adapter and a missing API key with clear messages', () => {
     expect(() => createStt('openai', { apiKey: 'k' })).toThrow('STT provider "openai" has no streaming adapter yet (available: deepgram)');
     expect(() => createStt('whisperx', { apiKey: 'k' })).toThrow('Unknown STT provider "whisperx"');
