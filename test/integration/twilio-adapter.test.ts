@@ -322,6 +322,17 @@ describe('an outbound call end to end', () => {
     expect(site.statusUpdates.get('c-cancel')!.at(-1)).toMatchObject({ providerStatus: 'canceled', transition: 'no_answer' });
   });
 
+  it('runs inline TwiML (Twiml instead of Url) without fetching anything', async () => {
+    const { twimlUrl: _unused, ...rest } = outboundRequest('c-inline');
+    const twiml = connectStreamTwiml({ streamUrl: `${site.gatewayUrl}/media/twilio/c-inline`, parameters: { call_id: 'c-inline' } });
+    const ref = await createTwilioCall(creds, { ...rest, twiml });
+    const call = await fake.call(ref.sid)!.ended;
+    expect(fake.requests.find((r) => r.params.Twiml === twiml)).toBeDefined();
+    expect(call.callbacks.some((c) => c.kind === 'twiml')).toBe(false);
+    expect(call.stream?.parameters).toEqual({ call_id: 'c-inline' });
+    expect(call.status).toBe('completed');
+  });
+
   it('reports hanging up an unknown call as not_found', async () => {
     const err = await providerError(hangupTwilioCall(creds, `CA${'0'.repeat(32)}`));
     expect(err).toMatchObject({ kind: 'not_found', code: 20404, httpStatus: 404 });
