@@ -47,6 +47,8 @@ export interface FakeCartesia {
     rejected: Array<{ status: number; body: string }>;
     contexts: Map<string, FakeCartesiaContext>;
   };
+  /** Closes every open connection from the server side (default 1011), as an outage would. */
+  dropConnections(code?: number, reason?: string): void;
   stop(): Promise<void>;
 }
 
@@ -71,7 +73,12 @@ export async function startFakeCartesia(options: FakeCartesiaOptions): Promise<F
     },
     options.port,
   );
-  return { url: server.url, received, stop: () => server.stop() };
+  return {
+    url: server.url,
+    received,
+    dropConnections: (code, reason) => server.dropConnections(code, reason),
+    stop: () => server.stop(),
+  };
 }
 
 function checkUpgrade(req: http.IncomingMessage, url: URL, apiKey: string): UpgradeRejection | undefined {

@@ -67,6 +67,8 @@ export interface FakeDeepgram {
     readonly audioBytes: number;
     readonly controls: string[];
   };
+  /** Closes every open connection from the server side (default 1011), as an outage would. */
+  dropConnections(code?: number, reason?: string): void;
   stop(): Promise<void>;
 }
 
@@ -124,6 +126,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
         return streams.flatMap((s) => s.controls);
       },
     },
+    dropConnections: (code, reason) => server.dropConnections(code, reason),
     stop: () => server.stop(),
   };
 }

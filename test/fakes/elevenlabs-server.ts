@@ -52,6 +52,8 @@ export interface FakeElevenLabs {
   };
   /** Connections currently open. */
   openConnections(): number;
+  /** Closes every open connection from the server side (default 1011), as an outage would. */
+  dropConnections(code?: number, reason?: string): void;
   stop(): Promise<void>;
 }
 
@@ -94,7 +96,13 @@ export async function startFakeElevenLabs(options: FakeElevenLabsOptions): Promi
     },
     options.port,
   );
-  return { url: server.url, received, openConnections: () => open, stop: () => server.stop() };
+  return {
+    url: server.url,
+    received,
+    openConnections: () => open,
+    dropConnections: (code, reason) => server.dropConnections(code, reason),
+    stop: () => server.stop(),
+  };
 }
 
 class ElevenLabsStream {

@@ -18,6 +18,8 @@ export interface WsFakeServer {
   /** ws://127.0.0.1:<port>, what the *_BASE_URL settings take. */
   url: string;
   port: number;
+  /** Closes every open connection from the server side, as a vendor outage would. */
+  dropConnections(code?: number, reason?: string): void;
   stop(): Promise<void>;
 }
 
@@ -46,6 +48,9 @@ export async function startWsFakeServer(handlers: WsFakeHandlers, port = 0): Pro
   return {
     url: `ws://127.0.0.1:${actualPort}`,
     port: actualPort,
+    dropConnections(code = 1011, reason = 'Internal server error') {
+      for (const ws of wss.clients) ws.close(code, reason);
+    },
     async stop() {
       for (const ws of wss.clients) ws.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));

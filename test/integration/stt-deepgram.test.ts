@@ -118,6 +118,16 @@ describe('Deepgram streaming STT', () => {
     expect((await closed).code).toBe(1011);
   });
 
+  it('reports a stream Deepgram drops with error and closed events', async () => {
+    const stt = open();
+    await stt.ready;
+    const closed = nextEvent<{ code: number }>(stt, 'closed');
+    const err = nextEvent<Error>(stt, 'error');
+    fake.dropConnections(1011, 'Internal server error');
+    expect((await err).message).toBe('Deepgram stream closed: 1011 Internal server error');
+    expect((await closed).code).toBe(1011);
+  });
+
   it('close() flushes the speech in flight as a final transcript, then ends the stream cleanly', async () => {
     fake.script(['Thanks, bye.']);
     const stt = open();

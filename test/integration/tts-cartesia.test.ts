@@ -176,6 +176,27 @@ describe('Cartesia streaming TTS', () => {
     expect(r.errors).toEqual([]);
   });
 
+  it('fails the utterance in flight when the connection drops, and serves the next turn on a new connection', async () => {
+    await start({ chunkMs: 20, chunkIntervalMs: 10 });
+    const tts = open();
+    const r = record(tts);
+    await tts.ready;
+    tts.startUtterance('u1');
+    tts.pushText('u1', 'This answer will be cut off by an outage.');
+    await nextEvent(tts, 'audio');
+    fake.dropConnections(1011, 'Internal server error');
+    await nextEvent(tts, 'done');
+    expect(r.done).toEqual([{ id: 'u1', reason: 'error', characters: 41 }]);
+    expect(r.errors.map((e) => [e.message, (e as any).details.utteranceId])).toEqual([['Cartesia connection closed (1011 Internal server error)', 'u1']]);
+
+    tts.startUtterance('u2');
+    tts.pushText('u2', 'Back again.');
+    tts.endText('u2');
+    await nextEvent(tts, 'done', (d: { id: string }) => d.id === 'u2');
+    expect(r.done.at(-1)).toEqual({ id: 'u2', reason: 'completed', characters: 11 });
+    expect(fake.received.connections).toHaveLength(2);
+  });
+
   it('maps the agent fields and tts_settings onto the request', async () => {
     await start();
     const tts = createAgentTts(

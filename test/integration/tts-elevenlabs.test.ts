@@ -172,6 +172,29 @@ describe('ElevenLabs streaming TTS', () => {
     expect(r.errors).toEqual([]);
   });
 
+  it('fails the utterance in flight when its connection drops; the next turn runs normally', async () => {
+    await start({ chunkMs: 20, chunkIntervalMs: 10 });
+    const tts = open();
+    const r = record(tts);
+    await tts.ready;
+    tts.startUtterance('u1');
+    tts.pushText('u1', 'This answer will be cut off by an outage.');
+    await nextEvent(tts, 'audio');
+    fake.dropConnections(1011, 'Internal server error');
+    await nextEvent(tts, 'done');
+    expect(r.done).toEqual([{ id: 'u1', reason: 'error', characters: 41 }]);
+    expect(r.errors.map((e) => [e.message, (e as any).details.utteranceId])).toEqual([
+      ['ElevenLabs closed the connection (1011 Internal server error) before the audio was complete', 'u1'],
+    ]);
+
+    tts.startUtterance('u2');
+    tts.pushText('u2', 'Back again.');
+    tts.endText('u2');
+    await nextEvent(tts, 'done', (d: { id: string }) => d.id === 'u2');
+    expect(r.done.at(-1)).toEqual({ id: 'u2', reason: 'completed', characters: 11 });
+    expect(r.errors).toHaveLength(1);
+  });
+
   it('fails an utterance with an error and done when the voice does not exist', async () => {
     await start();
     const tts = createAgentTts(

@@ -59,6 +59,8 @@ export class CartesiaTts extends EventEmitter<TtsEvents> implements TtsSession {
   private readonly utterances = new Map<string, Utterance>();
   private readonly usedIds = new Set<string>();
   private reconnectAttempt = 0;
+  /** A failure of the idle session was reported since the last successful open. */
+  private failureReported = false;
   private reconnectTimer?: NodeJS.Timeout;
   private closed = false;
   private settleReady?: { resolve: () => void; reject: (err: Error) => void };
@@ -165,6 +167,7 @@ export class CartesiaTts extends EventEmitter<TtsEvents> implements TtsSession {
     ws.on('open', () => {
       this.wsOpen = true;
       this.openedAt = Date.now();
+      this.failureReported = false;
       this.settleReady?.resolve();
       for (const m of this.outbox.splice(0)) {
         ws.send(m.data);
@@ -198,9 +201,12 @@ export class CartesiaTts extends EventEmitter<TtsEvents> implements TtsSession {
       this.finish(utt, 'error');
     }
     // Cartesia closing an idle socket cleanly is routine (we just reconnect); other failures of
-    // an idle session are reported once per streak, not on every retry.
+    // an idle session are reported once until a connection works again, not on every retry.
     const routine = err.details.closeCode === 1000 || err.details.closeCode === 1001;
-    if (active.length === 0 && !routine && this.reconnectAttempt === 0) this.emitError(err);
+    if (active.length === 0 && !routine && !this.failureReported) {
+      this.failureReported = true;
+      this.emitError(err);
+    }
     if (err.details.fatal || this.closed) return; // the next startUtterance tries again
     const delay = RECONNECT_DELAYS_MS[Math.min(this.reconnectAttempt, RECONNECT_DELAYS_MS.length - 1)]!;
     this.reconnectAttempt++;
