@@ -4,7 +4,7 @@
 import { createAgentTts, createTts, ttsOptionsForAgent, type TtsSession } from '../../src/providers/tts';
 import { startFakeCartesia, type FakeCartesia, type FakeCartesiaOptions } from '../fakes/cartesia-server';
 import { synthesize } from '../fakes/fake-tts-audio';
-import { mulawRms, nextEvent, sleep } from '../support/speech';
+import { mulawRms, nextEvent, sleep, until } from '../support/speech';
 
 const API_KEY = 'cartesia-test-key';
 
@@ -141,7 +141,7 @@ describe('Cartesia streaming TTS', () => {
     const cancelledAt = performance.now();
     tts.cancel('long');
     expect(r.done).toEqual([{ id: 'long', reason: 'cancelled', characters: 83 }]);
-    await sleep(30);
+    await until(() => fake.received.contexts.get('long')!.cancelled);
     const chunksAfterCancel = fake.received.contexts.get('long')!.chunksSent;
     await sleep(150);
 

@@ -4,7 +4,7 @@
 import { createAgentTts, createTts, type TtsSession } from '../../src/providers/tts';
 import { startFakeElevenLabs, type FakeElevenLabs, type FakeElevenLabsOptions } from '../fakes/elevenlabs-server';
 import { synthesize } from '../fakes/fake-tts-audio';
-import { mulawRms, nextEvent, sleep } from '../support/speech';
+import { mulawRms, nextEvent, sleep, until } from '../support/speech';
 
 const API_KEY = 'xi-test-key';
 
@@ -23,14 +23,6 @@ function record(tts: TtsSession): Recorded {
 }
 
 const audioOf = (r: Recorded, id: string) => Buffer.concat(r.audio.filter((a) => a.id === id).map((a) => a.mulaw));
-
-async function until(condition: () => boolean, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(5);
-  }
-}
 
 describe('ElevenLabs streaming TTS', () => {
   let fake: FakeElevenLabs;
@@ -137,8 +129,8 @@ describe('ElevenLabs streaming TTS', () => {
     const cancelledAt = performance.now();
     tts.cancel('long');
     expect(r.done).toEqual([{ id: 'long', reason: 'cancelled', characters: 83 }]);
-    await sleep(30);
     const conn = fake.received.connections[0]!;
+    await until(() => conn.closed !== undefined);
     const chunksAfterCancel = conn.chunksSent;
     await sleep(150);
 

@@ -22,6 +22,15 @@ export function nextEvent<T = any>(emitter: EventEmitter<any>, event: string, ma
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** Polls until `condition` holds. */
+export async function until(condition: () => boolean, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await sleep(5);
+  }
+}
+
 /** Caller "speech": a 300 Hz tone as 8 kHz mu-law, cut into 20 ms (160-byte) frames. */
 export function toneFrames(ms: number): Buffer[] {
   const samples = (ms * 8000) / 1000;
