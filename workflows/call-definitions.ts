@@ -93,6 +93,7 @@ export interface CarriedState {
   nextSeq: number;
   totals: UsageTotals;
   lastUserActivityMs: number;
+  gatewayTaskQueue: string | null;
 }
 
 export interface UsageTotals {
@@ -167,6 +168,7 @@ export interface CallRecordPatch {
   llm_prompt_tokens?: number;
   llm_completion_tokens?: number;
   tts_characters?: number;
+  recording_path?: string | null;
 }
 
 export interface TextTurnResult {
@@ -186,8 +188,13 @@ export interface CallStateView {
 /** A caller utterance from the gateway's STT (voice) — the audio-driven stream, so a signal. */
 export interface UtteranceSignal {
   text: string;
-  /** True when the caller spoke over the agent (subject to min_words). */
+  /**
+   * True when the caller spoke over the agent and the gateway did NOT interrupt the agent (fewer
+   * than min_words): the workflow records it as a backchannel, not a turn.
+   */
   duringAgentSpeech?: boolean;
+  /** Gateway events since its last report (voice calls), e.g. ttfb_metric for STT. */
+  events?: GatewayEvent[];
 }
 
 /** A telephony provider's status, already mapped by the provider adapter. */
@@ -207,3 +214,84 @@ export const endCallUpdate = defineUpdate<CallStatus, [{ reason: EndReason }]>('
 export const stateQuery = defineQuery<CallStateView>('state');
 
 export const callWorkflowId = (callId: string) => `call-${callId}`;
+
+// ---- voice calls: the media gateway ----------------------------------------------------------
+//
+// A voice call's audio lives on one media gateway instance. When the provider's stream connects,
+// that gateway signals `mediaConnected` with the task queue of its own Temporal worker; from then
+// on the workflow runs the work that must happen next to the socket (speaking, LLM→TTS turns,
+// hanging up) as activities on that queue. `mediaSession` runs for the whole call and heartbeats,
+// so a dead gateway is noticed within seconds and the call ends as failed.
+
+/** Something the gateway observed, recorded by the workflow as a call event at `timestampMs`. */
+export interface GatewayEvent {
+  type: 'tts_started' | 'tts_stopped' | 'tts_usage' | 'interruption' | 'ttfb_metric' | 'error';
+  timestampMs: number;
+  data: Record<string, unknown>;
+}
+
+export interface MediaConnectedSignal {
+  gatewayTaskQueue: string;
+  streamSid: string;
+  /** Where the gateway writes the call's WAV (absolute path). */
+  recordingPath: string | null;
+  events?: GatewayEvent[];
+}
+
+/** What the gateway needs to run a call's audio pipeline, read once when the stream connects. */
+export interface VoiceConfig {
+  agentName: string;
+  stt: AgentSnapshot['stt'];
+  tts: AgentSnapshot['tts'];
+  pipeline: AgentSnapshot['pipeline'];
+}
+
+export interface SpeakRequest {
+  callId: string;
+  /** Unique per call; names the TTS utterance and its events. */
+  utteranceId: string;
+  text: string;
+}
+
+/** Returned once the audio has finished playing, or was cut off by the caller (barge-in). */
+export interface SpeechOutcome {
+  /** The part of the text the caller actually heard (all of it unless interrupted). */
+  heardText: string;
+  interrupted: boolean;
+  /** Characters sent to TTS. */
+  characters: number;
+  /** Gateway events since the last report (tts_started/stopped, tts_usage, interruption, ttfb…). */
+  events: GatewayEvent[];
+}
+
+export interface VoiceTurnRequest extends LlmTurnRequest {
+  utteranceId: string;
+}
+
+/**
+ * An LLM turn streamed into TTS sentence by sentence. Returns when the reply has finished playing
+ * (or was interrupted); when the LLM asked for tools it returns as soon as the LLM is done, and any
+ * text before the tool calls keeps playing while the tools run.
+ */
+export interface VoiceTurnResult extends LlmTurnResult, SpeechOutcome {}
+
+export interface MediaSessionResult {
+  /** `hangup`: the caller/provider ended the stream; `closed`: the platform closed it. */
+  reason: 'hangup' | 'closed';
+  events: GatewayEvent[];
+}
+
+export const mediaConnectedSignal = defineSignal<[MediaConnectedSignal]>('mediaConnected');
+export const voiceConfigQuery = defineQuery<VoiceConfig>('voiceConfig');
+
+/** Activities each media gateway instance runs on its own task queue, for the calls it holds. */
+export interface GatewayActivities {
+  speak(req: SpeakRequest): Promise<SpeechOutcome>;
+  voiceTurn(req: VoiceTurnRequest): Promise<VoiceTurnResult>;
+  /** Runs (heartbeating) from stream connect until the stream closes. */
+  mediaSession(req: { callId: string }): Promise<MediaSessionResult>;
+  /** Lets queued agent audio finish (bounded), then closes the provider stream, ending the call. */
+  endMedia(req: { callId: string; reason: EndReason }): Promise<void>;
+}
+
+export const GATEWAY_HEARTBEAT_TIMEOUT_SECS = 5;

@@ -4,7 +4,6 @@
  * state; the main loop (run) owns timers and activities. Workflow code: deterministic, no I/O.
  */
 import {
-  ActivityFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -16,17 +15,22 @@ import {
 import type { Activities } from '../activities';
 import { CallStatus as CallStatusAttr } from '../src/shared/search-attributes';
 import { substitute } from '../src/shared/template';
-import type {
-  CallStatus,
-  CallWorkflowInput,
-  EndReason,
-  LlmTurnResult,
-  SnapshotNode,
-  TelephonyStatusSignal,
-  TextTurnResult,
-  UsageTotals,
+import {
+  GATEWAY_HEARTBEAT_TIMEOUT_SECS,
+  type CallStatus,
+  type CallWorkflowInput,
+  type EndReason,
+  type GatewayActivities,
+  type GatewayEvent,
+  type MediaConnectedSignal,
+  type SnapshotNode,
+  type TelephonyStatusSignal,
+  type TextTurnResult,
+  type UsageTotals,
+  type VoiceConfig,
 } from './call-definitions';
 import { CallRecorder } from './call-recorder';
+import { GatewayLost, LlmUnavailable, TextChannel, VoiceChannel, type CallChannel, type Spoken, type Thought } from './channels';
 import { canMove, isFinal } from './call-status';
 import {
   END_CALL,
@@ -62,7 +66,8 @@ export interface CallSummary {
   totals: UsageTotals;
 }
 
-class LlmUnavailable extends Error {}
+// How long a voice call may wait, once answered, for the provider's audio stream to connect.
+const MEDIA_CONNECT_TIMEOUT = '30s';
 
 export class CallSession {
   status: CallStatus;
@@ -80,7 +85,11 @@ export class CallSession {
   private totals: UsageTotals;
   private readonly conv: ConversationState;
   private readonly recorder: CallRecorder;
-  private readonly llm: Activities['llmTurn'];
+  private channel: CallChannel | null = null;
+  private gatewayTaskQueue: string | null;
+  private recordingPath: string | null = null;
+  private mediaClosed = false;
+  private speechIds = 0;
 
   constructor(private readonly input: CallWorkflowInput) {
     const carried = input.carried;
@@ -96,17 +105,14 @@ export class CallSession {
     };
     this.recorder = new CallRecorder(input, carried?.nextSeq ?? 1);
     if (carried) this.greetingDone = true;
-    const retry = input.options;
-    ({ llmTurn: this.llm } = proxyActivities<Activities>({
-      startToCloseTimeout: '60s',
-      retry: {
-        initialInterval: `${retry.llmRetryInitialSecs}s`,
-        backoffCoefficient: 2,
-        maximumInterval: '10s',
-        maximumAttempts: retry.llmRetryMaxAttempts,
-        nonRetryableErrorTypes: ['LlmRequestRejected'],
-      },
-    }));
+    this.gatewayTaskQueue = carried?.gatewayTaskQueue ?? input.gatewayTaskQueue ?? null;
+    if (input.channel !== 'voice') this.channel = new TextChannel(input.options);
+    else if (this.gatewayTaskQueue) this.channel = new VoiceChannel(input.callId, this.gatewayTaskQueue, input.options);
+  }
+
+  get voiceConfig(): VoiceConfig {
+    const { agent } = this.input;
+    return { agentName: agent.name, stt: agent.stt, tts: agent.tts, pipeline: agent.pipeline };
   }
 
   get nodeKey(): string | null {
@@ -123,6 +129,21 @@ export class CallSession {
 
   requestEnd(reason: EndReason): void {
     this.endRequest ??= reason;
+  }
+
+  /** The provider's audio stream reached a media gateway: the call is answered. */
+  onMediaConnected(signal: MediaConnectedSignal): void {
+    if (isFinal(this.status) || this.gatewayTaskQueue !== null) return;
+    this.recordGatewayEvents(signal.events);
+    this.gatewayTaskQueue = signal.gatewayTaskQueue;
+    this.recordingPath = signal.recordingPath;
+    this.channel = new VoiceChannel(this.input.callId, signal.gatewayTaskQueue, this.input.options);
+    this.recorder.record('call_status', { status: 'media_connected', source: 'gateway', stream_sid: signal.streamSid });
+    if (this.status === 'ringing') this.moveTo('in_progress');
+  }
+
+  recordGatewayEvents(events: GatewayEvent[] | undefined): void {
+    for (const e of events ?? []) this.recorder.record(e.type, e.data, e.timestampMs);
   }
 
   onTelephonyStatus(signal: TelephonyStatusSignal): void {
@@ -155,7 +176,8 @@ export class CallSession {
     this.describe();
     if (!this.input.carried && this.input.initialStatus === 'in_progress') this.recorder.record('call_started', {});
     if (!this.input.carried) await this.waitForAnswer();
-    if (this.status === 'in_progress' && !this.input.carried) await this.begin();
+    if (this.input.channel === 'voice') await this.connectMedia();
+    if (this.status === 'in_progress' && !this.input.carried && this.endRequest === null) await this.begin();
     while (this.status === 'in_progress' && this.endRequest === null) {
       if (this.shouldContinueAsNew()) await this.continueAsNew();
       const woke = await condition(
@@ -166,11 +188,47 @@ export class CallSession {
         if (!woke) await this.onIdle();
         else if (this.queue.length) await this.onUtterance(this.queue.shift()!);
       } catch (err) {
-        if (!(err instanceof LlmUnavailable)) throw err;
-        this.fail(err.message, 'llm');
+        this.failOn(err);
       }
     }
     return this.finish();
+  }
+
+  /** LLM or gateway failures end the call as failed; anything else is a bug and fails the task. */
+  private failOn(err: unknown): void {
+    if (err instanceof LlmUnavailable) this.fail(err.message, 'llm');
+    else if (err instanceof GatewayLost) this.fail(err.message, 'gateway');
+    else throw err;
+  }
+
+  /**
+   * Voice calls: wait for the audio stream, then hold a heartbeating media session on the gateway
+   * for the rest of the call; when it ends the caller hung up, when it fails the gateway is gone.
+   */
+  private async connectMedia(): Promise<void> {
+    if (isFinal(this.status) || this.endRequest !== null) return;
+    const connected = await condition(() => this.gatewayTaskQueue !== null || this.endRequest !== null || isFinal(this.status), MEDIA_CONNECT_TIMEOUT);
+    if (!connected) return this.fail('the audio stream never connected to a media gateway', 'gateway');
+    if (this.gatewayTaskQueue === null) return;
+    if (this.recordingPath) void this.recorder.flush({ recording_path: this.recordingPath });
+    const { mediaSession } = proxyActivities<GatewayActivities>({
+      taskQueue: this.gatewayTaskQueue,
+      scheduleToStartTimeout: '5s',
+      startToCloseTimeout: '24h',
+      heartbeatTimeout: GATEWAY_HEARTBEAT_TIMEOUT_SECS * 1000,
+      retry: { maximumAttempts: 1 },
+    });
+    mediaSession({ callId: this.input.callId }).then(
+      (result) => {
+        this.mediaClosed = true;
+        this.recordGatewayEvents(result.events);
+        if (result.reason === 'hangup') this.requestEnd('user_ended');
+      },
+      (err: Error) => {
+        this.mediaClosed = true;
+        if (!isFinal(this.status)) this.fail(`media gateway lost: ${(err.cause as Error | undefined)?.message ?? err.message}`, 'gateway');
+      },
+    );
   }
 
   private async waitForAnswer(): Promise<void> {
@@ -188,13 +246,17 @@ export class CallSession {
   private async begin(): Promise<void> {
     const { agent, customParameters } = this.input;
     const preCall = agent.pre_call_tool_ids.map((id) => this.runToolForContext(id, { ...customParameters }, 'pre_call'));
-    if (agent.greeting) {
-      this.greeting = substitute(agent.greeting, this.conv.variables);
-      this.agentSays(this.greeting);
+    try {
+      if (agent.greeting) {
+        this.greeting = substitute(agent.greeting, this.conv.variables);
+        await this.agentSays(this.greeting);
+      }
+      await Promise.all(preCall);
+      const first = initialNode(agent);
+      if (first) await this.enterNode(first, null);
+    } catch (err) {
+      this.failOn(err);
     }
-    await Promise.all(preCall);
-    const first = initialNode(agent);
-    if (first) await this.enterNode(first, null);
     this.greetingDone = true;
     this.lastActivityMs = Date.now();
     await this.recorder.flush(this.patch());
@@ -241,13 +303,15 @@ export class CallSession {
     const replies: string[] = [];
     for (let round = 0; round < MAX_TOOL_ROUNDS_PER_TURN && this.endRequest === null; round++) {
       const result = await this.callLlm(transientInstruction);
-      if (result.content) {
-        replies.push(result.content);
-        this.agentSays(result.content, false);
+      // What the caller actually heard: on barge-in, only the part played before they spoke.
+      const said = result.heardText;
+      if (said) {
+        replies.push(said);
+        this.recorder.record('agent_spoke', { text: said, ...(result.interrupted ? { interrupted: true } : {}) });
       }
       this.conv.history.push({
         role: 'assistant',
-        content: result.content || null,
+        content: said || null,
         ...(result.toolCalls.length
           ? {
               tool_calls: result.toolCalls.map((tc) => ({
@@ -258,7 +322,7 @@ export class CallSession {
             }
           : {}),
       });
-      if (!result.toolCalls.length) break;
+      if (!result.toolCalls.length || result.interrupted) break;
       for (const call of result.toolCalls) {
         const output = await this.handleToolCall(call, replies);
         this.conv.history.push({ role: 'tool', tool_call_id: call.id, content: output });
@@ -267,13 +331,12 @@ export class CallSession {
     return replies;
   }
 
-  private async callLlm(transientInstruction?: string): Promise<LlmTurnResult> {
+  private async callLlm(transientInstruction?: string): Promise<Thought> {
     const { agent, customParameters, callId } = this.input;
     const messages = [...systemMessages(agent, this.conv, customParameters), ...this.conv.history];
     if (transientInstruction) messages.push({ role: 'system', content: transientInstruction });
-    let result: LlmTurnResult;
-    try {
-      result = await this.llm({
+    const result = await this.requireChannel().think(
+      {
         callId,
         provider: agent.llm_provider,
         model: agent.llm_model,
@@ -281,11 +344,10 @@ export class CallSession {
         maxTokens: agent.llm_settings.max_tokens,
         messages,
         tools: transientInstruction ? [] : offeredTools(agent, this.conv),
-      });
-    } catch (err) {
-      if (err instanceof ActivityFailure) throw new LlmUnavailable(`LLM request failed: ${err.cause?.message ?? err.message}`);
-      throw err;
-    }
+      },
+      this.nextSpeechId(),
+    );
+    this.countSpeech(result);
     this.totals.llm_prompt_tokens += result.usage.prompt_tokens;
     this.totals.llm_completion_tokens += result.usage.completion_tokens;
     this.recorder.record('llm_usage', { ...result.usage, model: agent.llm_model });
@@ -294,7 +356,7 @@ export class CallSession {
   }
 
   /** Runs one tool call of the LLM; returns the text the LLM gets back. */
-  private async handleToolCall(call: LlmTurnResult['toolCalls'][number], replies: string[]): Promise<string> {
+  private async handleToolCall(call: Thought['toolCalls'][number], replies: string[]): Promise<string> {
     const { agent } = this.input;
     this.recorder.record('tool_called', { function: call.name, args: call.arguments });
     if (call.name === END_CALL) {
@@ -368,9 +430,8 @@ export class CallSession {
     const said: string[] = [];
     for (const action of node.pre_actions) {
       if (action.type === 'say') {
-        const text = substitute(action.text, this.conv.variables);
-        said.push(text);
-        this.agentSays(text);
+        const heard = await this.agentSays(substitute(action.text, this.conv.variables));
+        if (heard) said.push(heard);
       } else if (action.type === 'call_tool') {
         const args = JSON.parse(substitute(JSON.stringify(action.args ?? {}), this.conv.variables)) as Record<string, unknown>;
         await this.runToolForContext(action.tool_id, args, `pre_action:${node.node_key}`);
@@ -381,10 +442,29 @@ export class CallSession {
     return said;
   }
 
-  /** The agent speaks a text (greeting, say pre-action, LLM reply). */
-  private agentSays(text: string, addToHistory = true): void {
-    this.recorder.record('agent_spoke', { text });
-    if (addToHistory) this.conv.history.push({ role: 'assistant', content: text });
+  /** The agent speaks a fixed text (greeting, `say` pre-action); returns what the caller heard. */
+  private async agentSays(text: string): Promise<string> {
+    const spoken = await this.requireChannel().say(text, this.nextSpeechId());
+    this.countSpeech(spoken);
+    if (spoken.heardText) {
+      this.recorder.record('agent_spoke', { text: spoken.heardText, ...(spoken.interrupted ? { interrupted: true } : {}) });
+      this.conv.history.push({ role: 'assistant', content: spoken.heardText });
+    }
+    return spoken.heardText;
+  }
+
+  private countSpeech(spoken: Spoken): void {
+    this.totals.tts_characters += spoken.characters;
+    this.recordGatewayEvents(spoken.events);
+  }
+
+  private nextSpeechId(): string {
+    return `u${++this.speechIds}`;
+  }
+
+  private requireChannel(): CallChannel {
+    if (!this.channel) throw new GatewayLost('no media gateway holds this call');
+    return this.channel;
   }
 
   // ---- status ----------------------------------------------------------------------------------
@@ -415,6 +495,7 @@ export class CallSession {
       const reason = this.endRequest ?? 'user_ended';
       this.moveTo('completed', reason);
     }
+    await this.closeMedia();
     const endMs = Date.now();
     const duration = this.startTimeMs === null ? null : Math.max(0, (endMs - this.startTimeMs) / 1000);
     this.recorder.record('call_ended', {
@@ -429,6 +510,22 @@ export class CallSession {
     await this.recorder.drain();
     await condition(allHandlersFinished);
     return { status: this.status, end_reason: this.endReason, duration, totals: this.totals };
+  }
+
+  /** Voice calls: let the goodbye play, then close the provider stream (which hangs up). */
+  private async closeMedia(): Promise<void> {
+    if (this.gatewayTaskQueue === null || this.mediaClosed) return;
+    const { endMedia } = proxyActivities<GatewayActivities>({
+      taskQueue: this.gatewayTaskQueue,
+      scheduleToStartTimeout: '5s',
+      startToCloseTimeout: '20s',
+      retry: { maximumAttempts: 1 },
+    });
+    try {
+      await endMedia({ callId: this.input.callId, reason: this.endReason ?? 'user_ended' });
+    } catch {
+      // The gateway is gone; its socket went with it.
+    }
   }
 
   // ---- helpers -------------------------------------------------------------------------------
@@ -476,6 +573,7 @@ export class CallSession {
         nextSeq: this.recorder.nextSeq,
         totals: this.totals,
         lastUserActivityMs: this.lastActivityMs,
+        gatewayTaskQueue: this.gatewayTaskQueue,
       },
     });
   }

@@ -6,7 +6,9 @@ import { condition, setHandler } from '@temporalio/workflow';
 import {
   endCallUpdate,
   greetingUpdate,
+  mediaConnectedSignal,
   sendTextUpdate,
+  voiceConfigQuery,
   stateQuery,
   telephonyStatusSignal,
   utteranceSignal,
@@ -19,9 +21,12 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallSummar
   const session = new CallSession(input);
   const ended = () => isFinal(session.status) || session.endRequest !== null;
 
-  setHandler(utteranceSignal, ({ text, duringAgentSpeech }) => {
+  setHandler(utteranceSignal, ({ text, duringAgentSpeech, events }) => {
+    session.recordGatewayEvents(events);
     if (!ended() && text.trim()) session.enqueueUtterance(text.trim(), duringAgentSpeech ?? false);
   });
+  setHandler(mediaConnectedSignal, (signal) => session.onMediaConnected(signal));
+  setHandler(voiceConfigQuery, () => session.voiceConfig);
   setHandler(telephonyStatusSignal, (signal) => session.onTelephonyStatus(signal));
   setHandler(
     sendTextUpdate,
