@@ -14,6 +14,14 @@ const optionalString = z
 export const configSchema = z.object({
   PORT: port.default(8000),
   GATEWAY_PORT: port.default(8001),
+  // The media gateway as telephony providers reach it (ws:// or wss://), when it is not behind
+  // PUBLIC_BASE_URL; the stream URL is this plus /media/twilio. No query: Twilio refuses one.
+  GATEWAY_PUBLIC_URL: optionalString.pipe(
+    z
+      .url()
+      .regex(/^wss?:\/\/[^?#]+$/i, 'must be a ws:// or wss:// URL without query, e.g. wss://voice.example.com')
+      .optional(),
+  ),
   HOST: z.string().default('0.0.0.0'),
   DATABASE_URL: optionalString.pipe(z.url({ message: 'must be a postgres:// URL' }).optional()),
   EMBEDDED_PG_PORT: port.default(5433),
