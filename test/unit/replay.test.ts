@@ -1,0 +1,30 @@
+/**
+ * Replays recorded workflow histories (test/replay/histories, made by `npm run record:histories`)
+ * against the current workflow code: a change that would break calls already running fails here.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+
+const DIR = path.join(__dirname, '..', 'replay', 'histories');
+
+describe('workflow replay', () => {
+  const files = fs.readdirSync(DIR).filter((f) => f.endsWith('.binpb'));
+
+  it('has recorded histories of calls and webhook deliveries', () => {
+    expect(files).toEqual(expect.arrayContaining(['freeform-tool-call.binpb', 'flow-to-terminal.binpb', 'idle-timeout.binpb', 'webhook-delivery-retried.binpb']));
+  });
+
+  it('replays every recorded history without nondeterminism', async () => {
+    const options = { workflowBundle: { codePath: process.env.VAP_TEST_WORKFLOW_BUNDLE! } };
+    const failures: string[] = [];
+    for (const file of files) {
+      const history = temporal.api.history.v1.History.decode(fs.readFileSync(path.join(DIR, file)));
+      await Worker.runReplayHistory(options, history, path.basename(file, '.binpb')).catch((err: Error) =>
+        failures.push(`${file}: ${err.message}`),
+      );
+    }
+    expect(failures).toEqual([]);
+  });
+});
