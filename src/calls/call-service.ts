@@ -10,6 +10,7 @@ import {
   WorkflowUpdateFailedError,
   type Client,
 } from '@temporalio/client';
+import type { Transaction } from 'sequelize';
 import type { Config } from '../config';
 import type { Database } from '../db/database';
 import { AgentName, CallStatus, Direction, PhoneNumber } from '../shared/search-attributes';
@@ -43,6 +44,13 @@ export interface StartCallRequest {
   metadata?: Record<string, unknown>;
   initialStatus: 'ringing' | 'in_progress';
   provider?: string;
+  /** The telephony provider's id of the call, when already known (inbound). */
+  providerCallSid?: string;
+  /**
+   * Runs in the transaction that inserts the call row, just before the insert (e.g. a capacity
+   * check under a lock); throwing refuses the call and nothing is written.
+   */
+  admit?: (transaction: Transaction) => Promise<void>;
   gatewayTaskQueue?: string;
   /** For text calls: wait for the greeting and return it. */
   awaitGreeting?: boolean;
@@ -70,7 +78,7 @@ export async function startCall(deps: CallDeps, req: StartCallRequest): Promise<
   const callId = crypto.randomUUID();
   const workflowId = callWorkflowId(callId);
   const customParameters = req.customParameters ?? {};
-  await db.models.Call.create({
+  const row = {
     id: callId,
     agent_id: agent.id,
     agent_name: agent.name,
@@ -79,11 +87,21 @@ export async function startCall(deps: CallDeps, req: StartCallRequest): Promise<
     direction: req.direction,
     status: req.initialStatus,
     provider: req.provider ?? null,
+    provider_call_sid: req.providerCallSid ?? null,
     workflow_id: workflowId,
     start_time: req.initialStatus === 'in_progress' ? new Date() : null,
     metadata: { ...(req.metadata ?? {}), channel: req.channel },
     context: customParameters,
-  });
+  };
+  const { admit } = req;
+  if (admit) {
+    await db.sequelize.transaction(async (transaction) => {
+      await admit(transaction);
+      await db.models.Call.create(row, { transaction });
+    });
+  } else {
+    await db.models.Call.create(row);
+  }
   const input: CallWorkflowInput = {
     callId,
     agent,

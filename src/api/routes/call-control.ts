@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { plain, plainAll } from '../../db/database';
 import { CallError, endCall, sendText, startCall, type CallDeps } from '../../calls/call-service';
+import { hangupProviderCall } from '../../calls/telephony-calls';
 import { CALL_STATUSES, DIRECTIONS } from '../../shared/catalog';
 import type { ApiContext } from '../context';
 import { HttpError, notFound } from '../errors';
@@ -95,7 +96,8 @@ export function callControlRoutes(ctx: ApiContext) {
       body: z.strictObject({ call_id: z.uuid() }),
       responses: { 200: { description: 'The final call record', schema: z.object({ id: z.uuid(), status: z.string() }).loose() }, 404: { description: 'Unknown call' } },
       async handler({ body }) {
-        await requireCall(body.call_id);
+        const call = await requireCall(body.call_id);
+        await hangupProviderCall(ctx, call);
         await endCall(deps, body.call_id, 'user_ended').catch(asHttp);
         return { status: 200, body: await loadDetail(body.call_id) };
       },

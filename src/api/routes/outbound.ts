@@ -1,0 +1,203 @@
+/**
+ * POST /api/calls/outbound: dial a number with an agent. The call record and its workflow exist
+ * before the provider is asked to dial, so every attempt — refused ones included — is visible in
+ * the call list with its outcome.
+ */
+import { z } from 'zod';
+import type { ApiContext } from '../context';
+import { badRequest, HttpError, unprocessable } from '../errors';
+import { route } from '../route';
+import { plain } from '../../db/database';
+import { CallError, startCall, type CallDeps } from '../../calls/call-service';
+import { CAPACITY_RETRY_AFTER_SECS, CapacityError, capacityCheck } from '../../calls/concurrency';
+import {
+  FINAL_CALL_STATUSES,
+  signalTelephonyStatus,
+  TelephonyNotConfigured,
+  twilioCallUrls,
+  twilioCredentials,
+} from '../../calls/telephony-calls';
+import { createTwilioCall } from '../../providers/telephony/twilio/client';
+import { TelephonyProviderError } from '../../providers/telephony/types';
+import { TELEPHONY_ALIASES, type TelephonyProvider } from '../../shared/catalog';
+import { callWorkflowId } from '../../../workflows/call-definitions';
+import { effectivePublicBaseUrl, loadTelephonySettings } from '../telephony/settings-store';
+import { PhoneNumberSchema, ProviderSchema } from '../schemas/settings';
+
+const SUPPORTED_PROVIDERS: TelephonyProvider[] = ['twilio'];
+const aliasOf = (p: TelephonyProvider) => Object.entries(TELEPHONY_ALIASES).find(([, real]) => real === p)?.[0];
+const SUPPORTED_TEXT = SUPPORTED_PROVIDERS.map((p) => `${p} (${aliasOf(p)})`).join(', ');
+// Twilio's own bounds for Timeout.
+const MAX_RING_SECS = 600;
+// How long a refused call may take to be recorded as failed before the API answers anyway.
+const FAILURE_RECORD_WAIT_MS = 5_000;
+
+const CustomParameters = z
+  .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'names are letters, digits and _'), z.union([z.string().max(2000), z.number()]))
+  .refine((o) => Object.keys(o).length <= 50, 'at most 50 parameters')
+  .default({});
+
+const OutboundBody = z.strictObject({
+  phone_number: PhoneNumberSchema.describe('destination, E.164 with country code'),
+  agent_name: z.string().trim().min(1).max(200).describe('the agent that handles the call'),
+  caller_id: z
+    .string()
+    .trim()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe(
+      'number shown to the callee (E.164; must be a number of the account or a verified caller ID). Default: the active endpoint whose outbound_agent_name is this agent, else the provider phone_number setting',
+    ),
+  provider: ProviderSchema.optional().describe(`overrides the stored provider; supported for calls: ${SUPPORTED_TEXT}`),
+  custom_parameters: CustomParameters.describe('string or number values; substituted into prompts and merged into tool arguments'),
+});
+
+const OutboundResponse = z.object({
+  status: z.literal('initiated'),
+  call_id: z.uuid(),
+  provider_response: z.object({ sid: z.string(), status: z.string() }).describe("the provider's own reply (Twilio: the Call SID and `queued`)"),
+});
+
+export function outboundRoutes(ctx: ApiContext) {
+  const { db, box, config, temporal, log } = ctx;
+  const deps: CallDeps = { config, db, temporal };
+  const { Agent, Call, TelephonyEndpoint } = db.models;
+
+  /** The number the call comes from: caller_id, else the agent's endpoint, else the default. */
+  async function fromNumber(provider: TelephonyProvider, agentName: string, callerId: string | undefined, fallback: string | null) {
+    if (callerId) return callerId;
+    const endpoint = plain(
+      await TelephonyEndpoint.findOne({
+        where: { provider, outbound_agent_name: agentName, is_active: true },
+        order: [['created_at', 'ASC'], ['id', 'ASC']],
+      }),
+    );
+    const number = endpoint?.phone_number ?? fallback;
+    if (!number) {
+      throw unprocessable(
+        'caller_id',
+        `no number to call from: pass caller_id, map a number to agent ${agentName} (outbound_agent_name) with POST /api/settings/endpoints, or set ${provider}_phone_number`,
+      );
+    }
+    return number;
+  }
+
+  /**
+   * The provider refused the call: tell the workflow, so the record and its events show the
+   * provider's words, and wait briefly for it to record `failed`; should the worker be
+   * unavailable, mark the row directly so the attempt does not hold a concurrency slot.
+   */
+  async function recordRefusal(callId: string, err: TelephonyProviderError) {
+    const detail = { provider: err.provider, source: 'create_call', error: err.message, code: err.code, kind: err.kind };
+    try {
+      await signalTelephonyStatus(temporal, callId, { status: 'failed', detail });
+      const result = temporal.workflow.getHandle(callWorkflowId(callId)).result();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([result.catch(() => undefined), new Promise((r) => (timer = setTimeout(r, FAILURE_RECORD_WAIT_MS)))]);
+      clearTimeout(timer);
+    } catch (signalErr) {
+      log.warn('could not signal the refused call', { call_id: callId, error: signalErr });
+    }
+    const row = plain(await Call.findByPk(callId, { attributes: ['status'] }));
+    if (row && !FINAL_CALL_STATUSES.has(row.status)) {
+      await Call.update({ status: 'failed', end_reason: 'error', end_time: new Date() }, { where: { id: callId } });
+    }
+  }
+
+  function providerHttpError(err: TelephonyProviderError): HttpError {
+    const code = err.code !== null ? ` (${err.provider} error ${err.code})` : '';
+    switch (err.kind) {
+      case 'auth':
+        return new HttpError(502, `${err.message}${code}. Check twilio_account_sid and twilio_auth_token in PUT /api/settings/telephony`);
+      case 'unavailable':
+        return new HttpError(503, `${err.message}${code}`);
+      default:
+        return new HttpError(502, `Twilio refused the call: ${err.message}${code}`);
+    }
+  }
+
+  return [
+    route({
+      method: 'post',
+      path: '/api/calls/outbound',
+      tag: 'Calls',
+      summary: 'Place an outbound phone call',
+      description: [
+        'Creates the call (status `ringing`, direction `outbound`) and its workflow, then asks the provider to dial.',
+        'The provider is `provider` or the stored telephony provider; only Twilio places calls so far.',
+        'Caller ID: `caller_id`, else the oldest active endpoint whose `outbound_agent_name` is the agent, else `twilio_phone_number`.',
+        'Status callbacks then move the call through `ringing` → `in_progress` → `completed` (or `no_answer` for busy / no answer / canceled, `failed` when the provider cannot connect).',
+        `At most \`twilio_max_concurrent\` calls of the provider (inbound and outbound, status ringing or in_progress) run at once across all API instances; over the cap the answer is 429 with \`Retry-After: ${CAPACITY_RETRY_AFTER_SECS}\`.`,
+        "When the provider refuses the call, the call is recorded as `failed` (its `call_status` event holds the provider's message) and the answer is 502 with that message.",
+      ].join(' '),
+      body: OutboundBody,
+      responses: {
+        201: { description: 'The provider accepted the call; it is ringing', schema: OutboundResponse },
+        400: { description: 'No telephony provider configured, or its credentials are missing (the detail names the settings to set)' },
+        404: { description: 'Unknown agent' },
+        422: { description: 'Invalid field, a provider not supported for calls yet, or no number to call from (`caller_id`)' },
+        429: { description: `All max_concurrent slots of the provider are in use; retry after Retry-After (${CAPACITY_RETRY_AFTER_SECS} s)` },
+        502: { description: "The provider refused the call (its message and error code), or rejected the stored credentials" },
+        503: { description: 'The provider or Temporal cannot be reached' },
+      },
+      async handler({ body }) {
+        const settings = await loadTelephonySettings(db, box);
+        const provider = body.provider ?? settings.provider;
+        if (!provider) throw badRequest('No telephony provider is configured: set one with PUT /api/settings/telephony, or pass provider');
+        if (!SUPPORTED_PROVIDERS.includes(provider)) {
+          throw unprocessable('provider', `${provider} is not supported yet for calls; supported: ${SUPPORTED_TEXT}`);
+        }
+        let creds;
+        try {
+          creds = twilioCredentials(settings, config);
+        } catch (err) {
+          if (err instanceof TelephonyNotConfigured) throw badRequest(err.message);
+          throw err;
+        }
+        if (!(await Agent.findOne({ where: { name: body.agent_name }, attributes: ['id'] }))) {
+          throw new HttpError(404, `Agent ${body.agent_name} not found`);
+        }
+        const from = await fromNumber(provider, body.agent_name, body.caller_id, settings.twilio.phone_number);
+        const baseUrl = effectivePublicBaseUrl(settings, config);
+
+        let callId: string;
+        try {
+          ({ callId } = await startCall(deps, {
+            agentName: body.agent_name,
+            phoneNumber: body.phone_number,
+            direction: 'outbound',
+            channel: 'voice',
+            customParameters: body.custom_parameters,
+            metadata: { from_number: from },
+            initialStatus: 'ringing',
+            provider,
+            admit: capacityCheck(db, provider, settings.twilio.max_concurrent),
+          }));
+        } catch (err) {
+          if (err instanceof CapacityError) throw new HttpError(429, err.message, { 'Retry-After': String(CAPACITY_RETRY_AFTER_SECS) });
+          if (err instanceof CallError) throw new HttpError(err.status, err.message);
+          throw err;
+        }
+
+        let ref;
+        try {
+          ref = await createTwilioCall(creds, {
+            to: body.phone_number,
+            from,
+            ...twilioCallUrls(baseUrl, callId),
+            timeoutSecs: Math.min(config.RING_TIMEOUT_SECS, MAX_RING_SECS),
+          });
+        } catch (err) {
+          if (!(err instanceof TelephonyProviderError)) throw err;
+          log.warn('provider refused an outbound call', { call_id: callId, kind: err.kind, code: err.code, message: err.message });
+          await recordRefusal(callId, err);
+          throw providerHttpError(err);
+        }
+        // Callbacks may already have arrived; they are routed by call id, not by the SID.
+        await Call.update({ provider_call_sid: ref.sid }, { where: { id: callId } });
+        return { status: 201, body: { status: 'initiated', call_id: callId, provider_response: { sid: ref.sid, status: ref.status } } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,52 @@
+/**
+ * max_concurrent per telephony provider, shared by every API instance: the count is the calls
+ * rows themselves (status ringing or in_progress), read under a transaction-scoped advisory lock
+ * keyed by the provider, in the same transaction that inserts the new call row. Two instances
+ * admitting a call at the same moment therefore serialise on the lock, and the second one counts
+ * the first one's row once it has committed (READ COMMITTED takes a fresh snapshot per statement).
+ */
+import { QueryTypes, type Transaction } from 'sequelize';
+import type { Database } from '../db/database';
+
+/** Statuses that occupy a slot: the provider is dialing or the call is connected. */
+export const ACTIVE_CALL_STATUSES = ['ringing', 'in_progress'] as const;
+
+/**
+ * Seconds a client is told to wait after a 429. Most slots free up when a call ends, which for
+ * phone calls is a matter of tens of seconds to minutes; 30 s paces a retry loop without
+ * leaving capacity idle for long.
+ */
+export const CAPACITY_RETRY_AFTER_SECS = 30;
+
+export class CapacityError extends Error {
+  constructor(
+    readonly provider: string,
+    readonly maxConcurrent: number,
+  ) {
+    super(`All ${maxConcurrent} concurrent ${provider} call slots are in use (max_concurrent); try again later`);
+  }
+}
+
+/** Calls of `provider` currently holding a slot. */
+export async function activeCallCount(db: Database, provider: string, transaction?: Transaction): Promise<number> {
+  const rows = await db.sequelize.query<{ n: string }>(
+    `SELECT count(*) AS n FROM calls WHERE provider = :provider AND status IN (:statuses)`,
+    { replacements: { provider, statuses: [...ACTIVE_CALL_STATUSES] }, type: QueryTypes.SELECT, transaction },
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/**
+ * An `admit` hook for startCall: takes the provider's advisory lock for the rest of the
+ * transaction and refuses (CapacityError) when `maxConcurrent` calls already hold a slot.
+ */
+export function capacityCheck(db: Database, provider: string, maxConcurrent: number) {
+  return async (transaction: Transaction): Promise<void> => {
+    await db.sequelize.query(`SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))`, {
+      replacements: { key: `vap:max_concurrent:${provider}` },
+      type: QueryTypes.SELECT,
+      transaction,
+    });
+    if ((await activeCallCount(db, provider, transaction)) >= maxConcurrent) throw new CapacityError(provider, maxConcurrent);
+  };
+}
