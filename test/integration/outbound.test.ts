@@ -6,6 +6,8 @@
  */
 import { Op } from 'sequelize';
 import { callWorkflowId, stateQuery } from '../../workflows/call-definitions';
+import { startApi } from '../../src/api/server';
+import { connectDatabase } from '../../src/db/database';
 import { verifyStreamToken } from '../../src/gateway/stream-token';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { createAgent, eventually } from '../support/fixtures';
@@ -286,10 +288,27 @@ describe('max_concurrent', () => {
     expect(third.status).toBe(201);
   });
 
-  it('admits exactly max_concurrent calls when requests race', async () => {
+  it('admits exactly max_concurrent calls when requests race on two API instances', async () => {
     await configure({ twilio_max_concurrent: 2 });
-    const results = await Promise.all(Array.from({ length: 5 }, (_, i) => dial({ phone_number: `+1415555060${i}` })));
-    expect(results.map((r) => r.status).sort()).toEqual([201, 201, 429, 429, 429]);
+    // A second API instance with its own connection pool: the count is shared through PostgreSQL.
+    const db2 = connectDatabase(h.dbUrl, { poolMax: 5 });
+    const api2 = await startApi({ ...h.ctx, db: db2 }, 0, '127.0.0.1');
+    try {
+      const token = await h.adminToken();
+      const viaSecond = (phone: string) =>
+        fetch(`${api2.url}/api/calls/outbound`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ phone_number: phone, agent_name: 'sales-bot' }),
+        }).then((r) => ({ status: r.status }));
+      const results = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => (i % 2 ? viaSecond(`+1415555060${i}`) : dial({ phone_number: `+1415555060${i}` }))),
+      );
+      expect(results.map((r) => r.status).sort()).toEqual([201, 201, 429, 429, 429, 429]);
+    } finally {
+      await api2.stop();
+      await db2.close();
+    }
     expect(await h.db.models.Call.count({ where: { provider: 'twilio', status: { [Op.in]: ['ringing', 'in_progress'] } } })).toBe(2);
     // Refused requests leave no call behind and never reached Twilio.
     expect(await h.db.models.Call.count({ where: { phone_number: { [Op.like]: '+1415555060%' } } })).toBe(2);
