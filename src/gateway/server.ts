@@ -1,33 +1,132 @@
 /**
- * The media gateway: holds each call's audio WebSocket from the telephony provider. This module
- * owns the HTTP/WebSocket server and its lifecycle.
+ * The media gateway: an HTTP server (`/healthz`) whose WebSocket endpoint `/media/twilio` holds
+ * each call's Twilio Media Stream, and a Temporal worker on a task queue of this instance alone
+ * (`gateway-<host>-<pid>-<random>`), running the GatewayActivities for the calls whose sockets
+ * are here. Several instances can run side by side: each call workflow learns its gateway's
+ * queue from the `mediaConnected` signal.
  */
+import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import type { Client } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { WebSocketServer } from 'ws';
+import type { Config } from '../config';
+import { MAX_TWILIO_MESSAGE_CHARS } from '../providers/telephony/twilio/media-messages';
+import { createLogger, type Logger } from '../shared/logger';
+import { createGatewayActivities } from './activities';
+import { CallRegistry } from './call-registry';
+import { acceptTwilioStream } from './twilio-stream';
+import { sharedSileroModel } from './vad/silero';
+
+export const TWILIO_MEDIA_PATH = '/media/twilio';
+
+export interface GatewayDeps {
+  config: Config;
+  /** Client for the call workflows (queries and signals). */
+  temporal: Client;
+  /** Temporal frontend `host:port` for this gateway's worker. */
+  address: string;
+  namespace: string;
+  /** Verifies media stream tokens: the platform's JWT secret (see stream-token.ts). */
+  streamSecret: string;
+  log?: Logger;
+  /** Default `gateway-<hostname>-<pid>-<random>`. */
+  taskQueue?: string;
+}
 
 export interface RunningGateway {
   port: number;
+  /** ws://host:port of the HTTP server (the stream URL is this + /media/twilio). */
+  url: string;
+  taskQueue: string;
+  calls: CallRegistry;
+  /** Closes every call's stream (their workflows see the gateway go), then the worker and server. */
   stop(): Promise<void>;
 }
 
-export async function startGateway(port: number, host = '0.0.0.0'): Promise<RunningGateway> {
+export function gatewayTaskQueue(): string {
+  return `gateway-${os.hostname()}-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
+}
+
+export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.0.0'): Promise<RunningGateway> {
+  const log = deps.log ?? createLogger('gateway');
+  const taskQueue = deps.taskQueue ?? gatewayTaskQueue();
+  const calls = new CallRegistry();
+  // Loaded once for every call; a broken model install fails the start, not the first call.
+  const vadModel = await sharedSileroModel();
+
+  const connection = await NativeConnection.connect({ address: deps.address });
+  let worker: Worker;
+  try {
+    worker = await Worker.create({
+      connection,
+      namespace: deps.namespace,
+      taskQueue,
+      activities: createGatewayActivities(calls, deps.config),
+      // Every call holds a mediaSession for its whole length, plus a speech activity at a time.
+      maxConcurrentActivityTaskExecutions: 2000,
+      // On stop, activities of closed calls report their outcome before the worker goes.
+      shutdownGraceTime: '3s',
+    });
+  } catch (err) {
+    await connection.close();
+    throw err;
+  }
+  const running = worker.run().catch((err: Error) => {
+    log.error('gateway worker stopped', { error: err.message });
+  });
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_TWILIO_MESSAGE_CHARS, perMessageDeflate: false });
   const server = http.createServer((req, res) => {
-    if (req.url === '/healthz') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok' }));
+    const pathname = (req.url ?? '').split('?')[0];
+    if (pathname === '/healthz') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', calls: calls.size, task_queue: taskQueue }));
       return;
     }
     res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: 'Not found' }));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
+  server.on('upgrade', (req, socket, head) => {
+    socket.on('error', () => undefined);
+    const pathname = (req.url ?? '').split('?')[0];
+    if (pathname !== TWILIO_MEDIA_PATH) {
+      socket.end('HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"detail":"Not found"}');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      acceptTwilioStream(ws, { calls, streamSecret: deps.streamSecret, temporal: deps.temporal, config: deps.config, taskQueue, vadModel, log }, req.socket.remoteAddress ?? '');
+    });
   });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve());
+    });
+  } catch (err) {
+    worker.shutdown();
+    await running;
+    await connection.close();
+    throw err;
+  }
+  const actualPort = (server.address() as AddressInfo).port;
+  log.info('media gateway listening', { port: actualPort, taskQueue });
+
+  let stopping: Promise<void> | null = null;
   return {
-    port: (server.address() as AddressInfo).port,
+    port: actualPort,
+    url: `ws://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${actualPort}`,
+    taskQueue,
+    calls,
     stop: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
+      (stopping ??= (async () => {
+        server.close();
+        await Promise.allSettled(calls.all().map((call) => call.close('shutdown', 1001, 'gateway shutting down')));
+        for (const ws of wss.clients) ws.terminate();
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        await running;
+        await connection.close();
         server.closeAllConnections();
-      }),
+      })()),
   };
 }

@@ -80,7 +80,18 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
       urls['Worker task queue'] = config.TEMPORAL_TASK_QUEUE;
     }
     if (parts.includes('gateway')) {
-      const gateway = await startGateway(config.GATEWAY_PORT, config.HOST);
+      const gateway = await startGateway(
+        {
+          config,
+          temporal,
+          address: temporalEndpoint.address,
+          namespace: config.TEMPORAL_NAMESPACE,
+          streamSecret: secrets.jwtSecret,
+          log: createLogger('gateway'),
+        },
+        config.GATEWAY_PORT,
+        config.HOST,
+      );
       stops.push(gateway.stop);
       urls['Media gateway'] = `ws://localhost:${gateway.port}`;
     }

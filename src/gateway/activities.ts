@@ -1,0 +1,106 @@
+/**
+ * The activities a gateway instance runs on its own task queue for the calls it holds (the
+ * GatewayActivities contract of workflows/call-definitions.ts). Every activity heartbeats once a
+ * second — the workflow's heartbeat timeout is how a dead gateway is noticed — and reacts to
+ * cancellation, which reaches it with a heartbeat response.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type OpenAI from 'openai';
+import type { Config } from '../config';
+import { llmClientFor } from '../providers/llm/chat';
+import type { GatewayActivities, MediaSessionResult } from '../../workflows/call-definitions';
+import { SpeechUnavailable, type CallMedia, type MediaClosure } from './call-media';
+import type { CallRegistry } from './call-registry';
+import { llmFailure, runVoiceTurn } from './voice-turn';
+
+export const HEARTBEAT_INTERVAL_MS = 1000;
+
+/** The call is not (or no longer) on this gateway: the workflow treats the gateway as lost. */
+export const CALL_NOT_ON_GATEWAY = 'CallNotOnGateway';
+
+function requireCall(calls: CallRegistry, callId: string): CallMedia {
+  const call = calls.get(callId);
+  if (!call || call.isClosed) throw ApplicationFailure.nonRetryable(`call ${callId} has no audio stream on this gateway`, CALL_NOT_ON_GATEWAY);
+  return call;
+}
+
+/** Runs `work` heartbeating every second; rejects with the CancelledFailure if cancelled. */
+async function heartbeating<T>(work: (cancel: AbortSignal) => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  ctx.heartbeat();
+  const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_INTERVAL_MS);
+  try {
+    return await Promise.race([work(ctx.cancellationSignal), ctx.cancelled]);
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+function speechFailure(err: unknown): unknown {
+  return err instanceof SpeechUnavailable ? ApplicationFailure.nonRetryable(err.message, 'SpeechUnavailable') : err;
+}
+
+/** A gateway shutting down loses its calls: the workflow must see a failure, not a hang-up. */
+function sessionResult(callId: string, closure: MediaClosure): MediaSessionResult {
+  if (closure.reason === 'shutdown') throw ApplicationFailure.nonRetryable(`media gateway shut down; call ${callId} lost its audio`, 'GatewayShutdown');
+  return { reason: closure.reason, events: closure.events.splice(0) };
+}
+
+export function createGatewayActivities(calls: CallRegistry, config: Config): GatewayActivities {
+  const clients = new Map<string, OpenAI>();
+  const clientFor = (provider: string): OpenAI => {
+    let client = clients.get(provider);
+    if (!client) {
+      client = llmClientFor(provider, config);
+      clients.set(provider, client);
+    }
+    return client;
+  };
+
+  return {
+    async speak(req) {
+      const call = requireCall(calls, req.callId);
+      return heartbeating(async (cancel) => {
+        try {
+          return await call.speak(req, cancel);
+        } catch (err) {
+          throw speechFailure(err);
+        }
+      });
+    },
+
+    async voiceTurn(req) {
+      const call = requireCall(calls, req.callId);
+      let client: OpenAI;
+      try {
+        client = clientFor(req.provider);
+      } catch (err) {
+        throw llmFailure(err);
+      }
+      return heartbeating(async (cancel) => {
+        try {
+          return await runVoiceTurn(call, client, req, cancel);
+        } catch (err) {
+          throw speechFailure(err);
+        }
+      });
+    },
+
+    async mediaSession({ callId }): Promise<MediaSessionResult> {
+      const ended = calls.finished(callId);
+      if (ended) return sessionResult(callId, ended);
+      const call = requireCall(calls, callId);
+      return heartbeating(async (cancel) => {
+        // Cancelled: the workflow no longer wants the call, so its stream closes.
+        cancel.addEventListener('abort', () => void call.close('closed', 1000, 'media session cancelled'), { once: true });
+        return sessionResult(callId, await call.closed);
+      });
+    },
+
+    async endMedia({ callId, reason }) {
+      const call = calls.get(callId);
+      if (!call) return; // already gone: nothing left to close
+      await call.end(reason);
+    },
+  };
+}

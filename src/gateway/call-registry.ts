@@ -1,0 +1,68 @@
+/**
+ * The calls whose audio this gateway instance holds, by call id, plus a short memory of the ones
+ * that ended: a stream that reconnects for a finished call is refused, and a `mediaSession`
+ * that starts after its stream already closed still learns how it ended.
+ */
+import type { CallMedia, MediaClosure } from './call-media';
+
+const RECENT_LIMIT = 1000;
+const RECENT_TTL_MS = 10 * 60_000;
+
+export class CallRegistry {
+  private readonly active = new Map<string, CallMedia>();
+  /** Ids with a stream being set up (token checked, workflow being asked). */
+  private readonly starting = new Set<string>();
+  private readonly recent = new Map<string, { closure: MediaClosure; atMs: number }>();
+
+  get size(): number {
+    return this.active.size;
+  }
+
+  get(callId: string): CallMedia | undefined {
+    return this.active.get(callId);
+  }
+
+  all(): CallMedia[] {
+    return [...this.active.values()];
+  }
+
+  /** Reserves a call id for a stream being set up; false if it is live, starting or finished here. */
+  reserve(callId: string): boolean {
+    if (this.active.has(callId) || this.starting.has(callId) || this.finished(callId)) return false;
+    this.starting.add(callId);
+    return true;
+  }
+
+  release(callId: string): void {
+    this.starting.delete(callId);
+  }
+
+  add(call: CallMedia): void {
+    this.starting.delete(call.callId);
+    this.active.set(call.callId, call);
+    void call.closed.then((closure) => {
+      if (this.active.get(call.callId) === call) this.active.delete(call.callId);
+      this.recent.set(call.callId, { closure, atMs: Date.now() });
+      this.prune();
+    });
+  }
+
+  /** How a call that was on this gateway ended (for a mediaSession that arrives late). */
+  finished(callId: string): MediaClosure | undefined {
+    const entry = this.recent.get(callId);
+    if (!entry) return undefined;
+    if (Date.now() - entry.atMs > RECENT_TTL_MS) {
+      this.recent.delete(callId);
+      return undefined;
+    }
+    return entry.closure;
+  }
+
+  private prune(): void {
+    const cutoff = Date.now() - RECENT_TTL_MS;
+    for (const [id, entry] of this.recent) {
+      if (this.recent.size <= RECENT_LIMIT && entry.atMs >= cutoff) break;
+      this.recent.delete(id);
+    }
+  }
+}

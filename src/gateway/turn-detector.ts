@@ -1,0 +1,180 @@
+/**
+ * Turns local VAD events and streaming STT results into caller utterances, and decides barge-in.
+ *
+ * A turn begins at VAD `speech_started` and ends at `speech_stopped`, when the STT is asked to
+ * finalize; the utterance is every final transcript since the turn began, emitted when the
+ * final that answers the finalize (or an endpointing final) arrives. Finals may come before the
+ * VAD stop (they are collected), after it (awaited, at most FINAL_WAIT_MS, then the last interim
+ * stands in for a missing final), or with no VAD turn at all (speech too quiet for the VAD:
+ * emitted after ORPHAN_WAIT_MS) — an utterance is never dropped, and empty text never emitted.
+ * Speech resuming before the final arrives continues the same turn.
+ *
+ * Barge-in, while the agent is speaking: with `min_words` ≤ 1 the agent is interrupted at VAD
+ * speech start; otherwise once the caller's transcript (finals + interim) of this turn reaches
+ * `min_words` words, at the latest when the turn completes. A turn that overlapped the agent,
+ * did not interrupt it and ended while the agent was still speaking is a backchannel
+ * (`duringAgentSpeech`: "uh-huh"); one that outlasted the agent's speech is a normal turn.
+ */
+import type { SttTranscript } from '../providers/stt/types';
+import type { VadEvent } from './vad/vad-analyzer';
+
+/** Longest wait for the STT's final after the VAD said the caller stopped. */
+export const FINAL_WAIT_MS = 1000;
+/** A final transcript outside any VAD turn is emitted after this much quiet. */
+export const ORPHAN_WAIT_MS = 600;
+
+export interface CompletedTurn {
+  text: string;
+  duringAgentSpeech: boolean;
+  /** performance.now() of the end of the caller's speech (VAD), null without a VAD turn. */
+  speechEndPerf: number | null;
+  /** performance.now() when the VAD decided the caller stopped (speech end + vad_stop_secs). */
+  vadStopPerf: number | null;
+  /** VAD stop → the final transcript that completed the turn, when that came after the stop. */
+  sttTtfbMs: number | null;
+}
+
+export interface TurnDetectorHooks {
+  /** Is the agent speaking (an utterance generating, queued or playing)? */
+  agentSpeaking(): boolean;
+  /** Interrupt the agent now. */
+  bargeIn(): void;
+  /** Ask the STT for the final transcript of what it has heard. */
+  finalize(): void;
+  utterance(turn: CompletedTurn): void;
+}
+
+type Phase = 'idle' | 'speaking' | 'finalizing';
+
+export function countWords(text: string): number {
+  let n = 0;
+  for (const w of text.split(/\s+/)) if (w) n++;
+  return n;
+}
+
+export class TurnDetector {
+  private phase: Phase = 'idle';
+  private finals: string[] = [];
+  private interim = '';
+  private overlapped = false;
+  private interrupted = false;
+  private speechEndPerf: number | null = null;
+  private vadStopPerf: number | null = null;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly minWords: number,
+    private readonly hooks: TurnDetectorHooks,
+  ) {}
+
+  /** True between VAD speech start and the turn's completion. */
+  get inTurn(): boolean {
+    return this.phase !== 'idle';
+  }
+
+  onVad(event: VadEvent, nowPerf = performance.now()): void {
+    if (this.closed) return;
+    if (event.type === 'speech_started') {
+      this.clearTimer();
+      if (this.phase === 'idle' && this.finals.length === 0) this.resetTurn();
+      this.phase = 'speaking';
+      if (this.hooks.agentSpeaking()) {
+        this.overlapped = true;
+        if (this.minWords <= 1) this.interrupt();
+        else this.checkWords();
+      }
+      return;
+    }
+    // speech_stopped
+    if (this.phase !== 'speaking') return;
+    this.phase = 'finalizing';
+    this.vadStopPerf = nowPerf;
+    this.speechEndPerf = nowPerf - (event.detected_at_ms - event.at_ms);
+    this.hooks.finalize();
+    this.arm(FINAL_WAIT_MS);
+  }
+
+  onTranscript(t: SttTranscript, nowPerf = performance.now()): void {
+    if (this.closed) return;
+    const text = t.text.trim();
+    if (!t.isFinal) {
+      this.interim = text;
+      if (this.phase !== 'idle') this.checkWords();
+      return;
+    }
+    if (text) this.finals.push(text);
+    this.interim = '';
+    if (this.phase === 'speaking') {
+      this.checkWords();
+    } else if (this.phase === 'finalizing') {
+      this.checkWords();
+      if (t.fromFinalize || t.speechFinal) this.complete(nowPerf, true);
+    } else if (text) {
+      // No VAD turn: speech below the VAD's thresholds, or a final arriving after a turn timed out.
+      // Never a barge-in (the VAD heard no speech), but over the agent it is a backchannel.
+      if (this.hooks.agentSpeaking()) this.overlapped = true;
+      this.arm(ORPHAN_WAIT_MS);
+    }
+  }
+
+  /** The call ended: pending timers stop, nothing more is emitted. */
+  close(): void {
+    this.closed = true;
+    this.clearTimer();
+  }
+
+  private checkWords(): void {
+    if (this.interrupted || this.minWords <= 1 || !this.overlapped || !this.hooks.agentSpeaking()) return;
+    if (countWords(`${this.finals.join(' ')} ${this.interim}`) >= this.minWords) this.interrupt();
+  }
+
+  private interrupt(): void {
+    this.interrupted = true;
+    this.hooks.bargeIn();
+  }
+
+  private complete(nowPerf: number, viaFinal: boolean): void {
+    this.clearTimer();
+    const wasFinalizing = this.phase === 'finalizing';
+    let text = this.finals.join(' ').trim();
+    if (!text) text = this.interim;
+    if (wasFinalizing && text && this.overlapped && !this.interrupted && this.hooks.agentSpeaking()) {
+      // The final transcript may be what first shows min_words.
+      if (this.minWords > 1 && countWords(text) >= this.minWords) this.interrupt();
+    }
+    const duringAgentSpeech = this.overlapped && !this.interrupted && this.hooks.agentSpeaking();
+    const turn: CompletedTurn = {
+      text,
+      duringAgentSpeech,
+      speechEndPerf: wasFinalizing ? this.speechEndPerf : null,
+      vadStopPerf: wasFinalizing ? this.vadStopPerf : null,
+      sttTtfbMs: viaFinal && wasFinalizing && this.vadStopPerf !== null ? Math.round(nowPerf - this.vadStopPerf) : null,
+    };
+    this.phase = 'idle';
+    this.resetTurn();
+    if (text) this.hooks.utterance(turn);
+  }
+
+  private resetTurn(): void {
+    this.finals = [];
+    this.interim = '';
+    this.overlapped = false;
+    this.interrupted = false;
+    this.speechEndPerf = null;
+    this.vadStopPerf = null;
+  }
+
+  private arm(ms: number): void {
+    this.clearTimer();
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.phase !== 'speaking') this.complete(performance.now(), false);
+    }, ms);
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * One LLM turn spoken as it streams: text deltas are cut into sentences and each sentence goes
+ * to TTS the moment it ends, so the caller hears the first sentence while the LLM is still
+ * writing the rest. Barge-in aborts the LLM request (AbortSignal) along with the audio.
+ *
+ * Returns when the reply has played (or was cut off); when the LLM asked for tools it returns as
+ * soon as the LLM is done and the spoken part keeps playing while the workflow runs the tools.
+ * LLM failures stop this turn's audio (a retry must not be heard twice) and are thrown for the
+ * workflow's retry policy: `LlmRequestRejected` (not retryable) or `LlmUnavailable`.
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+import OpenAI from 'openai';
+import { LlmNotConfigured, streamChat, type ChatResult } from '../providers/llm/chat';
+import type { VoiceTurnRequest, VoiceTurnResult } from '../../workflows/call-definitions';
+import type { CallMedia } from './call-media';
+import { SentenceSplitter } from './sentences';
+
+export async function runVoiceTurn(call: CallMedia, client: OpenAI, req: VoiceTurnRequest, cancel: AbortSignal): Promise<VoiceTurnResult> {
+  const speech = call.beginSpeech(req.utteranceId);
+  const llmAbort = new AbortController();
+  const untrack = call.trackLlm(llmAbort);
+  const onCancel = () => {
+    llmAbort.abort();
+    call.stopSpeech(speech);
+  };
+  cancel.addEventListener('abort', onCancel, { once: true });
+  const splitter = new SentenceSplitter();
+  const startedPerf = performance.now();
+  let firstTextPerf: number | null = null;
+
+  let llm: ChatResult | null = null;
+  try {
+    llm = await streamChat(
+      client,
+      { provider: req.provider, model: req.model, messages: req.messages, tools: req.tools, temperature: req.temperature, maxTokens: req.maxTokens },
+      (delta) => {
+        firstTextPerf ??= performance.now();
+        if (speech.state !== 'active') return;
+        for (const sentence of splitter.push(delta)) call.sayMore(speech, sentence);
+      },
+      llmAbort.signal,
+    );
+  } catch (err) {
+    if (!llmAbort.signal.aborted) {
+      // Whatever of this reply already plays is stopped: the retried turn starts it afresh.
+      call.stopSpeech(speech);
+      call.events.error(`LLM request failed: ${(err as Error).message}`, 'llm', { utterance_id: req.utteranceId });
+      throw llmFailure(err);
+    }
+    // Aborted by barge-in (or cancellation): the speech result says what was heard.
+  } finally {
+    untrack();
+  }
+
+  try {
+    if (llm && speech.state === 'active') {
+      const rest = splitter.flush();
+      if (rest) call.sayMore(speech, rest);
+      call.endSpeech(speech);
+    }
+    const ttfbMs = llm?.ttfbMs ?? (firstTextPerf === null ? null : Math.round(firstTextPerf - startedPerf));
+    if (llm && llm.toolCalls.length > 0 && speech.state === 'active') {
+      // Tools run while the spoken part plays; its tts_stopped comes with a later result.
+      return {
+        ...llm,
+        heardText: llm.content.trim(),
+        interrupted: false,
+        characters: speech.characters,
+        events: call.events.drain(),
+      };
+    }
+    const played = await speech.result;
+    const heardText = played.whole && llm ? llm.content.trim() : played.heardText;
+    return {
+      content: played.interrupted || !llm ? heardText : llm.content,
+      // An interrupted reply's tool calls are dropped: the caller spoke before they could matter.
+      toolCalls: played.interrupted || !llm ? [] : llm.toolCalls,
+      usage: llm?.usage ?? { prompt_tokens: 0, completion_tokens: 0 },
+      ttfbMs,
+      heardText,
+      interrupted: played.interrupted,
+      characters: speech.characters,
+      events: call.events.drain(),
+    };
+  } finally {
+    cancel.removeEventListener('abort', onCancel);
+  }
+}
+
+/** The workflow's retry policy decides on retryable failures; bad requests fail at once. */
+export function llmFailure(err: unknown): ApplicationFailure {
+  if (err instanceof LlmNotConfigured) return ApplicationFailure.nonRetryable(err.message, 'LlmRequestRejected');
+  if (err instanceof OpenAI.APIError && err.status && [400, 401, 403, 404, 422].includes(err.status)) {
+    return ApplicationFailure.nonRetryable(`LLM rejected the request (${err.status}): ${err.message}`, 'LlmRequestRejected');
+  }
+  return ApplicationFailure.retryable(`LLM request failed: ${(err as Error).message}`, 'LlmUnavailable');
+}
