@@ -94,6 +94,7 @@ export interface CarriedState {
   totals: UsageTotals;
   lastUserActivityMs: number;
   gatewayTaskQueue: string | null;
+  unwrittenEvents: CallEventRecord[];
 }
 
 export interface UsageTotals {

@@ -18,6 +18,8 @@ const { persistCall } = proxyActivities<Activities>({
 
 export class CallRecorder {
   private pending: CallEventRecord[] = [];
+  /** Batches handed to an activity that has not confirmed the write yet. */
+  private readonly inFlight = new Set<CallEventRecord[]>();
   private chain: Promise<void> = Promise.resolve();
   private readonly webhookStarts: Array<Promise<unknown>> = [];
   private readonly subscribed: Set<string>;
@@ -25,8 +27,16 @@ export class CallRecorder {
   constructor(
     private readonly input: CallWorkflowInput,
     public nextSeq: number,
+    /** Events a previous run (before continue-as-new) could not confirm as written. */
+    carriedEvents: CallEventRecord[] = [],
   ) {
     this.subscribed = new Set(input.agent.webhook_url ? input.agent.webhook_events : []);
+    this.pending.push(...carriedEvents);
+  }
+
+  /** Everything not yet confirmed in PostgreSQL (writes are idempotent, so repeating is safe). */
+  unwritten(): CallEventRecord[] {
+    return [...[...this.inFlight].flat(), ...this.pending].sort((a, b) => a.seq - b.seq);
   }
 
   record(type: string, data: Record<string, unknown> = {}, timestampMs = Date.now()): CallEventRecord {
@@ -41,7 +51,11 @@ export class CallRecorder {
     const events = this.pending.splice(0);
     if (!events.length && !Object.keys(patch).length) return this.chain;
     const callId = this.input.callId;
-    this.chain = this.chain.then(() => persistCall({ callId, events, patch }));
+    this.inFlight.add(events);
+    this.chain = this.chain.then(async () => {
+      await persistCall({ callId, events, patch });
+      this.inFlight.delete(events);
+    });
     return this.chain;
   }
 

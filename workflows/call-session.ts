@@ -103,7 +103,7 @@ export class CallSession {
       injectedContext: carried?.injectedContext ?? [],
       history: carried?.history ?? [],
     };
-    this.recorder = new CallRecorder(input, carried?.nextSeq ?? 1);
+    this.recorder = new CallRecorder(input, carried?.nextSeq ?? 1, carried?.unwrittenEvents);
     if (carried) this.greetingDone = true;
     this.gatewayTaskQueue = carried?.gatewayTaskQueue ?? input.gatewayTaskQueue ?? null;
     if (input.channel !== 'voice') this.channel = new TextChannel(input.options);
@@ -175,11 +175,13 @@ export class CallSession {
   async run(): Promise<CallSummary> {
     this.describe();
     if (!this.input.carried && this.input.initialStatus === 'in_progress') this.recorder.record('call_started', {});
+    if (this.input.carried) void this.recorder.flush(this.patch());
     if (!this.input.carried) await this.waitForAnswer();
     if (this.input.channel === 'voice') await this.connectMedia();
     if (this.status === 'in_progress' && !this.input.carried && this.endRequest === null) await this.begin();
     while (this.status === 'in_progress' && this.endRequest === null) {
       if (this.shouldContinueAsNew()) await this.continueAsNew();
+      if (this.endRequest !== null || this.status !== 'in_progress') break;
       const woke = await condition(
         () => this.queue.length > 0 || this.endRequest !== null || this.status !== 'in_progress',
         this.msUntilIdleDeadline(),
@@ -556,11 +558,16 @@ export class CallSession {
     return workflowInfo().continueAsNewSuggested && this.queue.length === 0;
   }
 
-  /** Long calls: carry the state into a fresh history (full transcripts live in PostgreSQL). */
-  private async continueAsNew(): Promise<never> {
-    await this.recorder.flush(this.patch());
-    await this.recorder.drain();
-    await condition(allHandlersFinished);
+  /**
+   * Long calls: carry the state into a fresh history (full transcripts live in PostgreSQL). Only
+   * between turns: if a message arrived meanwhile, it is answered first and we try again later.
+   */
+  private async continueAsNew(): Promise<void> {
+    // No activity is awaited here: a conversation that never pauses must still get to continue.
+    // Unconfirmed event writes are carried over and repeated by the next run (idempotent).
+    // Let the handlers of answered turns return their results before this run closes.
+    await condition(() => allHandlersFinished() || this.queue.length > 0 || this.endRequest !== null);
+    if (this.queue.length > 0 || this.endRequest !== null || !allHandlersFinished()) return;
     return continueAsNew<(input: CallWorkflowInput) => Promise<CallSummary>>({
       ...this.input,
       carried: {
@@ -574,6 +581,7 @@ export class CallSession {
         totals: this.totals,
         lastUserActivityMs: this.lastActivityMs,
         gatewayTaskQueue: this.gatewayTaskQueue,
+        unwrittenEvents: this.recorder.unwritten(),
       },
     });
   }
