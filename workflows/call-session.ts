@@ -162,9 +162,12 @@ export class CallSession {
         if (this.status === 'ringing') this.moveTo('no_answer');
         else this.requestEnd('user_ended');
         break;
-      case 'failed':
-        this.fail('telephony provider reported the call failed', 'telephony');
+      case 'failed': {
+        const detail = signal.detail ?? {};
+        const reason = detail.error ?? detail.message;
+        this.fail(reason ? `telephony provider: ${String(reason)}` : 'telephony provider reported the call failed', 'telephony');
         break;
+      }
       case 'ringing':
         break;
     }
@@ -177,6 +180,8 @@ export class CallSession {
     if (!this.input.carried && this.input.initialStatus === 'in_progress') this.recorder.record('call_started', {});
     if (this.input.carried) void this.recorder.flush(this.patch());
     if (!this.input.carried) await this.waitForAnswer();
+    // Make an answered (or unanswered) call visible at once, not only after the greeting.
+    if (this.status !== this.input.initialStatus) void this.recorder.flush(this.patch());
     if (this.input.channel === 'voice') await this.connectMedia();
     if (this.status === 'in_progress' && !this.input.carried && this.endRequest === null) await this.begin();
     while (this.status === 'in_progress' && this.endRequest === null) {
