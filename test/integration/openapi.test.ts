@@ -1,0 +1,76 @@
+/**
+ * The OpenAPI document is generated from the same route definitions that serve requests, so
+ * every endpoint must be in it, with its request schema and its error statuses.
+ */
+import { allRoutes } from '../../src/api/routes';
+import { startHarness, type Harness } from '../support/harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h.stop();
+});
+
+it('documents every route the API serves, with errors as {detail}', async () => {
+  const doc = (await h.request('GET', '/api/openapi.json', { token: null })).body;
+  const routes = allRoutes(h.ctx);
+  expect(routes.length).toBeGreaterThan(50);
+  for (const r of routes) {
+    const op = doc.paths[r.path]?.[r.method];
+    expect({ route: `${r.method} ${r.path}`, documented: Boolean(op) }).toEqual({ route: `${r.method} ${r.path}`, documented: true });
+    const statuses = Object.keys(op.responses).map(Number);
+    expect(statuses.some((s) => s >= 200 && s < 300)).toBe(true);
+    if (!r.public) expect(statuses).toContain(401);
+    if (r.body) {
+      expect(op.requestBody.content['application/json'].schema).toBeDefined();
+      expect(statuses).toContain(422);
+    }
+    for (const s of statuses.filter((code) => code >= 400)) {
+      expect(op.responses[s].content['application/json'].schema.properties.detail).toBeDefined();
+    }
+  }
+  // The spec's endpoints, and the ones designed here, are all present.
+  for (const path of [
+    '/api/agents',
+    '/api/agents/{agent_id}',
+    '/api/agents/stats',
+    '/api/agents/generate',
+    '/api/agents/{agent_id}/export',
+    '/api/agents/import',
+    '/api/agents/{agent_id}/flow',
+    '/api/agents/{agent_id}/nodes/{node_key}',
+    '/api/tools/{tool_id}/test',
+    '/api/calls',
+    '/api/calls/{call_id}/events',
+    '/api/calls/outbound',
+    '/api/calls/start',
+    '/api/calls/end',
+    '/api/calls/test',
+    '/api/recordings/{call_id}',
+    '/api/settings/telephony',
+    '/api/settings/endpoints/{endpoint_id}',
+    '/api/sidechat',
+    '/api/auth/login',
+    '/api/auth/api-keys',
+    '/api/users',
+  ]) {
+    expect(Object.keys(doc.paths)).toContain(path);
+  }
+});
+
+it('answers /healthz with 503 when the database is down', async () => {
+  const { connectDatabase } = await import('../../src/db/database');
+  const { startApi } = await import('../../src/api/server');
+  const broken = connectDatabase('postgres://postgres@127.0.0.1:1/none');
+  const api = await startApi({ ...h.ctx, db: broken }, 0, '127.0.0.1');
+  try {
+    const res = await fetch(`${api.url}/healthz`);
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ status: 'degraded', database: 'down', temporal: 'ok' });
+  } finally {
+    await api.stop();
+    await broken.close();
+  }
+});
