@@ -100,6 +100,7 @@ export class CallMedia {
   private pcm = new Int16Array(FRAME_MS * 8);
   private agentPcm = new Int16Array(FRAME_MS * 8);
   private closing = false;
+  private readonly interruptsOnSpeechStart: boolean;
   private resolveClosed!: (c: MediaClosure) => void;
 
   constructor(opts: CallMediaOptions) {
@@ -122,9 +123,13 @@ export class CallMedia {
         sent: (frame, slotPerf) => this.recordAgent(frame, slotPerf),
       },
       { started: (s, atPerf) => this.speechStarted(s, atPerf), finished: (s, r) => this.speechFinished(s, r) },
+      // Only when speech start alone interrupts (min_words ≤ 1): holding for every backchannel
+      // onset would chop the agent's speech.
+      () => this.interruptsOnSpeechStart && this.vad.state === 'starting',
     );
 
     const pipeline = opts.voice.pipeline;
+    this.interruptsOnSpeechStart = (pipeline.min_words ?? 3) <= 1;
     this.turns = new TurnDetector(pipeline.min_words ?? 3, {
       agentSpeaking: () => this.playback.speaking,
       bargeIn: () => this.bargeIn(),

@@ -8,7 +8,8 @@
  * ahead of now, and it plays in the slot [max(now, lineFreePerf), +20 ms) — an underrun simply
  * restarts the timeline. After the last frame of an utterance a mark `<ttsId>:end` goes out; its
  * echo means the caller heard it all. Marks `<ttsId>:<k>` after the estimated end of sentence k
- * report progress (Twilio echoes marks once the audio before them has played).
+ * report progress (Twilio echoes marks once the audio before them has played). While `hold()`
+ * is true (the VAD suspects the caller is starting to speak) nothing new is sent.
  *
  * What the caller heard (`heardText`) on barge-in: the frames whose slot had started when the
  * `clear` went out, mapped to text by characters — TTS audio length is close to proportional to
@@ -110,6 +111,12 @@ export class Playback implements Paced {
   constructor(
     private readonly out: PlaybackOutput,
     private readonly listener: PlaybackListener,
+    /**
+     * While true no new frames are sent (the provider plays out its ~LEAD_MS buffer): the VAD
+     * suspects the caller started talking over the agent. A blip shorter than the lead is
+     * inaudible; a confirmed barge-in then finds the line already silent.
+     */
+    private readonly hold: () => boolean = () => false,
     private readonly pacer: Pacer = sharedPacer,
   ) {}
 
@@ -186,7 +193,8 @@ export class Playback implements Paced {
   interrupt(nowPerf = performance.now()): AgentSpeech[] {
     const cut = this.speeches.filter((s) => s.state === 'active');
     if (cut.length === 0) return [];
-    if (cut.some((s) => s.framesSent > 0) && this.lineFreePerf > nowPerf) this.out.clear();
+    // Even when our timeline says the buffer ran dry: audio still in flight on the network is dropped too.
+    if (cut.some((s) => s.framesSent > 0)) this.out.clear();
     this.cutOff(cut, nowPerf);
     return cut;
   }
@@ -227,6 +235,7 @@ export class Playback implements Paced {
 
   pace(nowPerf: number): boolean {
     if (this.closed) return false;
+    const holding = this.hold();
     for (const s of this.speeches) {
       if (s.state !== 'active') continue;
       if (s.allSent) {
@@ -234,6 +243,7 @@ export class Playback implements Paced {
         if (nowPerf >= s.endDeadlinePerf) this.finish(s, this.playedOut(s));
         continue;
       }
+      if (holding) break;
       this.sendFrames(s, nowPerf);
       if (s.head < s.frames.length || !s.ttsDone) break; // lead full, or waiting for TTS audio
       s.allSent = true;
