@@ -4,9 +4,9 @@
  *
  * Each agent utterance (`speak` text or one LLM reply) is an AgentSpeech; they play in order.
  * The pacing model is one number per call, `lineFreePerf`: the moment the provider's buffer
- * runs empty (the end of the last frame sent). A frame is sent while that is less than LEAD_MS
- * ahead of now, and it plays in the slot [max(now, lineFreePerf), +20 ms) — an underrun simply
- * restarts the timeline. After the last frame of an utterance a mark `<ttsId>:end` goes out; its
+ * runs empty (the end of the last frame sent). A frame is sent while the buffer would then hold
+ * at most LEAD_MS, and it plays in the slot [max(now, lineFreePerf), +20 ms) — an underrun
+ * simply restarts the timeline. After the last frame of an utterance a mark `<ttsId>:end` goes out; its
  * echo means the caller heard it all. Marks `<ttsId>:<k>` after the estimated end of sentence k
  * report progress (Twilio echoes marks once the audio before them has played). While `hold()`
  * is true (the VAD suspects the caller is starting to speak) nothing new is sent.
@@ -260,7 +260,8 @@ export class Playback implements Paced {
   }
 
   private sendFrames(s: AgentSpeech, nowPerf: number): void {
-    while (s.head < s.frames.length && this.lineFreePerf - nowPerf < LEAD_MS) {
+    // Send while the provider would then hold at most LEAD_MS of unplayed audio.
+    while (s.head < s.frames.length && Math.max(this.lineFreePerf, nowPerf) + FRAME_MS - nowPerf <= LEAD_MS) {
       const frame = s.frames[s.head]!;
       s.frames[s.head++] = undefined;
       const slot = Math.max(nowPerf, this.lineFreePerf);
