@@ -448,6 +448,24 @@ describe('media gateway', () => {
     expect((await again.closed).code).toBe(1008);
   });
 
+  it('finishes a valid recording when the connection drops without a stop', async () => {
+    const call = await newCall();
+    await speak(call, 'g', 'Hello there.');
+    call.caller.drop();
+    const state = await eventually(async () => {
+      const s = await call.state();
+      return s.session && s;
+    });
+    expect(state.session!.result!.reason).toBe('hangup');
+    const wav = readWavFile(state.connected!.recordingPath!);
+    expect(wav).toMatchObject({ channels: 2, sampleRate: 8000 });
+    expect(channelOf(wav, 1).some((s) => Math.abs(s) > 1000)).toBe(true);
+    // Finalised: the header's sizes match the file (not just readable by a tolerant parser).
+    const bytes = fs.readFileSync(state.connected!.recordingPath!);
+    expect(bytes.readUInt32LE(40)).toBe(bytes.length - 44);
+    expect(bytes.readUInt32LE(4)).toBe(bytes.length - 8);
+  });
+
   it('closes only the offending socket on bad input; other calls go on', async () => {
     const good = await newCall();
     const victim = await newCall();
