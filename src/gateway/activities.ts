@@ -57,8 +57,17 @@ export function createGatewayActivities(calls: CallRegistry, config: Config): Ga
     return client;
   };
 
+  // The caller hung up while the workflow was deciding what to say: nobody hears it, and the
+  // media session's result tells the workflow the call is over (this is not a lost gateway).
+  const nobodyListening = (callId: string) => {
+    const reason = calls.get(callId)?.closeReason ?? calls.finished(callId)?.reason ?? null;
+    return reason === 'hangup' || reason === 'closed';
+  };
+  const unheard = { heardText: '', interrupted: true, characters: 0, events: [] };
+
   return {
     async speak(req) {
+      if (nobodyListening(req.callId)) return unheard;
       const call = requireCall(calls, req.callId);
       return heartbeating(async (cancel) => {
         try {
@@ -70,6 +79,7 @@ export function createGatewayActivities(calls: CallRegistry, config: Config): Ga
     },
 
     async voiceTurn(req) {
+      if (nobodyListening(req.callId)) return { ...unheard, content: '', toolCalls: [], usage: { prompt_tokens: 0, completion_tokens: 0 }, ttfbMs: null };
       const call = requireCall(calls, req.callId);
       let client: OpenAI;
       try {

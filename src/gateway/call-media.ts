@@ -100,6 +100,7 @@ export class CallMedia {
   private pcm = new Int16Array(FRAME_MS * 8);
   private agentPcm = new Int16Array(FRAME_MS * 8);
   private closing = false;
+  private closedBy: CloseReason | null = null;
   private readonly interruptsOnSpeechStart: boolean;
   private resolveClosed!: (c: MediaClosure) => void;
 
@@ -157,6 +158,11 @@ export class CallMedia {
 
   get isClosed(): boolean {
     return this.closing;
+  }
+
+  /** Why the stream closed (null while open). */
+  get closeReason(): CloseReason | null {
+    return this.closedBy;
   }
 
   // ---- caller audio ----------------------------------------------------------------------------
@@ -279,6 +285,7 @@ export class CallMedia {
   close(reason: CloseReason, code = 1000, message = ''): Promise<MediaClosure> {
     if (this.closing) return this.closed;
     this.closing = true;
+    this.closedBy = reason;
     const endMs = performance.now() - this.opts.startPerf;
     this.turns.close();
     for (const c of this.llmStreams) c.abort();

@@ -443,6 +443,8 @@ describe('media gateway', () => {
     });
     expect(state.session!.result!.reason).toBe('hangup');
     expect(gateway.calls.get(call.callId)).toBeUndefined();
+    // Speech requested after the hang-up is simply not heard (the call is over, not the gateway lost).
+    await expect(speak(call, 'late', 'Are you still there?')).resolves.toMatchObject({ heardText: '', interrupted: true });
     // A stream for the finished call is refused.
     const again = await connect(call.callId);
     expect((await again.closed).code).toBe(1008);
