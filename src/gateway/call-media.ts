@@ -29,7 +29,7 @@ import { WavRecorder } from './recording/wav-recorder';
 import { splitSentences } from './sentences';
 import { TurnDetector, type CompletedTurn } from './turn-detector';
 import { vadParamsFromPipeline, VadAnalyzer } from './vad/vad-analyzer';
-import type { SileroVadModel } from './vad/silero';
+import type { SpeechProbability } from './vad/silero';
 
 /** How the call talks to its provider socket (Twilio Media Streams framing lives in the caller). */
 export interface StreamOutput {
@@ -45,7 +45,8 @@ export interface CallMediaOptions {
   voice: VoiceConfig;
   config: Config;
   workflow: WorkflowHandle;
-  vadModel: SileroVadModel;
+  /** Per-call speech model streams (the gateway's shared, batched Silero). */
+  vad: { createStream(): SpeechProbability };
   out: StreamOutput;
   log: Logger;
   /** performance.now() when the stream started: time 0 of the recording and media timestamps. */
@@ -137,7 +138,7 @@ export class CallMedia {
       finalize: () => this.stt?.finalize(),
       utterance: (turn) => this.utterance(turn),
     });
-    this.vad = new VadAnalyzer(opts.vadModel.createStream(8000), vadParamsFromPipeline(pipeline), (e) => this.turns.onVad(e));
+    this.vad = new VadAnalyzer(opts.vad.createStream(), vadParamsFromPipeline(pipeline), (e) => this.turns.onVad(e));
 
     this.openStt();
     try {

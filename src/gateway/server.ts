@@ -19,6 +19,7 @@ import { createGatewayActivities } from './activities';
 import { CallRegistry } from './call-registry';
 import { acceptTwilioStream } from './twilio-stream';
 import { sharedSileroModel } from './vad/silero';
+import { SileroBatcher } from './vad/silero-batch';
 
 export const TWILIO_MEDIA_PATH = '/media/twilio';
 
@@ -55,7 +56,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   const taskQueue = deps.taskQueue ?? gatewayTaskQueue();
   const calls = new CallRegistry();
   // Loaded once for every call; a broken model install fails the start, not the first call.
-  const vadModel = await sharedSileroModel();
+  const vad = SileroBatcher.of(await sharedSileroModel());
 
   const connection = await NativeConnection.connect({ address: deps.address });
   let worker: Worker;
@@ -82,7 +83,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   const server = http.createServer((req, res) => {
     const pathname = (req.url ?? '').split('?')[0];
     if (pathname === '/healthz') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', calls: calls.size, task_queue: taskQueue }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', calls: calls.size, task_queue: taskQueue, vad: vad.stats }));
       return;
     }
     res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: 'Not found' }));
@@ -95,7 +96,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      acceptTwilioStream(ws, { calls, streamSecret: deps.streamSecret, temporal: deps.temporal, config: deps.config, taskQueue, vadModel, log }, req.socket.remoteAddress ?? '');
+      acceptTwilioStream(ws, { calls, streamSecret: deps.streamSecret, temporal: deps.temporal, config: deps.config, taskQueue, vad, log }, req.socket.remoteAddress ?? '');
     });
   });
   try {

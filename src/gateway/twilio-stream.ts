@@ -17,7 +17,7 @@ import { callWorkflowId, mediaConnectedSignal, voiceConfigQuery, type VoiceConfi
 import { CallMedia, type StreamOutput } from './call-media';
 import type { CallRegistry } from './call-registry';
 import { verifyStreamToken } from './stream-token';
-import type { SileroVadModel } from './vad/silero';
+import type { SileroBatcher } from './vad/silero-batch';
 
 /** Close codes (RFC 6455) used when refusing a stream. */
 export const CLOSE_POLICY = 1008;
@@ -46,7 +46,7 @@ export interface StreamContext {
   config: Config;
   /** This gateway's task queue, handed to the workflow in `mediaConnected`. */
   taskQueue: string;
-  vadModel: SileroVadModel;
+  vad: SileroBatcher;
   log: Logger;
 }
 
@@ -183,7 +183,7 @@ class TwilioStream {
       voice,
       config: this.ctx.config,
       workflow,
-      vadModel: this.ctx.vadModel,
+      vad: this.ctx.vad,
       out: this.output(),
       log: this.ctx.log,
       startPerf,
