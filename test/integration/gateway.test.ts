@@ -521,6 +521,44 @@ describe('media gateway', () => {
     expect(errors[0]!.data).toMatchObject({ context: 'stt', message: expect.stringContaining('Deepgram') });
   });
 
+  it('reports a TTS connection drop as an error event and speaks again afterwards', async () => {
+    const call = await newCall();
+    const text = 'This sentence plays while the TTS connection drops underneath it.';
+    const outcome = speak(call, 'cut', text);
+    await eventually(async () => cartesia.received.contexts.get('cut'));
+    cartesia.dropConnections(1011, 'simulated outage');
+    const first = await outcome;
+    expect(first.interrupted).toBe(false);
+    const later = await speak(call, 'after', 'I am back.');
+    expect(later).toMatchObject({ heardText: 'I am back.', interrupted: false });
+    const errors = eventsOf([...first.events, ...later.events], 'error');
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors[0]!.data).toMatchObject({ context: 'tts', message: expect.stringContaining('Cartesia') });
+  });
+
+  it('fails a voice turn whose LLM fails, for the workflow to retry, and reports it', async () => {
+    const call = await newCall();
+    openai.failNext(1, 503);
+    const failed = await voiceTurn(call, 'llm-down').then(
+      () => null,
+      (err: Error & { cause?: { cause?: { type?: string; nonRetryable?: boolean } } }) => err.cause?.cause,
+    );
+    expect(failed).toMatchObject({ type: 'LlmUnavailable', nonRetryable: false });
+    openai.enqueue({ status: 400, error_message: 'bad request' });
+    const rejected = await voiceTurn(call, 'llm-bad').then(
+      () => null,
+      (err: Error & { cause?: { cause?: { type?: string; nonRetryable?: boolean } } }) => err.cause?.cause,
+    );
+    expect(rejected).toMatchObject({ type: 'LlmRequestRejected', nonRetryable: true });
+    // The retry of a turn gets the same utterance id: it still speaks.
+    openai.enqueue({ content: 'Here you go.' });
+    const retried = await voiceTurn(call, 'llm-down');
+    expect(retried).toMatchObject({ heardText: 'Here you go.', interrupted: false });
+    const errors = eventsOf(retried.events, 'error').map((e) => e.data.context);
+    expect(errors).toEqual(['llm', 'llm']);
+    expect(call.caller.speechFrames().length * FRAME_MS).toBeLessThan(('Here you go.'.length + 2) * MS_PER_CHAR);
+  });
+
   it('fails the media session by heartbeat timeout when the gateway process dies', async () => {
     const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', 'support', 'gateway-process.ts')], {
       cwd: path.join(__dirname, '..', '..'),
