@@ -30,7 +30,7 @@ import {
   type VoiceConfig,
 } from './call-definitions';
 import { CallRecorder } from './call-recorder';
-import { GatewayLost, LlmUnavailable, TextChannel, VoiceChannel, type CallChannel, type Spoken, type Thought } from './channels';
+import { GatewayLost, LlmUnavailable, SpeechUnavailable, TextChannel, VoiceChannel, type CallChannel, type Spoken, type Thought } from './channels';
 import { canMove, isFinal } from './call-status';
 import {
   END_CALL,
@@ -204,6 +204,7 @@ export class CallSession {
   /** LLM or gateway failures end the call as failed; anything else is a bug and fails the task. */
   private failOn(err: unknown): void {
     if (err instanceof LlmUnavailable) this.fail(err.message, 'llm');
+    else if (err instanceof SpeechUnavailable) this.fail(err.message, 'tts');
     else if (err instanceof GatewayLost) this.fail(err.message, 'gateway');
     else throw err;
   }
@@ -316,21 +317,26 @@ export class CallSession {
         replies.push(said);
         this.recorder.record('agent_spoke', { text: said, ...(result.interrupted ? { interrupted: true } : {}) });
       }
-      this.conv.history.push({
-        role: 'assistant',
-        content: said || null,
-        ...(result.toolCalls.length
-          ? {
-              tool_calls: result.toolCalls.map((tc) => ({
-                id: tc.id,
-                type: 'function' as const,
-                function: { name: tc.name, arguments: JSON.stringify(tc.arguments) },
-              })),
-            }
-          : {}),
-      });
-      if (!result.toolCalls.length || result.interrupted) break;
-      for (const call of result.toolCalls) {
+      // Tool calls of a reply the caller cut off are dropped: they answered what was not heard.
+      const toolCalls = result.interrupted ? [] : result.toolCalls;
+      // An assistant message needs text or tool calls (a reply cut off before any audio has neither).
+      if (said || toolCalls.length) {
+        this.conv.history.push({
+          role: 'assistant',
+          content: said || null,
+          ...(toolCalls.length
+            ? {
+                tool_calls: toolCalls.map((tc) => ({
+                  id: tc.id,
+                  type: 'function' as const,
+                  function: { name: tc.name, arguments: JSON.stringify(tc.arguments) },
+                })),
+              }
+            : {}),
+        });
+      }
+      if (!toolCalls.length) break;
+      for (const call of toolCalls) {
         const output = await this.handleToolCall(call, replies);
         this.conv.history.push({ role: 'tool', tool_call_id: call.id, content: output });
       }

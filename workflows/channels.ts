@@ -27,6 +27,8 @@ export type Thought = LlmTurnResult & Spoken;
 export class LlmUnavailable extends Error {}
 /** The media gateway holding the call is gone (crashed, or lost the socket). */
 export class GatewayLost extends Error {}
+/** Text-to-speech could not be produced (provider down or not configured). */
+export class SpeechUnavailable extends Error {}
 
 export interface CallChannel {
   say(text: string, utteranceId: string): Promise<Spoken>;
@@ -41,7 +43,7 @@ function llmRetry(options: RetryOptions): RetryPolicy {
     backoffCoefficient: 2,
     maximumInterval: '10s',
     maximumAttempts: options.llmRetryMaxAttempts,
-    nonRetryableErrorTypes: ['LlmRequestRejected', 'CallNotOnGateway'],
+    nonRetryableErrorTypes: ['LlmRequestRejected', 'CallNotOnGateway', 'GatewayShutdown', 'SpeechUnavailable'],
   };
 }
 
@@ -109,10 +111,11 @@ export class VoiceChannel implements CallChannel {
   private translate(err: unknown): unknown {
     if (!(err instanceof ActivityFailure)) return err;
     const cause = err.cause;
-    const gatewayGone =
-      cause instanceof TimeoutFailure || (cause instanceof ApplicationFailure && cause.type === 'CallNotOnGateway');
-    return gatewayGone
-      ? new GatewayLost(`media gateway lost: ${causeMessage(err)}`)
-      : new LlmUnavailable(`LLM request failed: ${causeMessage(err)}`);
+    const type = cause instanceof ApplicationFailure ? cause.type : null;
+    if (cause instanceof TimeoutFailure || type === 'CallNotOnGateway' || type === 'GatewayShutdown') {
+      return new GatewayLost(`media gateway lost: ${causeMessage(err)}`);
+    }
+    if (type === 'SpeechUnavailable') return new SpeechUnavailable(`speech synthesis failed: ${causeMessage(err)}`);
+    return new LlmUnavailable(`LLM request failed: ${causeMessage(err)}`);
   }
 }
