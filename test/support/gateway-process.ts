@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const temporal = await connectTemporal(config.TEMPORAL_ADDRESS!, config.TEMPORAL_NAMESPACE);
   const gateway = await startGateway(
     { config, temporal, address: config.TEMPORAL_ADDRESS!, namespace: config.TEMPORAL_NAMESPACE, streamSecret: config.JWT_SECRET! },
-    0,
+    Number(process.env.GATEWAY_PORT ?? 0),
     '127.0.0.1',
   );
   process.stdout.write(`gateway ready ${JSON.stringify({ url: gateway.url, taskQueue: gateway.taskQueue })}\n`);

@@ -1,45 +1,63 @@
+/**
+ * Platform processes (worker, media gateway) in their own OS processes, so tests can kill them
+ * with SIGKILL in the middle of a call.
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Harness } from './harness';
 
 const ROOT = path.join(__dirname, '..', '..');
 
-/** Starts test/support/worker-process.ts for the harness's database and task queue. */
-export async function spawnWorkerProcess(h: Harness, env: Record<string, string> = {}): Promise<ChildProcess> {
+/** Starts a TypeScript entry point and resolves once it prints a line matching `ready`. */
+export async function spawnReady(script: string, env: Record<string, string | undefined>, ready: RegExp) {
   // `node --import tsx` runs the script in this very process (the tsx CLI would fork a grandchild
   // that a SIGKILL to the child would leave running).
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'worker-process.ts')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, script)], {
     cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: h.dbUrl,
-      TEMPORAL_ADDRESS: h.config.TEMPORAL_ADDRESS,
-      TEMPORAL_TASK_QUEUE: h.taskQueue,
-      ENCRYPTION_KEY: h.config.ENCRYPTION_KEY,
-      JWT_SECRET: h.config.JWT_SECRET,
-      DATA_DIR: h.config.dataDir,
-      LOG_LEVEL: 'error',
-      ...env,
-    },
+    env: { ...process.env, LOG_LEVEL: 'error', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker process did not start: ${stderr}`)), 60_000);
+  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${script} did not start: ${stderr}`)), 60_000);
     child.stdout!.on('data', (d: Buffer) => {
-      if (d.toString().includes('worker ready')) {
+      const m = ready.exec(d.toString());
+      if (m) {
         clearTimeout(timer);
-        resolve();
+        resolve(m);
       }
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`worker process exited (${code}): ${stderr}`));
+      reject(new Error(`${script} exited (${code}): ${stderr}`));
     });
   });
   child.removeAllListeners('exit');
-  return child;
+  return { child, match };
+}
+
+/** The environment a platform process needs to join the harness's database, Temporal and queue. */
+export function harnessEnv(h: Harness): Record<string, string | undefined> {
+  return {
+    DATABASE_URL: h.dbUrl,
+    TEMPORAL_ADDRESS: h.config.TEMPORAL_ADDRESS,
+    TEMPORAL_TASK_QUEUE: h.taskQueue,
+    ENCRYPTION_KEY: h.config.ENCRYPTION_KEY,
+    JWT_SECRET: h.config.JWT_SECRET,
+    DATA_DIR: h.config.dataDir,
+  };
+}
+
+/** A call worker for the harness's database and task queue (test/support/worker-process.ts). */
+export async function spawnWorkerProcess(h: Harness, env: Record<string, string> = {}): Promise<ChildProcess> {
+  return (await spawnReady('worker-process.ts', { ...harnessEnv(h), ...env }, /worker ready/)).child;
+}
+
+/** A media gateway on GATEWAY_PORT (test/support/gateway-process.ts). */
+export async function spawnGatewayProcess(h: Harness, env: Record<string, string> = {}) {
+  const { child, match } = await spawnReady('gateway-process.ts', { ...harnessEnv(h), ...env }, /gateway ready (\{.*\})/);
+  return { child, ...(JSON.parse(match[1]!) as { url: string; taskQueue: string }) };
 }
 
 export function killHard(child: ChildProcess): Promise<void> {
