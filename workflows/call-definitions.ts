@@ -6,6 +6,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ChatMessage, FlowFunction, PreAction } from '../src/shared/flow';
 import type { PipelineSettings } from '../src/shared/catalog';
+import type { ToolRow } from '../src/db/models/tools';
 
 export type CallStatus = 'ringing' | 'in_progress' | 'completed' | 'failed' | 'no_answer';
 export type EndReason = 'agent_ended' | 'user_ended' | 'idle_timeout' | 'error';
@@ -13,17 +14,8 @@ export type Direction = 'inbound' | 'outbound';
 /** How the call's audio reaches the platform: a phone stream, text (test channel), or the client. */
 export type CallChannel = 'voice' | 'text' | 'manual';
 
-export interface SnapshotTool {
-  id: string;
-  name: string;
-  description: string;
-  parameters: { properties: Record<string, { type: string; description?: string }>; required: string[] };
-  webhook_url: string;
-  webhook_method: 'POST' | 'GET';
-  /** Still encrypted: secrets never appear in workflow history in plain text. */
-  headers_encrypted: string | null;
-  timeout_secs: number;
-}
+/** A tool as the call uses it; headers stay encrypted, so no secret appears in workflow history. */
+export type SnapshotTool = Omit<ToolRow, 'created_at' | 'updated_at'>;
 
 export interface SnapshotNode {
   node_key: string;

@@ -5,6 +5,7 @@
 import { Op } from 'sequelize';
 import { plain, plainAll, type Database } from '../db/database';
 import { PIPELINE_DEFAULTS } from '../shared/catalog';
+import { referencedToolIds } from '../tools/tool-references';
 import type { FlowFunction, PreAction, ChatMessage } from '../shared/flow';
 import type { AgentSnapshot } from '../../workflows/call-definitions';
 
@@ -14,11 +15,7 @@ export async function loadAgentSnapshot(db: Database, agentName: string): Promis
   const nodes = plainAll(
     await db.models.FlowNode.findAll({ where: { agent_id: agent.id }, order: [['position', 'ASC'], ['created_at', 'ASC']] }),
   );
-  const toolIds = new Set<string>([...agent.tool_ids, ...agent.pre_call_tool_ids]);
-  for (const node of nodes) {
-    for (const id of node.tool_ids) toolIds.add(id);
-    for (const action of node.pre_actions as PreAction[]) if (action.type === 'call_tool') toolIds.add(action.tool_id);
-  }
+  const toolIds = referencedToolIds(agent, nodes);
   const tools = toolIds.size ? plainAll(await db.models.Tool.findAll({ where: { id: { [Op.in]: [...toolIds] } } })) : [];
   return {
     id: agent.id,

@@ -120,3 +120,18 @@ export function countCharacters(text: string): number {
   for (const _ of text) n++;
   return n;
 }
+
+/**
+ * A session's `ready` promise and the functions that settle it. Awaiting it is optional (a failure
+ * is also reported as an `error` event), so an unobserved rejection is not an unhandled one.
+ */
+export function readyLatch(): { promise: Promise<void>; resolve: () => void; reject: (err: Error) => void } {
+  let resolve!: () => void;
+  let reject!: (err: Error) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => {});
+  return { promise, resolve, reject };
+}

@@ -10,6 +10,19 @@ import type { PreAction } from '../shared/flow';
 
 const without = (ids: string[], toolId: string) => ids.filter((id) => id !== toolId);
 
+/** Every tool an agent uses: its tool_ids and pre_call_tool_ids, its nodes' tool_ids and call_tool pre-actions. */
+export function referencedToolIds(
+  agent: { tool_ids: string[]; pre_call_tool_ids: string[] },
+  nodes: Array<{ tool_ids: string[]; pre_actions: unknown[] }>,
+): Set<string> {
+  const ids = new Set([...agent.tool_ids, ...agent.pre_call_tool_ids]);
+  for (const node of nodes) {
+    for (const id of node.tool_ids) ids.add(id);
+    for (const action of node.pre_actions as PreAction[]) if (action?.type === 'call_tool') ids.add(action.tool_id);
+  }
+  return ids;
+}
+
 const referencesTool = (action: unknown, toolId: string) =>
   (action as PreAction)?.type === 'call_tool' && (action as { tool_id?: string }).tool_id === toolId;
 

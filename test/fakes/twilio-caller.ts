@@ -12,6 +12,7 @@ import crypto from 'node:crypto';
 import WebSocket from 'ws';
 import { decodeMulaw, encodeMulaw, MULAW_SILENCE } from '../../src/gateway/audio/g711';
 import { resample } from '../../src/gateway/audio/resampler';
+import { Pacer, type Paced } from '../../src/gateway/pacer';
 import { channelOf, readWavFile } from '../../src/gateway/recording/wav';
 
 export const FRAME_BYTES = 160;
@@ -30,59 +31,11 @@ export const nowMs = (): number => performance.timeOrigin + performance.now();
 const hex = (bytes: number) => crypto.randomBytes(bytes).toString('hex');
 export const newSid = (prefix: string) => `${prefix}${hex(16)}`;
 
-interface Ticking {
-  tick(perfNow: number): void;
-}
-
-/** One timer for all callers at a given speed, re-armed against absolute targets (no drift). */
-class FrameClock {
-  private readonly members = new Set<Ticking>();
-  private timer: NodeJS.Timeout | undefined;
-  private origin = 0;
-  private ticks = 0;
-  constructor(private readonly frameMs: number) {}
-
-  add(member: Ticking): void {
-    this.members.add(member);
-    if (!this.timer) {
-      this.origin = performance.now();
-      this.ticks = 0;
-      this.schedule();
-    }
-  }
-
-  remove(member: Ticking): void {
-    this.members.delete(member);
-    if (this.members.size === 0 && this.timer) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
-  }
-
-  private schedule(): void {
-    this.ticks++;
-    const now = performance.now();
-    let target = this.origin + this.ticks * this.frameMs;
-    if (now - target > this.frameMs) {
-      // Stalled: skip the missed ticks (each caller catches up on its own frame count).
-      this.ticks = Math.ceil((now - this.origin) / this.frameMs);
-      target = this.origin + this.ticks * this.frameMs;
-    }
-    this.timer = setTimeout(this.run, Math.max(0, target - now));
-  }
-
-  private readonly run = (): void => {
-    const now = performance.now();
-    for (const m of [...this.members]) m.tick(now);
-    if (this.members.size) this.schedule();
-    else this.timer = undefined;
-  };
-}
-
-const clocks = new Map<number, FrameClock>();
-function clockFor(speed: number): FrameClock {
+// The gateway's own drift-free pacer: one timer for all callers at a given speed.
+const clocks = new Map<number, Pacer>();
+function clockFor(speed: number): Pacer {
   let clock = clocks.get(speed);
-  if (!clock) clocks.set(speed, (clock = new FrameClock(FRAME_MS / speed)));
+  if (!clock) clocks.set(speed, (clock = new Pacer(FRAME_MS / speed)));
   return clock;
 }
 
@@ -166,7 +119,7 @@ export function framePeak(mulaw: Uint8Array): number {
   return peak;
 }
 
-export class TwilioCaller implements Ticking {
+export class TwilioCaller implements Paced {
   readonly accountSid: string;
   readonly callSid: string;
   readonly streamSid: string;
@@ -185,7 +138,7 @@ export class TwilioCaller implements Ticking {
   connectedAtMs = 0;
 
   private ws!: WebSocket;
-  private readonly clock: FrameClock;
+  private readonly clock: Pacer;
   private readonly frameMs: number;
   private readonly keepMediaEvents: boolean;
   private startedPerf = 0;
@@ -356,7 +309,13 @@ export class TwilioCaller implements Ticking {
 
   // ---- clock ---------------------------------------------------------------------------------
 
-  tick(perfNow: number): void {
+  /** One pacer tick; the caller stays on the clock until it is removed when the call closes. */
+  pace(perfNow: number): boolean {
+    this.tick(perfNow);
+    return true;
+  }
+
+  private tick(perfNow: number): void {
     if (this.ws.readyState !== WebSocket.OPEN || this.hangingUp) return;
     const due = Math.floor((perfNow - this.startedPerf) / this.frameMs) + 1;
     for (let n = 0; this.framesDone < due && n < MAX_CATCH_UP_FRAMES; n++) {

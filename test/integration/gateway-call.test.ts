@@ -16,6 +16,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { FRAME_MS, type TwilioCaller } from '../fakes/twilio-caller';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { createAgent, eventually } from '../support/fixtures';
+import { configureTwilio } from '../support/telephony';
 import { startHarness, type Harness } from '../support/harness';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'audio');
@@ -58,17 +59,7 @@ beforeAll(async () => {
     gatewayPort,
     '127.0.0.1',
   );
-  const res = await h.request('PUT', '/api/settings/telephony', {
-    body: {
-      provider: 'twilio',
-      public_base_url: h.api.url,
-      twilio_account_sid: ACCOUNT_SID,
-      twilio_auth_token: AUTH_TOKEN,
-      twilio_phone_number: OUR_NUMBER,
-      twilio_max_concurrent: 5,
-    },
-  });
-  expect(res.status).toBe(200);
+  await configureTwilio(h, { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER }, { twilio_max_concurrent: 5 });
 }, 120_000);
 
 afterAll(async () => {

@@ -10,6 +10,7 @@ import { callWorkflowId, stateQuery } from '../../workflows/call-definitions';
 import { startFakeTwilio, twilioSignature, type FakeCallRecord, type FakeTwilio } from '../fakes/twilio-server';
 import { parseTwiml } from '../fakes/twilio-twiml';
 import { createAgent, eventually } from '../support/fixtures';
+import { configureTwilio } from '../support/telephony';
 import { startHarness, type Harness } from '../support/harness';
 import { startMediaStandIn, type MediaStandIn } from '../support/media-stand-in';
 
@@ -42,20 +43,8 @@ afterEach(async () => {
   await h.db.models.TelephonyEndpoint.destroy({ where: {} });
 });
 
-async function configure(fields: Record<string, unknown> = {}) {
-  const res = await h.request('PUT', '/api/settings/telephony', {
-    body: {
-      provider: 'twilio',
-      public_base_url: h.api.url,
-      twilio_account_sid: ACCOUNT_SID,
-      twilio_auth_token: AUTH_TOKEN,
-      twilio_phone_number: OUR_NUMBER,
-      twilio_max_concurrent: 10,
-      ...fields,
-    },
-  });
-  expect(res.status).toBe(200);
-}
+const configure = (fields: Record<string, unknown> = {}) =>
+  configureTwilio(h, { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER }, fields);
 
 const inboundUrl = (agent = 'support-bot') => `${h.api.url}/telephony/twilio/inbound/${agent}`;
 

@@ -11,6 +11,7 @@ import { connectDatabase } from '../../src/db/database';
 import { verifyStreamToken } from '../../src/gateway/stream-token';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { createAgent, eventually } from '../support/fixtures';
+import { configureTwilio } from '../support/telephony';
 import { startHarness, type Harness } from '../support/harness';
 import { startMediaStandIn, type MediaStandIn } from '../support/media-stand-in';
 
@@ -44,20 +45,8 @@ afterEach(async () => {
   await h.db.models.TelephonyEndpoint.destroy({ where: {} });
 });
 
-async function configure(fields: Record<string, unknown> = {}) {
-  const res = await h.request('PUT', '/api/settings/telephony', {
-    body: {
-      provider: 'twilio',
-      public_base_url: h.api.url,
-      twilio_account_sid: ACCOUNT_SID,
-      twilio_auth_token: AUTH_TOKEN,
-      twilio_phone_number: OUR_NUMBER,
-      twilio_max_concurrent: 10,
-      ...fields,
-    },
-  });
-  expect(res.status).toBe(200);
-}
+const configure = (fields: Record<string, unknown> = {}) =>
+  configureTwilio(h, { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER }, fields);
 
 const dial = (body: Record<string, unknown>) => h.request('POST', '/api/calls/outbound', { body: { phone_number: CALLEE, agent_name: 'sales-bot', ...body } });
 

@@ -17,6 +17,7 @@ import { FRAME_MS, type TwilioCaller } from '../fakes/twilio-caller';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver';
 import { eventually } from '../support/fixtures';
+import { configureTwilio } from '../support/telephony';
 import { startHarness, type Harness } from '../support/harness';
 import { killHard, spawnGatewayProcess, spawnWorkerProcess } from '../support/worker-process-control';
 
@@ -61,17 +62,7 @@ beforeAll(async () => {
   h = await startHarness({ env: vendorEnv });
   worker = await spawnWorkerProcess(h, vendorEnv);
   gateway = (await spawnGatewayProcess(h, vendorEnv)).child;
-  const settings = await h.request('PUT', '/api/settings/telephony', {
-    body: {
-      provider: 'twilio',
-      public_base_url: h.api.url,
-      twilio_account_sid: ACCOUNT_SID,
-      twilio_auth_token: AUTH_TOKEN,
-      twilio_phone_number: OUR_NUMBER,
-      twilio_max_concurrent: 5,
-    },
-  });
-  expect(settings.status).toBe(200);
+  await configureTwilio(h, { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER }, { twilio_max_concurrent: 5 });
 }, 180_000);
 
 afterAll(async () => {

@@ -17,21 +17,15 @@ import { agentConfig, agentCounts, agentJson } from './agent-json';
 import { findAgent } from './agent-rows';
 import { assertAgentTools, insertAgent } from './agent-service';
 import { listNodes, writeGraph } from './flow-service';
+import { referencedToolIds } from '../../tools/tool-references';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-const callToolIds = (actions: unknown[]) =>
-  (actions as PreAction[]).flatMap((a) => (a.type === 'call_tool' ? [a.tool_id] : []));
 
 export async function exportBundle(db: Database, box: SecretBox, agentId: string) {
   const agent = await findAgent(db, agentId);
   const nodes = await listNodes(db, agentId);
   const config = agentConfig(agent);
-  const referenced = new Set([
-    ...config.tool_ids,
-    ...config.pre_call_tool_ids,
-    ...nodes.flatMap((n) => [...n.tool_ids, ...callToolIds(n.pre_actions)]),
-  ]);
+  const referenced = referencedToolIds(config, nodes);
   const tools = plainAll(await db.models.Tool.findAll({ where: { id: { [Op.in]: [...referenced] } }, order: [['name', 'ASC']] }));
   // A reference to a tool that no longer exists could not be imported anywhere; leave it out.
   const exists = new Set(tools.map((t) => t.id));

@@ -12,7 +12,7 @@
 import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
 import { createLogger } from '../../shared/logger';
-import { countCharacters, openSpeechSocket, SpeechProviderError, wsBaseUrl } from '../speech-socket';
+import { countCharacters, openSpeechSocket, SpeechProviderError, wsBaseUrl, readyLatch } from '../speech-socket';
 import type { TtsDoneReason, TtsEvents, TtsOptions, TtsSession } from './types';
 
 const log = createLogger('tts.cartesia');
@@ -73,10 +73,9 @@ export class CartesiaTts extends EventEmitter<TtsEvents> implements TtsSession {
     this.headers = { 'X-API-Key': options.apiKey, 'Cartesia-Version': version };
     this.handshakeTimeoutMs = options.handshakeTimeoutMs;
     this.requestBase = cartesiaRequestBase(options, extras);
-    this.ready = new Promise<void>((resolve, reject) => {
-      this.settleReady = { resolve, reject };
-    });
-    this.ready.catch(() => {}); // also reported as an 'error' event; awaiting is optional
+    const latch = readyLatch();
+    this.ready = latch.promise;
+    this.settleReady = latch;
     this.connect();
   }
 

@@ -13,7 +13,7 @@
 import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
 import { createLogger } from '../../shared/logger';
-import { countCharacters, openSpeechSocket, SpeechProviderError, wsBaseUrl } from '../speech-socket';
+import { countCharacters, openSpeechSocket, SpeechProviderError, wsBaseUrl, readyLatch } from '../speech-socket';
 import type { TtsDoneReason, TtsEvents, TtsOptions, TtsSession } from './types';
 
 const log = createLogger('tts.elevenlabs');
@@ -86,10 +86,9 @@ export class ElevenLabsTts extends EventEmitter<TtsEvents> implements TtsSession
     this.apiKey = options.apiKey;
     this.firstMessage = JSON.stringify(first);
     this.handshakeTimeoutMs = options.handshakeTimeoutMs;
-    this.ready = new Promise<void>((resolve, reject) => {
-      this.settleReady = { resolve, reject };
-    });
-    this.ready.catch(() => {}); // also reported as an 'error' event; awaiting is optional
+    const latch = readyLatch();
+    this.ready = latch.promise;
+    this.settleReady = latch;
     this.ensureSpare();
   }
 

@@ -1,0 +1,22 @@
+import type { Harness } from './harness';
+
+/** Stores Twilio settings through the API, pointing Twilio's callbacks at the harness's API. */
+export async function configureTwilio(
+  h: Harness,
+  twilio: { accountSid: string; authToken: string; phoneNumber: string },
+  fields: Record<string, unknown> = {},
+) {
+  const res = await h.request('PUT', '/api/settings/telephony', {
+    body: {
+      provider: 'twilio',
+      public_base_url: h.api.url,
+      twilio_account_sid: twilio.accountSid,
+      twilio_auth_token: twilio.authToken,
+      twilio_phone_number: twilio.phoneNumber,
+      twilio_max_concurrent: 10,
+      ...fields,
+    },
+  });
+  if (res.status !== 200) throw new Error(`PUT /api/settings/telephony → ${res.status} ${JSON.stringify(res.body)}`);
+  return res;
+}
