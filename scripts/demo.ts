@@ -1,0 +1,477 @@
+/**
+ * `npm run demo`: one complete inbound phone call, offline, through the real API, call workflow
+ * and media gateway. The vendors are the local fakes of test/fakes/ speaking their real
+ * protocols on 127.0.0.1: Twilio (webhook, TwiML, Media Streams caller playing recorded speech),
+ * Deepgram (scripted transcripts), Cartesia (a tone as long as the text), OpenAI (a scripted
+ * receptionist), and a webhook receiver as the clinic's booking backend.
+ *
+ * Everything is configured through the API as a user would: telephony settings, two webhook
+ * tools, an agent, and the phone number's endpoint, whose `inbound_webhook_url` the fake Twilio
+ * then calls. The caller asks for an appointment, hears the agent check the clinic's calendar
+ * and read out the free slots, interrupts it, picks a time, and the agent books it, says goodbye
+ * and hangs up. Printed: what the caller hears and says as it happens, then the transcript, the
+ * events, latency figures and where the recording is.
+ *
+ * The caller's clips are eSpeak NG recordings: test/fixtures/audio/ and scripts/lib/audio/
+ * nine-please.wav (`espeak-ng -v en-us -s 150 "Nine o'clock please."`, trimmed, 8 kHz, padded
+ * 0.3 s + 0.5 s with sox as in test/fixtures/audio/README.md).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { readWavFile } from '../src/gateway/recording/wav';
+import { startGateway } from '../src/gateway/server';
+import { setLogLevel } from '../src/shared/logger';
+import { getFreePort } from '../src/temporal/dev-server';
+import { startFakeCartesia } from '../test/fakes/cartesia-server';
+import { startFakeDeepgram } from '../test/fakes/deepgram-server';
+import { fakeSpeechMs } from '../test/fakes/fake-tts-audio';
+import { startFakeOpenAI, type FakeReply } from '../test/fakes/openai-server';
+import { FRAME_MS, nowMs, type TwilioCaller } from '../test/fakes/twilio-caller';
+import { startFakeTwilio } from '../test/fakes/twilio-server';
+import { startWebhookReceiver, type ReceivedRequest } from '../test/fakes/webhook-receiver';
+import type { Harness } from '../test/support/harness';
+import { firstSpeechReceivedAfter, fmtMs, isSpeech, loadClip, silentAfter, speechTimes, type SpeechClip } from './lib/caller-audio';
+
+const AUDIO = path.join(__dirname, '..', 'test', 'fixtures', 'audio');
+const CLIPS = {
+  question: { file: path.join(AUDIO, 'hello-appointment.wav'), text: 'Hello, I would like to book an appointment for tomorrow.' },
+  stop: { file: path.join(AUDIO, 'stop-wait.wav'), text: 'Stop, wait a second.' },
+  nine: { file: path.join(__dirname, 'lib', 'audio', 'nine-please.wav'), text: "Nine o'clock, please." },
+};
+type ClipName = keyof typeof CLIPS;
+
+const ACCOUNT_SID = `AC${'de'.repeat(16)}`;
+const AUTH_TOKEN = 'demo-twilio-auth-token-0123456789';
+const CLINIC_NUMBER = '+15005550006';
+const CALLER_NUMBER = '+14155550123';
+const VENDOR_KEY = 'demo-key';
+const AGENT = 'sunrise-clinic';
+const GREETING = 'Hello, this is Sunrise Clinic. How can I help you today?';
+const CHECKING = 'Let me check the calendar.';
+const VAD_STOP_SECS = 0.4;
+/** The caller interrupts after hearing this much of the agent's list of free slots. */
+const BARGE_IN_AFTER_MS = 2500;
+
+export interface CallEvent {
+  id: number;
+  event_type: string;
+  timestamp: string;
+  data: Record<string, any>;
+}
+
+export interface DemoOptions {
+  /** Starts the API and the worker (startHarness) with the given environment (the fakes' URLs). */
+  startPlatform(env: Record<string, string>): Promise<Harness>;
+  print?: (line: string) => void;
+  /** `full` (default): the booking to the agent's goodbye. `short`: the caller hangs up after the barge-in. */
+  script?: 'full' | 'short';
+}
+
+export interface TurnLatency {
+  said: string;
+  /** Caller side: first agent audio received − (end of the caller's speech + vad_stop_secs). */
+  ttfbMs: number | null;
+}
+
+export interface DemoResult {
+  callId: string;
+  /** GET /api/calls/{id} at the end. */
+  call: Record<string, any>;
+  events: CallEvent[];
+  turns: TurnLatency[];
+  /** The caller's speech start (the barge-in) → the line silent / the `clear` received. */
+  bargeIn: { silentAfterMs: number | null; clearAfterMs: number | null };
+  recording: { path: string; seconds: number; downloadStatus: number } | null;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+async function until<T>(what: string, check: () => T | undefined | null | false, timeoutMs: number, stepMs = 20): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`demo: ${what} did not happen within ${timeoutMs / 1000} s`);
+    await sleep(stepMs);
+  }
+}
+
+// ---- the clinic: its booking backend and a scripted receptionist LLM ---------------------------
+
+const FREE_SLOTS = ['09:00', '10:30', '11:00', '15:30'];
+const SPOKEN_TIME: Record<string, string> = { '09:00': 'nine', '10:30': 'half past ten', '11:00': 'eleven', '15:30': 'half past three' };
+
+function clinicBackend(req: ReceivedRequest) {
+  if (req.path === '/slots') return { status: 200, body: { day: req.query.day ?? 'tomorrow', free_slots: FREE_SLOTS } };
+  if (req.path === '/appointments') {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    return { status: 201, body: { confirmed: true, reference: 'SC-4711', day: body.day, time: body.time } };
+  }
+  return { status: 404, body: { error: 'not found' } };
+}
+
+function listSlots(slots: string[]): string {
+  const morning = slots.filter((s) => s < '12:00').map((s) => SPOKEN_TIME[s] ?? s);
+  const afternoon = slots.filter((s) => s >= '12:00').map((s) => SPOKEN_TIME[s] ?? s);
+  const join = (xs: string[]) => (xs.length > 1 ? `${xs.slice(0, -1).join(', ')} and ${xs.at(-1)}` : (xs[0] ?? ''));
+  return (
+    `Tomorrow I have ${slots.length} openings: ${join(morning)} in the morning, and ${join(afternoon)} in the afternoon. ` +
+    'The morning appointments are with Doctor Rao, the afternoon one with Doctor Lee. Which time suits you best?'
+  );
+}
+
+/** The receptionist: what a real LLM would answer at each point of this conversation. */
+function receptionist(body: any): FakeReply {
+  const messages: any[] = body.messages ?? [];
+  const last = messages[messages.length - 1];
+  if (last?.role === 'tool') {
+    const call = messages.flatMap((m) => m.tool_calls ?? []).find((c: any) => c.id === last.tool_call_id);
+    let result: any = {};
+    try {
+      result = JSON.parse(last.content);
+    } catch {
+      // an error text: answered below
+    }
+    if (call?.function?.name === 'check_slots' && Array.isArray(result.free_slots)) return { content: listSlots(result.free_slots) };
+    if (call?.function?.name === 'book_appointment' && result.confirmed) {
+      const ref = String(result.reference ?? '').replace(/[^A-Z0-9]/g, '').split('').join(' ');
+      return {
+        content: `You are booked for ${SPOKEN_TIME[result.time] ?? result.time} o'clock tomorrow with Doctor Rao, reference ${ref}. Goodbye!`,
+        tool_calls: [{ name: 'end_call', arguments: {} }],
+      };
+    }
+    return { content: 'Sorry, our calendar is not available right now. Please call again later.' };
+  }
+  const said = String(last?.content ?? '').toLowerCase();
+  if (/book|appointment/.test(said)) return { content: CHECKING, tool_calls: [{ name: 'check_slots', arguments: { day: 'tomorrow' } }] };
+  if (/stop|wait/.test(said)) return { content: 'Sure, take your time.' };
+  if (/nine/.test(said)) return { tool_calls: [{ name: 'book_appointment', arguments: { day: 'tomorrow', time: '09:00' } }] };
+  return { content: 'Sorry, could you say that again?' };
+}
+
+// ---- the demo -----------------------------------------------------------------------------------
+
+export async function runDemo(options: DemoOptions): Promise<DemoResult> {
+  const print = options.print ?? ((line: string) => console.log(line));
+  const full = (options.script ?? 'full') === 'full';
+  const clips = Object.fromEntries(Object.entries(CLIPS).map(([k, v]) => [k, loadClip(v.file)])) as Record<ClipName, SpeechClip>;
+
+  const twilio = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
+  const deepgram = await startFakeDeepgram({ apiKey: VENDOR_KEY });
+  const cartesia = await startFakeCartesia({ apiKey: VENDOR_KEY });
+  const openai = await startFakeOpenAI();
+  const clinic = await startWebhookReceiver();
+  const stops: Array<() => Promise<void>> = [() => twilio.stop(), () => deepgram.stop(), () => cartesia.stop(), () => openai.stop(), () => clinic.stop()];
+  print(`  Fakes        Twilio ${twilio.apiBaseUrl}, Deepgram ${deepgram.url}, Cartesia ${cartesia.url}, OpenAI ${openai.url}`);
+  print(`               clinic backend (webhook receiver) ${clinic.url}`);
+  deepgram.script([CLIPS.question.text, CLIPS.stop.text, CLIPS.nine.text]);
+  openai.setResponder(receptionist);
+  clinic.respond(clinicBackend, { times: Infinity });
+
+  let monitor: NodeJS.Timeout | undefined;
+  try {
+    const gatewayPort = await getFreePort();
+    const h = await options.startPlatform({
+      TWILIO_API_BASE_URL: twilio.apiBaseUrl,
+      GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}`,
+      DEEPGRAM_API_KEY: VENDOR_KEY,
+      DEEPGRAM_BASE_URL: deepgram.url,
+      CARTESIA_API_KEY: VENDOR_KEY,
+      CARTESIA_BASE_URL: cartesia.url,
+      OPENAI_API_KEY: VENDOR_KEY,
+      OPENAI_BASE_URL: openai.url,
+    });
+    stops.unshift(() => h.stop());
+    const gateway = await startGateway(
+      { config: h.config, temporal: h.temporal, address: h.config.TEMPORAL_ADDRESS!, namespace: h.config.TEMPORAL_NAMESPACE, streamSecret: h.config.JWT_SECRET! },
+      gatewayPort,
+      '127.0.0.1',
+    );
+    stops.unshift(() => gateway.stop());
+    print(`  Platform     API ${h.api.url}, call worker (task queue ${h.taskQueue}), media gateway ${gateway.url} (task queue ${gateway.taskQueue})`);
+
+    // ---- configuration, through the API ----------------------------------------------------------
+    print('\nConfiguring the clinic through the API:');
+    const api = async (method: string, p: string, body?: unknown) => {
+      const res = await h.request(method, p, { body });
+      if (res.status >= 300) throw new Error(`${method} ${p} → ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    };
+    const show = (method: string, p: string, what: string) => print(`  ${method.padEnd(5)}${p.padEnd(27)} ${what}`);
+    await api('PUT', '/api/settings/telephony', {
+      provider: 'twilio',
+      public_base_url: h.api.url,
+      twilio_account_sid: ACCOUNT_SID,
+      twilio_auth_token: AUTH_TOKEN,
+      twilio_phone_number: CLINIC_NUMBER,
+      twilio_max_concurrent: 5,
+    });
+    show('PUT', '/api/settings/telephony', `Twilio account ${ACCOUNT_SID.slice(0, 8)}…, number ${CLINIC_NUMBER}, public_base_url ${h.api.url}`);
+    const checkSlots = await api('POST', '/api/tools', {
+      name: 'check_slots',
+      description: 'List the free appointment slots of a day. Use it before offering times to the caller.',
+      parameters: { properties: { day: { type: 'string', description: 'the day, e.g. tomorrow or 2025-05-02' } }, required: ['day'] },
+      webhook_url: `${clinic.url}/slots`,
+      webhook_method: 'GET',
+      headers: { Authorization: 'Bearer clinic-backend-secret' },
+      timeout_secs: 5,
+    });
+    show('POST', '/api/tools', `check_slots → GET ${clinic.url}/slots`);
+    const book = await api('POST', '/api/tools', {
+      name: 'book_appointment',
+      description: 'Book the slot the caller chose.',
+      parameters: {
+        properties: { day: { type: 'string', description: 'the day' }, time: { type: 'string', description: 'HH:MM, one of the free slots' } },
+        required: ['day', 'time'],
+      },
+      webhook_url: `${clinic.url}/appointments`,
+      headers: { Authorization: 'Bearer clinic-backend-secret' },
+      timeout_secs: 5,
+    });
+    show('POST', '/api/tools', `book_appointment → POST ${clinic.url}/appointments`);
+    await api('POST', '/api/agents', {
+      name: AGENT,
+      prompt:
+        'You are the receptionist of Sunrise Clinic on the phone. Be brief and friendly. Use check_slots before offering times, ' +
+        'book_appointment once the caller has chosen one, then say goodbye and call end_call.',
+      greeting: GREETING,
+      stt_provider: 'deepgram',
+      llm_provider: 'openai',
+      tts_provider: 'cartesia',
+      tool_ids: [checkSlots.id, book.id],
+      // 0.4 s: the caller's "Hello, …" pauses ~0.2 s at the comma; min_words 1: any speech interrupts.
+      pipeline_settings: { vad_stop_secs: VAD_STOP_SECS, min_words: 1 },
+    });
+    show('POST', '/api/agents', `${AGENT}: greeting, 2 tools, deepgram / openai / cartesia, vad_stop_secs ${VAD_STOP_SECS}, min_words 1`);
+    const endpoint = await api('POST', '/api/settings/endpoints', { phone_number: CLINIC_NUMBER, provider: 'twilio', inbound_agent_name: AGENT, label: 'Front desk' });
+    show('POST', '/api/settings/endpoints', `${CLINIC_NUMBER} → ${AGENT}; inbound_webhook_url ${endpoint.inbound_webhook_url}`);
+
+    // ---- the call -------------------------------------------------------------------------------
+    print('\nThe call (seconds since the phone rang):');
+    const t0 = nowMs();
+    const at = (ms: number) => ((ms - t0) / 1000).toFixed(2).padStart(6);
+    const line = (ms: number, text: string) => print(`  ${at(ms)}  ${text}`);
+    line(t0, `${CALLER_NUMBER} calls ${CLINIC_NUMBER}: Twilio POSTs ${endpoint.inbound_webhook_url}`);
+    const fake = await twilio.simulateInbound({
+      webhookUrl: endpoint.inbound_webhook_url,
+      from: CALLER_NUMBER,
+      to: CLINIC_NUMBER,
+      statusCallbackUrl: `${h.api.url}/telephony/twilio/status`,
+    });
+    const verb = fake.verbs?.[0];
+    if (!fake.caller || verb?.verb !== 'Connect') throw new Error(`the call was not connected: ${fake.errors.join('; ') || fake.twiml}`);
+    const caller: TwilioCaller = fake.caller;
+    const callId = verb.stream.parameters.call_id!;
+    line(caller.connectedAtMs, `TwiML <Connect><Stream url="${verb.stream.url}">: the media stream is connected (call ${callId})`);
+
+    // What the caller hears, printed as it happens: agent audio spans, clears, backend requests.
+    let playedIdx = 0;
+    let clearIdx = 0;
+    let requestIdx = 0;
+    let span: { start: number; end: number } | null = null;
+    const spans: Array<{ start: number; end: number }> = [];
+    const watch = () => {
+      for (; playedIdx < caller.played.length; playedIdx++) {
+        const f = caller.played[playedIdx]!;
+        if (!isSpeech(f)) continue;
+        if (span && f.playedAtMs <= span.end + 100) span.end = f.playedAtMs + FRAME_MS;
+        else {
+          if (span) closeSpan();
+          span = { start: f.playedAtMs, end: f.playedAtMs + FRAME_MS };
+          line(span.start, 'caller hears the agent speaking…');
+        }
+      }
+      if (span && nowMs() - span.end > 100) closeSpan();
+      for (; clearIdx < caller.clears.length; clearIdx++) {
+        const c = caller.clears[clearIdx]!;
+        const droppedMs = Math.round((c.droppedBytes / 160) * FRAME_MS);
+        line(
+          c.atMs,
+          droppedMs > 0
+            ? `gateway → "clear" (barge-in): Twilio drops the ${droppedMs} ms of agent audio it had buffered`
+            : 'gateway → "clear" (barge-in confirmed; the line was already quiet: new agent audio was held back while the VAD decided)',
+        );
+      }
+      for (; requestIdx < clinic.requests.length; requestIdx++) {
+        const r = clinic.requests[requestIdx]!;
+        const args = r.method === 'GET' ? JSON.stringify(r.query) : r.raw;
+        line(r.received_at.getTime(), `clinic backend ← ${r.method} ${r.path} ${args}`);
+      }
+    };
+    const closeSpan = () => {
+      line(span!.end, `  …agent audio ends (${((span!.end - span!.start) / 1000).toFixed(1)} s heard)`);
+      spans.push(span!);
+      span = null;
+    };
+    monitor = setInterval(watch, 20);
+
+    const speechHeardSince = (fromIdx: number) => {
+      let n = 0;
+      for (let i = fromIdx; i < caller.played.length; i++) if (isSpeech(caller.played[i]!)) n++;
+      return n * FRAME_MS;
+    };
+    /** Waits until the agent spoke (after `fromIdx`) and then stayed quiet for 300 ms. */
+    const agentDone = (what: string, fromIdx: number) =>
+      until(
+        what,
+        () => {
+          const frames = caller.played;
+          let lastSpeech = -1;
+          for (let i = frames.length - 1; i >= fromIdx; i--) if (isSpeech(frames[i]!)) { lastSpeech = i; break; }
+          return lastSpeech >= 0 && caller.bufferedMs() === 0 && nowMs() - frames[lastSpeech]!.playedAtMs > 300;
+        },
+        20_000,
+      );
+    const turns: Array<{ clip: ClipName; startMs: number; endMs: number; heardFromIdx: number }> = [];
+    const say = async (clip: ClipName) => {
+      const heardFromIdx = caller.played.length;
+      line(nowMs(), `caller says "${CLIPS[clip].text}"  (${path.basename(CLIPS[clip].file)})`);
+      const spoken = await caller.say(clips[clip].pcm);
+      const times = speechTimes(clips[clip], spoken);
+      turns.push({ clip, ...times, heardFromIdx });
+      return times;
+    };
+
+    await agentDone('the greeting', 0);
+    await sleep(600);
+    await say('question');
+    const answerFrom = turns[0]!.heardFromIdx;
+    await until('the list of free slots', () => speechHeardSince(answerFrom) >= fakeSpeechMs(CHECKING) + BARGE_IN_AFTER_MS, 20_000);
+    const stopIdx = caller.played.length;
+    await say('stop');
+    await agentDone('the answer to the interruption', stopIdx);
+    if (full) {
+      await sleep(1200);
+      await say('nine');
+      const closed = await Promise.race([caller.closed, sleep(25_000).then(() => null)]);
+      if (!closed) throw new Error('demo: the agent did not end the call');
+      watch();
+      if (span) closeSpan();
+      line(closed.atMs, `the ${closed.by === 'gateway' ? 'agent' : 'caller'} hung up (the media stream closed, code ${closed.code})`);
+    } else {
+      await sleep(500);
+      const closed = await caller.hangup();
+      line(closed.atMs, 'the caller hangs up');
+    }
+
+    const call = await untilAsync(async () => {
+      const c = (await h.request('GET', `/api/calls/${callId}`)).body;
+      return ['completed', 'failed', 'no_answer'].includes(c.status) && c;
+    }, 20_000);
+    await sleep(100);
+    watch();
+    if (span) closeSpan();
+    clearInterval(monitor);
+    monitor = undefined;
+    print(`          GET /api/calls/{id}: ${call.status}, end_reason ${call.end_reason}, duration ${call.duration} s`);
+    const events: CallEvent[] = (await h.request('GET', `/api/calls/${callId}/events`)).body;
+    if (process.env.DEMO_EVENTS_JSON) fs.writeFileSync(process.env.DEMO_EVENTS_JSON, JSON.stringify(events, null, 1));
+
+    // ---- transcript and events ------------------------------------------------------------------
+    print('\nTranscript (GET /api/calls/{id}; times: when each entry was recorded):');
+    const spoke = events.filter((e) => e.event_type === 'agent_spoke');
+    let agentIdx = 0;
+    for (const entry of call.transcript as Array<{ role: string; text: string; timestamp: string }>) {
+      const cut = entry.role === 'assistant' && spoke[agentIdx++]?.data.interrupted ? '  [cut off by the caller]' : '';
+      print(`  ${at(Date.parse(`${entry.timestamp}Z`))}  ${entry.role === 'user' ? 'caller' : 'agent '}  ${entry.text}${cut}`);
+    }
+    print(`\nEvents (GET /api/calls/{id}/events): ${events.length}`);
+    const counts = new Map<string, number>();
+    for (const e of events) counts.set(e.event_type, (counts.get(e.event_type) ?? 0) + 1);
+    print(`  ${[...counts].map(([t, n]) => (n > 1 ? `${t} ×${n}` : t)).join(' · ')}`);
+    for (const e of events) {
+      const d = e.data;
+      let text: string | null = null;
+      if (e.event_type === 'tool_called') text = `${d.function}(${JSON.stringify(d.args)})`;
+      else if (e.event_type === 'tool_result') text = `${d.function} → ${JSON.stringify(d.result)}${d.duration_ms !== undefined ? ` in ${d.duration_ms} ms` : ''}`;
+      else if (e.event_type === 'interruption') text = `heard before the barge-in: "${d.heard_text}"`;
+      else if (e.event_type === 'call_status') text = `${d.status}${d.source ? ` (${d.source})` : ''}${d.ignored ? ' ignored' : ''}`;
+      else if (e.event_type === 'call_ended') text = `${d.status}, ${d.end_reason}, usage ${JSON.stringify(d.usage)}`;
+      else if (e.event_type === 'error') text = `${d.context}: ${d.message}`;
+      if (text) print(`  ${at(Date.parse(`${e.timestamp}Z`))}  ${e.event_type.padEnd(13)} ${text}`);
+    }
+
+    // ---- latency --------------------------------------------------------------------------------
+    print(`\nLatency (caller side: from the fake phone's frame timings; vad_stop_secs ${VAD_STOP_SECS}):`);
+    const turnLatency: TurnLatency[] = turns.map((t) => {
+      const decided = t.endMs + VAD_STOP_SECS * 1000;
+      const first = firstSpeechReceivedAfter(caller.played, t.endMs, t.heardFromIdx);
+      return { said: CLIPS[t.clip].text, ttfbMs: first ? first.receivedAtMs - decided : null };
+    });
+    for (const t of turnLatency) print(`  reply to "${t.said}": first agent audio ${fmtMs(t.ttfbMs)} after end of speech + ${VAD_STOP_SECS} s`);
+    const metrics = events.filter((e) => e.event_type === 'ttfb_metric').map((e) => e.data);
+    const byProcessor = (p: string) => metrics.filter((m) => m.processor === p);
+    print(
+      `  gateway e2e ttfb_metric (end of speech → first audio on the socket): ` +
+        byProcessor('e2e').map((m) => `${m.ms} ms (${m.after_vad_stop_ms} ms after the VAD stop)`).join(', '),
+    );
+    print(
+      `  parts: ${['stt', 'llm', 'tts'].map((p) => `${p} ${byProcessor(p).map((m) => `${m.ms}`).join('/') || '–'} ms`).join(' · ')}` +
+        '  (stt: VAD stop → final transcript; llm: time to first token; tts: first sentence → first audio)',
+    );
+    print('  (caller side includes the VAD finding the end of speech, 30–100 ms after the last loud frame for these clips; the gateway figures start there)');
+    const bargeTurn = turns.find((t) => t.clip === 'stop')!;
+    // Agent audio before the VAD could have ended the caller's turn is the interrupted answer.
+    const silentAt = silentAfter(caller.played, bargeTurn.startMs, bargeTurn.endMs + VAD_STOP_SECS * 1000);
+    const clear = caller.clears.find((c) => c.atMs >= bargeTurn.startMs - FRAME_MS);
+    const bargeIn = { silentAfterMs: silentAt === null ? null : silentAt - bargeTurn.startMs, clearAfterMs: clear ? clear.atMs - bargeTurn.startMs : null };
+    print(
+      `  barge-in: the caller starts "${CLIPS.stop.text}" → the agent's audio stops for good after ${fmtMs(bargeIn.silentAfterMs)}; ` +
+        `"clear" arrived after ${fmtMs(bargeIn.clearAfterMs)}`,
+    );
+
+    // ---- recording ------------------------------------------------------------------------------
+    let recording: DemoResult['recording'] = null;
+    if (call.recording_path && fs.existsSync(call.recording_path)) {
+      const wav = readWavFile(call.recording_path);
+      const seconds = wav.samples.length / wav.channels / wav.sampleRate;
+      const download = await h.request('GET', `/api/recordings/${callId}`);
+      recording = { path: call.recording_path, seconds, downloadStatus: download.status };
+      print(`\nRecording: ${call.recording_path}`);
+      print(`  ${seconds.toFixed(1)} s, ${wav.channels === 2 ? 'stereo (caller left, agent right)' : `${wav.channels} channel(s)`}, ${wav.sampleRate} Hz; also GET /api/recordings/${callId} → ${download.status}`);
+    } else print('\nRecording: none');
+    return { callId, call, events, turns: turnLatency, bargeIn, recording };
+  } finally {
+    if (monitor) clearInterval(monitor);
+    for (const stop of stops) await stop().catch((err: Error) => print(`(stopping: ${err.message})`));
+  }
+}
+
+async function untilAsync<T>(check: () => Promise<T | undefined | null | false>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`demo: the call did not end within ${timeoutMs / 1000} s`);
+    await sleep(100);
+  }
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  // The demo prints its own story; the platform logs only warnings and errors.
+  setLogLevel('warn');
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  console.log('Voice Agent Platform demo: a simulated inbound phone call, offline\n\nStarting:');
+  const { startLocalServices } = await import('./lib/local-services');
+  const { startHarness } = await import('../test/support/harness');
+  const services = await startLocalServices((l) => console.log(l));
+  try {
+    const result = await runDemo({ startPlatform: (env) => startHarness({ env, worker: true }) });
+    if (result.call.status !== 'completed') throw new Error(`the call ended ${result.call.status}`);
+  } finally {
+    await services.stop();
+  }
+  console.log(`\nDone in ${((performance.now() - started) / 1000).toFixed(0)} s; everything started has been stopped.`);
+}
+
+if (require.main === module) {
+  main().then(
+    () => process.exit(0),
+    (err: Error) => {
+      console.error(`\ndemo failed: ${err.stack ?? err.message}`);
+      process.exit(1);
+    },
+  );
+}
