@@ -5,6 +5,7 @@
  */
 import crypto from 'node:crypto';
 import type { Client } from '@temporalio/client';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig, type Config } from '../config';
 import { ensureAdmin } from '../api/auth/accounts';
 import { logNotifier } from '../api/notifier';
@@ -29,6 +30,8 @@ export interface Platform {
 export async function startPlatform(parts: Part[], options: { allInOne: boolean }): Promise<Platform> {
   const config = loadConfig();
   setLogLevel(config.LOG_LEVEL);
+  // The Temporal SDK logs every worker state change and the workflow bundle at INFO.
+  Runtime.install({ logger: new DefaultLogger(config.LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN') });
   const log = createLogger('platform');
   const stops: Array<() => Promise<void>> = [];
   const stopAll = async () => {
