@@ -311,15 +311,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       for (let i = fromIdx; i < caller.played.length; i++) if (isSpeech(caller.played[i]!)) n++;
       return n * FRAME_MS;
     };
-    /** Waits until the agent spoke (after `fromIdx`) and then stayed quiet for 300 ms. */
-    const agentDone = (what: string, fromIdx: number) =>
+    /** Waits until agent audio received after `afterMs` has been played and the line stayed quiet for 300 ms. */
+    const agentDone = (what: string, afterMs: number) =>
       until(
         what,
         () => {
           const frames = caller.played;
-          let lastSpeech = -1;
-          for (let i = frames.length - 1; i >= fromIdx; i--) if (isSpeech(frames[i]!)) { lastSpeech = i; break; }
-          return lastSpeech >= 0 && caller.bufferedMs() === 0 && nowMs() - frames[lastSpeech]!.playedAtMs > 300;
+          for (let i = frames.length - 1; i >= 0 && frames[i]!.receivedAtMs >= afterMs; i--) {
+            if (isSpeech(frames[i]!)) return caller.bufferedMs() === 0 && nowMs() - frames[i]!.playedAtMs > 300;
+          }
+          return false;
         },
         20_000,
       );
@@ -338,9 +339,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     await say('question');
     const answerFrom = turns[0]!.heardFromIdx;
     await until('the list of free slots', () => speechHeardSince(answerFrom) >= fakeSpeechMs(CHECKING) + BARGE_IN_AFTER_MS, 20_000);
-    const stopIdx = caller.played.length;
-    await say('stop');
-    await agentDone('the answer to the interruption', stopIdx);
+    const stop = await say('stop');
+    await agentDone('the answer to the interruption', stop.endMs);
     if (full) {
       await sleep(1200);
       await say('nine');
@@ -366,7 +366,6 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     monitor = undefined;
     print(`          GET /api/calls/{id}: ${call.status}, end_reason ${call.end_reason}, duration ${call.duration} s`);
     const events: CallEvent[] = (await h.request('GET', `/api/calls/${callId}/events`)).body;
-    if (process.env.DEMO_EVENTS_JSON) fs.writeFileSync(process.env.DEMO_EVENTS_JSON, JSON.stringify(events, null, 1));
 
     // ---- transcript and events ------------------------------------------------------------------
     print('\nTranscript (GET /api/calls/{id}; times: when each entry was recorded):');

@@ -1,0 +1,22 @@
+/**
+ * `npm run demo` keeps working: its call, with the short script (the caller hangs up after the
+ * barge-in), through the same real pieces the script uses.
+ */
+import { runDemo } from '../../scripts/demo';
+import { setLogLevel } from '../../src/shared/logger';
+import { startHarness } from '../support/harness';
+
+it('the demo call completes with a transcript, a barge-in and a recording', async () => {
+  setLogLevel('error');
+  const result = await runDemo({ startPlatform: (env) => startHarness({ env, worker: true }), script: 'short', print: () => undefined });
+  expect(result.call).toMatchObject({ status: 'completed', end_reason: 'user_ended' });
+  const transcript = result.call.transcript as Array<{ role: string; text: string }>;
+  expect(transcript.filter((t) => t.role === 'user').map((t) => t.text)).toEqual(['Hello, I would like to book an appointment for tomorrow.', 'Stop, wait a second.']);
+  expect(transcript.at(-1)).toMatchObject({ role: 'assistant', text: 'Sure, take your time.' });
+  const types = result.events.map((e) => e.event_type);
+  for (const t of ['tool_called', 'tool_result', 'interruption', 'ttfb_metric', 'call_ended']) expect(types).toContain(t);
+  expect(result.turns.every((t) => t.ttfbMs !== null)).toBe(true);
+  expect(result.bargeIn.clearAfterMs).not.toBeNull();
+  expect(result.recording).toMatchObject({ downloadStatus: 200 });
+  expect(result.recording!.seconds).toBeGreaterThan(10);
+}, 60_000);
