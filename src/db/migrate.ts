@@ -3,12 +3,29 @@
  * here explicitly rather than globbed so the same list works under tsx, jest and compiled JS.
  */
 import { Umzug, SequelizeStorage } from 'umzug';
+import { Client } from 'pg';
 import type { QueryInterface, Sequelize } from 'sequelize';
 import * as m0001 from './migrations/0001-initial';
 
 const MIGRATIONS = [{ name: '0001-initial', module: m0001 }];
 
+// Any fixed number: several processes starting at once (API, workers) take turns migrating.
+const MIGRATION_LOCK_KEY = 7_412_001;
+
 export async function migrate(sequelize: Sequelize): Promise<string[]> {
+  // A session-level advisory lock needs one connection of its own, outside the pool.
+  const { host, port, database, username, password } = sequelize.config;
+  const lock = new Client({ host, port: Number(port), database, user: username, password: password ?? undefined });
+  await lock.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    return await runMigrations(sequelize);
+  } finally {
+    await lock.end().catch(() => undefined); // ending the session releases the lock
+  }
+}
+
+async function runMigrations(sequelize: Sequelize): Promise<string[]> {
   const umzug = new Umzug<QueryInterface>({
     migrations: MIGRATIONS.map(({ name, module }) => ({
       name,

@@ -41,8 +41,10 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
   try {
     const secrets = resolveSecrets(config);
     const box = new SecretBox(secrets.encryptionKey);
-    const database = await openDatabase(config, log, { embedded: options.allInOne });
-    stops.push(database.close);
+    // The media gateway keeps no state of its own: only the API and the worker use PostgreSQL.
+    const needsDatabase = parts.includes('api') || parts.includes('worker');
+    const database = needsDatabase ? await openDatabase(config, log, { embedded: options.allInOne }) : undefined;
+    if (database) stops.push(database.close);
     const temporalEndpoint = await resolveTemporal(config, log, { startDevServer: options.allInOne });
     stops.push(temporalEndpoint.stop);
     const temporal: Client = await connectTemporal(temporalEndpoint.address, config.TEMPORAL_NAMESPACE);
@@ -51,14 +53,14 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
 
     if (parts.includes('api')) {
       const generated = config.ADMIN_PASSWORD ? undefined : crypto.randomBytes(12).toString('base64url');
-      if (await ensureAdmin(database.db, config.ADMIN_EMAIL, config.ADMIN_PASSWORD ?? generated!)) {
+      if (await ensureAdmin(database!.db, config.ADMIN_EMAIL, config.ADMIN_PASSWORD ?? generated!)) {
         const shown = generated ? `with generated password: ${generated}  (shown once; change it after login)` : 'with ADMIN_PASSWORD';
         console.log(`\nCreated administrator ${config.ADMIN_EMAIL} ${shown}\n`);
       }
       const api = await startApi(
         {
           config,
-          db: database.db,
+          db: database!.db,
           jwtSecret: secrets.jwtSecret,
           box,
           temporal,
@@ -77,7 +79,7 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
         address: temporalEndpoint.address,
         namespace: config.TEMPORAL_NAMESPACE,
         taskQueue: config.TEMPORAL_TASK_QUEUE,
-        deps: { config, db: database.db, box, log: createLogger('worker') },
+        deps: { config, db: database!.db, box, log: createLogger('worker') },
       });
       stops.push(worker.stop);
       urls['Worker task queue'] = config.TEMPORAL_TASK_QUEUE;
