@@ -30,8 +30,9 @@ export async function resolveTemporal(config: Config, log: Logger, options: { st
   const none = async () => undefined;
   if (config.TEMPORAL_ADDRESS) return { address: config.TEMPORAL_ADDRESS, stop: none };
   const address = `127.0.0.1:${DEFAULT_PORT}`;
-  if (!options.startDevServer || (await listening(DEFAULT_PORT))) {
-    if (options.startDevServer) log.info('using the Temporal server already listening', { address });
+  if (!options.startDevServer) return { address, stop: none };
+  if (await listening(DEFAULT_PORT)) {
+    log.info('using the Temporal server already listening', { address });
     return { address, uiUrl: `http://localhost:${config.TEMPORAL_UI_PORT}`, stop: none };
   }
   const cliPath = await ensureTemporalCli(config.TEMPORAL_CLI_PATH, log);
