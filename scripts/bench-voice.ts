@@ -1,0 +1,448 @@
+/**
+ * `npm run bench:voice [-- --calls N --turns K]` (defaults 50 and 3): N simultaneous simulated
+ * Twilio calls through the real API, call workflow and media gateway, with zero-latency vendor
+ * fakes, measured from the callers' side and from /proc.
+ *
+ * Processes: the media gateway runs on its own (`src/gateway/main.ts`, i.e. `npm run gateway`) so
+ * its CPU and memory can be read from /proc/<pid>; the call worker runs on its own too, as in a
+ * scaled deployment. The zero-latency vendor fakes (Deepgram, Cartesia, OpenAI) have a process
+ * of their own, so answering the gateway never waits behind the callers. This process holds the
+ * API, the Twilio fake with its Media Streams callers, and the measurements. Temporal and
+ * PostgreSQL are found or started like the tests do. All traffic stays on 127.0.0.1.
+ *
+ * Each call: the greeting, then K caller turns (test/fixtures/audio/hello-appointment.wav), each
+ * answered by a short one-sentence reply; call starts are staggered and every caller pauses a
+ * random 0.2–1 s before speaking, so turns do not line up. Reported:
+ * - turn latency, caller side: first non-silent agent frame received − (the caller's end of
+ *   speech + vad_stop_secs), where the end of speech is when the caller's phone sent the last
+ *   frame of the clip that carries speech;
+ * - gateway CPU (% of one core) and RSS: idle, with N calls (the window in which all N are
+ *   connected), per call;
+ * - dropped frames: frames the caller should have heard (the TTS fake makes 60 ms of audio per
+ *   character, 3 frames) minus frames received, per utterance; late frames: gaps > 40 ms inside
+ *   an utterance for a player that plays frames as they arrive;
+ * - calls completed correctly (completed, every turn answered with the expected texts, no error);
+ * - where the time goes: the gateway's own ttfb_metric events and the VAD's decision point.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { decodeMulaw, encodeMulaw } from '../src/gateway/audio/g711';
+import { sharedSileroModel } from '../src/gateway/vad/silero';
+import { VadAnalyzer } from '../src/gateway/vad/vad-analyzer';
+import { setLogLevel } from '../src/shared/logger';
+import { getFreePort } from '../src/temporal/dev-server';
+import { fakeSpeechMs } from '../test/fakes/fake-tts-audio';
+import { FRAME_MS, nowMs, type TwilioCaller } from '../test/fakes/twilio-caller';
+import { startFakeTwilio } from '../test/fakes/twilio-server';
+import { startHarness, type Harness } from '../test/support/harness';
+import { callWorkflowId } from '../workflows/call-definitions';
+import { fmtMs, isSpeech, loadClip, percentile, speechTimes, underruns, type SpeechClip } from './lib/caller-audio';
+import { startLocalServices } from './lib/local-services';
+import { handoffSteps, type HandoffSteps } from './lib/turn-handoff';
+import { childPids, cores, mb, ProcMonitor } from './lib/proc-stats';
+
+const ROOT = path.join(__dirname, '..');
+const CLIP_PATH = path.join(ROOT, 'test', 'fixtures', 'audio', 'hello-appointment.wav');
+const CALLER_TEXT = 'Hello, I would like to book an appointment for tomorrow.';
+const GREETING = 'Sunrise Clinic, how can I help?';
+// One sentence each, so every reply is one TTS request of a known length.
+const REPLIES = ['Sure, I can book that for you.', 'Of course, nine works fine.', 'Great, see you tomorrow then.'];
+const replyFor = (turn: number) => REPLIES[turn % REPLIES.length]!;
+const expectedFrames = (text: string) => fakeSpeechMs(text) / FRAME_MS;
+const VAD_STOP_SECS = 0.4;
+const LATE_GAP_MS = 40;
+const ACCOUNT_SID = `AC${'be'.repeat(16)}`;
+const AUTH_TOKEN = 'bench-twilio-auth-token-012345678';
+const OUR_NUMBER = '+15005550006';
+const KEY = 'bench-key';
+const AGENT = 'bench-clinic';
+const RUN_LIMIT_MS = 4 * 60_000;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function args(): { calls: number; turns: number; staggerMs: number } {
+  const argv = process.argv.slice(2);
+  const get = (name: string, def: number) => {
+    const i = argv.indexOf(`--${name}`);
+    const v = i >= 0 ? Number(argv[i + 1]) : def;
+    if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} must be a positive integer`);
+    return v;
+  };
+  return { calls: get('calls', 50), turns: get('turns', 3), staggerMs: get('stagger-ms', 100) };
+}
+
+// ---- platform processes ---------------------------------------------------------------------------
+
+async function spawnUntil(name: string, script: string, env: Record<string, string | undefined>, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+  // `node --import tsx`: the process measured is the service itself, not a tsx wrapper.
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const collect = (d: Buffer) => {
+    output += d.toString();
+    if (output.length > 20_000) output = output.slice(-10_000);
+  };
+  child.stderr!.on('data', collect);
+  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start within 60 s:\n${output}`)), 60_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      collect(d);
+      const m = ready.exec(output);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited (${code}):\n${output}`));
+    });
+  });
+  child.removeAllListeners('exit');
+  child.stdout!.removeAllListeners('data');
+  child.stdout!.resume();
+  return { child, match };
+}
+
+function stopProcess(child: ChildProcess, graceMs = 8000): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+// ---- the VAD's share of the caller-side latency ---------------------------------------------------
+
+/**
+ * Where the gateway's VAD (same model and settings) decides the caller stopped, relative to
+ * "end of speech + vad_stop_secs" as the callers measure it, for the clip sent as mu-law at
+ * every window phase: this part of the turn latency is the VAD's, before any platform work.
+ */
+async function vadDecisionOffsets(clip: SpeechClip): Promise<number[]> {
+  const model = await sharedSileroModel();
+  const speechEndMs = clip.lastSpeechFrame * FRAME_MS;
+  const out: number[] = [];
+  for (let phase = 0; phase < 256; phase += 32) {
+    const lead = 16_000 + phase;
+    const pcm = new Int16Array(lead + clip.pcm.length + 8000);
+    pcm.set(clip.pcm, lead);
+    const audio = decodeMulaw(encodeMulaw(pcm));
+    const vad = new VadAnalyzer(model.createStream(), { confidence: 0.5, start_secs: 0.2, stop_secs: VAD_STOP_SECS, min_volume: 0.4 });
+    let decidedMs: number | null = null;
+    vad.onEvent((e) => {
+      if (e.type === 'speech_stopped') decidedMs = e.detected_at_ms - lead / 8;
+    });
+    for (let i = 0; i + 160 <= audio.length; i += 160) {
+      vad.push(audio.subarray(i, i + 160));
+      await vad.idle();
+    }
+    if (decidedMs !== null) out.push(decidedMs - speechEndMs - VAD_STOP_SECS * 1000);
+  }
+  return out;
+}
+
+// ---- one call -------------------------------------------------------------------------------------
+
+interface Turn {
+  speechStartMs: number;
+  speechEndMs: number;
+  /** Caller side: first agent speech received − (speech end + vad_stop_secs). */
+  latencyMs: number | null;
+}
+
+interface CallResult {
+  index: number;
+  callId?: string;
+  connectedAtMs?: number;
+  hungUpAtMs?: number;
+  turns: Turn[];
+  caller?: TwilioCaller;
+  error?: string;
+}
+
+/** Agent frames received after `afterMs`; resolves once `expected` of them played, or 1.5 s after the last arrived. */
+async function heard(caller: TwilioCaller, afterMs: number, expected: number, timeoutMs: number): Promise<void> {
+  const deadline = nowMs() + timeoutMs;
+  for (;;) {
+    const played = caller.played;
+    let n = 0;
+    let lastReceived = 0;
+    for (let i = played.length - 1; i >= 0 && played[i]!.receivedAtMs >= afterMs; i--) {
+      n++;
+      lastReceived = Math.max(lastReceived, played[i]!.receivedAtMs);
+    }
+    const drained = caller.bufferedMs() === 0;
+    if (drained && n >= expected) return;
+    if (drained && n > 0 && nowMs() - lastReceived > 1500) return; // it stopped short: counted as dropped
+    if (!caller.isOpen) return;
+    if (nowMs() > deadline) throw new Error(`no complete agent utterance within ${timeoutMs / 1000} s (${n}/${expected} frames)`);
+    await sleep(40);
+  }
+}
+
+async function runCall(index: number, ctx: { twilio: Awaited<ReturnType<typeof startFakeTwilio>>; webhookUrl: string; clip: SpeechClip; turns: number }): Promise<CallResult> {
+  const result: CallResult = { index, turns: [] };
+  try {
+    const fake = await ctx.twilio.simulateInbound({ webhookUrl: ctx.webhookUrl, from: `+1415555${String(1000 + index)}`, to: OUR_NUMBER });
+    const verb = fake.verbs?.[0];
+    if (!fake.caller || verb?.verb !== 'Connect') throw new Error(`not connected: ${fake.errors.join('; ') || fake.twiml}`);
+    const caller = fake.caller;
+    result.caller = caller;
+    result.callId = verb.stream.parameters.call_id;
+    result.connectedAtMs = caller.connectedAtMs;
+    await heard(caller, 0, expectedFrames(GREETING), 20_000);
+    for (let k = 0; k < ctx.turns; k++) {
+      await sleep(200 + Math.random() * 800);
+      const span = await caller.say(ctx.clip.pcm);
+      const { startMs, endMs } = speechTimes(ctx.clip, span);
+      result.turns.push({ speechStartMs: startMs, speechEndMs: endMs, latencyMs: null });
+      await heard(caller, endMs, expectedFrames(replyFor(k)), 15_000);
+    }
+    await sleep(300);
+    result.hungUpAtMs = nowMs();
+    await caller.hangup();
+  } catch (err) {
+    result.error = (err as Error).message;
+    result.hungUpAtMs ??= nowMs();
+    if (result.caller?.isOpen) await result.caller.hangup().catch(() => undefined);
+  }
+  return result;
+}
+
+/** Frames per agent utterance: the greeting before the first turn, reply k between turn k's end of speech and turn k+1. */
+function analyseCall(r: CallResult) {
+  const played = r.caller?.played ?? [];
+  const texts = [GREETING, ...r.turns.map((_, k) => replyFor(k))];
+  let expected = 0;
+  let dropped = 0;
+  let late = 0;
+  let maxGapMs = 0;
+  let received = 0;
+  for (let u = 0; u < texts.length; u++) {
+    const from = u === 0 ? 0 : r.turns[u - 1]!.speechEndMs;
+    const to = r.turns[u]?.speechStartMs ?? Infinity;
+    const frames = played.filter((f) => f.receivedAtMs >= from && f.receivedAtMs < to);
+    const want = expectedFrames(texts[u]!);
+    expected += want;
+    received += frames.length;
+    dropped += Math.max(0, want - frames.length);
+    const gaps = underruns(frames.map((f) => f.receivedAtMs), LATE_GAP_MS);
+    late += gaps.count;
+    maxGapMs = Math.max(maxGapMs, gaps.maxGapMs);
+    if (u > 0) {
+      const turn = r.turns[u - 1]!;
+      const first = frames.find(isSpeech);
+      turn.latencyMs = first ? first.receivedAtMs - (turn.speechEndMs + VAD_STOP_SECS * 1000) : null;
+    }
+  }
+  return { expected, received, dropped, late, maxGapMs };
+}
+
+// ---- main -----------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const { calls: N, turns: K, staggerMs } = args();
+  setLogLevel('warn');
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const watchdog = setTimeout(() => {
+    console.error(`bench:voice: still running after ${RUN_LIMIT_MS / 60_000} minutes; giving up`);
+    process.exit(2);
+  }, RUN_LIMIT_MS);
+  watchdog.unref();
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  console.log(`Voice benchmark: ${N} simultaneous calls × ${K} turns, on ${cores()} cores (${cpu}), Node ${process.version}\n\nStarting:`);
+
+  const clip = loadClip(CLIP_PATH);
+  const services = await startLocalServices((l) => console.log(l));
+  const stops: Array<() => Promise<void>> = [];
+  try {
+    const twilio = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, keepMediaEvents: false });
+    stops.push(() => twilio.stop());
+    const fakes = await spawnUntil('vendor fakes', 'scripts/lib/vendor-fakes-process.ts', { BENCH_VENDOR_KEY: KEY, BENCH_CALLER_TEXT: CALLER_TEXT, BENCH_REPLIES: JSON.stringify(REPLIES) }, /fakes ready (\{.*\})/);
+    stops.push(() => stopProcess(fakes.child));
+    const urls = JSON.parse(fakes.match[1]!) as { deepgram: string; cartesia: string; openai: string };
+    const vendorEnv = {
+      DEEPGRAM_API_KEY: KEY,
+      DEEPGRAM_BASE_URL: urls.deepgram,
+      CARTESIA_API_KEY: KEY,
+      CARTESIA_BASE_URL: urls.cartesia,
+      OPENAI_API_KEY: KEY,
+      OPENAI_BASE_URL: urls.openai,
+    };
+    const gatewayPort = await getFreePort();
+    const h: Harness = await startHarness({ env: { TWILIO_API_BASE_URL: twilio.apiBaseUrl, GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}`, ...vendorEnv } });
+    stops.unshift(() => h.stop());
+    const platformEnv = {
+      DATABASE_URL: h.dbUrl,
+      TEMPORAL_ADDRESS: h.config.TEMPORAL_ADDRESS,
+      TEMPORAL_TASK_QUEUE: h.taskQueue,
+      ENCRYPTION_KEY: h.config.ENCRYPTION_KEY,
+      JWT_SECRET: h.config.JWT_SECRET,
+      DATA_DIR: h.config.dataDir,
+      LOG_LEVEL: 'warn',
+      ...vendorEnv,
+    };
+    const { child: worker } = await spawnUntil('worker', 'test/support/worker-process.ts', platformEnv, /worker ready/);
+    stops.unshift(() => stopProcess(worker));
+    const { child: gateway } = await spawnUntil('gateway', 'src/gateway/main.ts', { ...platformEnv, GATEWAY_PORT: String(gatewayPort), HOST: '127.0.0.1' }, /Media gateway/);
+    stops.unshift(() => stopProcess(gateway));
+    console.log(`  Fakes        Twilio ${twilio.apiBaseUrl} and its callers (this process); Deepgram, Cartesia, OpenAI (pid ${fakes.child.pid})`);
+    console.log(`  Platform     API ${h.api.url} (this process), call worker pid ${worker.pid}, media gateway pid ${gateway.pid} on ws://127.0.0.1:${gatewayPort}`);
+
+    const api = async (method: string, p: string, body?: unknown) => {
+      const res = await h.request(method, p, { body });
+      if (res.status >= 300) throw new Error(`${method} ${p} → ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    };
+    await api('PUT', '/api/settings/telephony', {
+      provider: 'twilio',
+      public_base_url: h.api.url,
+      twilio_account_sid: ACCOUNT_SID,
+      twilio_auth_token: AUTH_TOKEN,
+      twilio_phone_number: OUR_NUMBER,
+      twilio_max_concurrent: N + 10,
+    });
+    await api('POST', '/api/agents', { name: AGENT, prompt: 'You book appointments. Be brief.', greeting: GREETING, pipeline_settings: { vad_stop_secs: VAD_STOP_SECS } });
+    const endpoint = await api('POST', '/api/settings/endpoints', { phone_number: OUR_NUMBER, provider: 'twilio', inbound_agent_name: AGENT });
+
+    const temporalPid = childPids(process.pid, 'temporal')[0];
+    const monitor = new ProcMonitor({ gateway: gateway.pid!, worker: worker.pid!, bench: process.pid, fakes: fakes.child.pid!, ...(temporalPid ? { temporal: temporalPid } : {}) });
+    monitor.start(250);
+    console.log('  Idle baseline: 4 s…');
+    await sleep(1000);
+    const idleFrom = Date.now();
+    await sleep(3000);
+    const idleTo = Date.now();
+    const vadOffsets = vadDecisionOffsets(clip);
+
+    console.log(`  Calls: ${N}, one every ${staggerMs} ms…`);
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    const started = Date.now();
+    const results = await Promise.all(
+      Array.from({ length: N }, (_, i) => sleep(i * staggerMs).then(() => runCall(i, { twilio, webhookUrl: endpoint.inbound_webhook_url, clip, turns: K }))),
+    );
+    loop.disable();
+    const callsSecs = (Date.now() - started) / 1000;
+    await sleep(500);
+    monitor.stop();
+
+    // ---- analysis ---------------------------------------------------------------------------------
+    const connected = results.filter((r) => r.connectedAtMs !== undefined);
+    const windowFrom = Math.max(...connected.map((r) => r.connectedAtMs!));
+    const windowTo = Math.min(...results.map((r) => r.hungUpAtMs ?? Infinity));
+    const frames = results.map(analyseCall);
+    const latencies = results.flatMap((r) => r.turns.map((t) => t.latencyMs)).filter((v): v is number => v !== null);
+    const missingReplies = results.reduce((n, r) => n + r.turns.filter((t) => t.latencyMs === null).length, 0) + results.reduce((n, r) => n + (K - r.turns.length), 0);
+
+    // The platform's own view of each call, once the workflows have written everything.
+    const checks = await Promise.all(
+      results.map(async (r, i) => {
+        if (!r.callId) return { ok: false, why: r.error ?? 'no call', metrics: [] as any[], steps: [] as HandoffSteps[] };
+        let call: any;
+        for (let attempt = 0; attempt < 100; attempt++) {
+          call = (await h.request('GET', `/api/calls/${r.callId}`)).body;
+          if (['completed', 'failed'].includes(call.status)) break;
+          await sleep(100);
+        }
+        const events: any[] = (await h.request('GET', `/api/calls/${r.callId}/events`)).body;
+        const transcript: Array<{ role: string; text: string }> = call.transcript ?? [];
+        const wantTranscript = [{ role: 'assistant', text: GREETING }];
+        for (let k = 0; k < K; k++) wantTranscript.push({ role: 'user', text: CALLER_TEXT }, { role: 'assistant', text: replyFor(k) });
+        const problems: string[] = [];
+        if (r.error) problems.push(r.error);
+        if (call.status !== 'completed') problems.push(`status ${call.status}`);
+        if (JSON.stringify(transcript.map((t) => ({ role: t.role, text: t.text }))) !== JSON.stringify(wantTranscript)) problems.push('transcript differs');
+        const errors = events.filter((e) => e.event_type === 'error');
+        if (errors.length) problems.push(`error events: ${errors.map((e) => e.data.message).join('; ')}`);
+        if (frames[i]!.dropped) problems.push(`${frames[i]!.dropped} frames dropped`);
+        const e2e = events
+          .filter((e) => e.event_type === 'ttfb_metric' && e.data.processor === 'e2e')
+          .map((e) => ({ firstAudioMs: Date.parse(`${e.timestamp}Z`), afterVadStopMs: Number(e.data.after_vad_stop_ms) }));
+        const steps = await handoffSteps(h.temporal, callWorkflowId(r.callId), e2e).catch(() => [] as HandoffSteps[]);
+        return { ok: problems.length === 0, why: problems.join(', '), metrics: events.filter((e) => e.event_type === 'ttfb_metric').map((e) => e.data), steps };
+      }),
+    );
+    const okCalls = checks.filter((c) => c.ok).length;
+    const metrics = checks.flatMap((c) => c.metrics);
+    const metric = (p: string, field = 'ms') => metrics.filter((m) => m.processor === p).map((m) => Number(m[field]));
+
+    const gwIdleCpu = monitor.cpuPercent('gateway', idleFrom, idleTo);
+    const gwIdleRss = monitor.rss('gateway', idleFrom, idleTo).meanBytes;
+    const gwCpu = monitor.cpuPercent('gateway', windowFrom, windowTo);
+    const gwRss = monitor.rss('gateway', windowFrom, windowTo);
+    const totals = frames.reduce((a, f) => ({ expected: a.expected + f.expected, received: a.received + f.received, dropped: a.dropped + f.dropped, late: a.late + f.late, maxGapMs: Math.max(a.maxGapMs, f.maxGapMs) }), { expected: 0, received: 0, dropped: 0, late: 0, maxGapMs: 0 });
+    const offsets = await vadOffsets;
+    const pct = (v: number) => `${v.toFixed(1)} %`;
+    const p = (xs: number[], q: number) => fmtMs(percentile(xs, q));
+    const windowSecs = (windowTo - windowFrom) / 1000;
+
+    console.log(`\n## Results: ${N} simultaneous calls × ${K} turns\n`);
+    console.log('| | measured | target |');
+    console.log('|---|---|---|');
+    console.log(`| calls connected at the same time | ${connected.length} (all of them for ${windowSecs.toFixed(1)} s) | 50 |`);
+    console.log(
+      `| turn latency, caller side, p50 / p95 / p99 / max (${latencies.length} turns) | ${p(latencies, 50)} / ${p(latencies, 95)} / ${p(latencies, 99)} / ${fmtMs(Math.max(...latencies))} | p50 ≤ 60 ms, p95 ≤ 150 ms |`,
+    );
+    console.log(`| gateway CPU, idle → ${N} calls | ${pct(gwIdleCpu)} → ${pct(gwCpu)} of one core (${pct((gwCpu - gwIdleCpu) / N)} per call) | |`);
+    console.log(`| gateway RSS, idle → peak with ${N} calls | ${mb(gwIdleRss)} → ${mb(gwRss.peakBytes)} (${mb((gwRss.peakBytes - gwIdleRss) / N)} per call) | ≤ 15 MB per call |`);
+    console.log(`| dropped frames | ${totals.dropped} of ${totals.expected} (${totals.received} received) | 0 |`);
+    console.log(`| late frames (gaps > ${LATE_GAP_MS} ms inside an utterance) | ${totals.late} (largest gap ${fmtMs(totals.maxGapMs)}) | |`);
+    console.log(`| calls completed correctly | ${okCalls} / ${N} | ${N} |`);
+    if (missingReplies) console.log(`| turns without an audible reply | ${missingReplies} | 0 |`);
+
+    console.log('\n### Where the time of a turn goes (p50 / p95 over all turns)\n');
+    console.log('| step | p50 | p95 |');
+    console.log('|---|---|---|');
+    console.log(`| VAD: decides the caller stopped, after end of speech + ${VAD_STOP_SECS} s (offline, same model, 8 window phases) | ${p(offsets, 50)} | ${fmtMs(Math.max(...offsets))} (max) |`);
+    console.log(`| STT: VAD stop → final transcript (\`ttfb_metric\` stt) | ${p(metric('stt'), 50)} | ${p(metric('stt'), 95)} |`);
+    console.log(`| LLM: request → first token (\`ttfb_metric\` llm) | ${p(metric('llm'), 50)} | ${p(metric('llm'), 95)} |`);
+    console.log(`| TTS: first sentence → first audio (\`ttfb_metric\` tts, replies and greetings) | ${p(metric('tts'), 50)} | ${p(metric('tts'), 95)} |`);
+    console.log(`| gateway: VAD stop → first audio on the socket (\`ttfb_metric\` e2e after_vad_stop_ms) | ${p(metric('e2e', 'after_vad_stop_ms'), 50)} | ${p(metric('e2e', 'after_vad_stop_ms'), 95)} |`);
+    console.log(`| caller side, as above | ${p(latencies, 50)} | ${p(latencies, 95)} |`);
+    const steps = checks.flatMap((c) => c.steps);
+    const step = (k: keyof HandoffSteps) => steps.map((s) => s[k]);
+    console.log(`\nThe gateway's "VAD stop → first audio" split at the Temporal hand-off (workflow histories, ${steps.length} turns):\n`);
+    console.log('| step | p50 | p95 |');
+    console.log('|---|---|---|');
+    for (const [k, label] of [
+      ['toSignalMs', 'VAD stop → utterance signal in the history (STT final, signal RPC)'],
+      ['toWorkflowTaskMs', 'signal → workflow task started on the call worker'],
+      ['workflowTaskMs', 'workflow task (the worker decides: voiceTurn)'],
+      ['toActivityStartMs', 'voiceTurn scheduled → started on the gateway'],
+      ['gatewayWorkMs', 'voiceTurn started → first audio on the socket (LLM stream, TTS, first frame)'],
+    ] as const) {
+      console.log(`| ${label} | ${p(step(k), 50)} | ${p(step(k), 95)} |`);
+    }
+
+    const machine = monitor.machineBusyPercent(windowFrom, windowTo);
+    const lagP99 = loop.percentile(99) / 1e6;
+    console.log('\n### The rest of the machine during the calls\n');
+    console.log(`- whole machine busy: ${pct(machine)} of ${cores()} cores; call worker ${pct(monitor.cpuPercent('worker', windowFrom, windowTo))} of one core, RSS ${mb(monitor.rss('worker', windowFrom, windowTo).peakBytes)}; this process (API, ${N} callers) ${pct(monitor.cpuPercent('bench', windowFrom, windowTo))}; vendor fakes ${pct(monitor.cpuPercent('fakes', windowFrom, windowTo))}; Temporal dev server ${pct(monitor.cpuPercent('temporal', windowFrom, windowTo))}`);
+    console.log(`- event-loop delay of this process (the callers' clock): p99 ${lagP99.toFixed(0)} ms, max ${(loop.max / 1e6).toFixed(0)} ms`);
+    console.log(`- run: ${callsSecs.toFixed(0)} s of calls; command: npm run bench:voice -- --calls ${N} --turns ${K}`);
+    const failed = checks.map((c, i) => ({ i, ...c })).filter((c) => !c.ok);
+    if (failed.length) {
+      console.log('\nCalls not completed correctly:');
+      for (const f of failed.slice(0, 10)) console.log(`  call ${f.i}: ${f.why}`);
+    }
+  } finally {
+    for (const stop of stops) await stop().catch((err: Error) => console.error(`(stopping: ${err.message})`));
+    await services.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: Error) => {
+    console.error(`\nbench:voice failed: ${err.stack ?? err.message}`);
+    process.exit(1);
+  },
+);

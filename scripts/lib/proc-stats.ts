@@ -1,0 +1,128 @@
+/**
+ * CPU time and resident memory of processes, sampled from /proc (Linux): /proc/<pid>/stat
+ * (utime + stime, in clock ticks) and /proc/<pid>/status (VmRSS), plus the whole machine's busy
+ * time from /proc/stat. Averages are taken between two samples, so a window's CPU figure is
+ * exact up to one clock tick (10 ms) at each end.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+
+let ticksPerSec: number | undefined;
+function clockTicks(): number {
+  if (ticksPerSec === undefined) {
+    try {
+      ticksPerSec = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      ticksPerSec = 100;
+    }
+  }
+  return ticksPerSec;
+}
+
+export interface ProcSample {
+  atMs: number;
+  /** CPU seconds used so far (user + system). */
+  cpuSecs: number;
+  rssBytes: number;
+}
+
+export function readProc(pid: number): Omit<ProcSample, 'atMs'> {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after "(comm)": state is field 3, utime 14, stime 15.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(rest[11]) + Number(rest[12]);
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const rssKb = Number(/VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1] ?? 0);
+  return { cpuSecs: ticks / clockTicks(), rssBytes: rssKb * 1024 };
+}
+
+/** Busy and total CPU seconds of the whole machine so far (all cores). */
+function readMachine(): { busySecs: number; totalSecs: number } {
+  const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
+  const v = line.trim().split(/\s+/).slice(1).map(Number);
+  const idle = (v[3] ?? 0) + (v[4] ?? 0); // idle + iowait
+  const total = v.slice(0, 8).reduce((a, b) => a + b, 0); // user … steal (guest is inside user)
+  return { busySecs: (total - idle) / clockTicks(), totalSecs: total / clockTicks() };
+}
+
+export class ProcMonitor {
+  readonly samples = new Map<string, ProcSample[]>();
+  readonly machine: Array<{ atMs: number; busySecs: number; totalSecs: number }> = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly pids: Record<string, number>) {
+    for (const name of Object.keys(pids)) this.samples.set(name, []);
+  }
+
+  sample(): void {
+    const atMs = Date.now();
+    for (const [name, pid] of Object.entries(this.pids)) {
+      try {
+        this.samples.get(name)!.push({ atMs, ...readProc(pid) });
+      } catch {
+        // the process has exited
+      }
+    }
+    this.machine.push({ atMs, ...readMachine() });
+  }
+
+  start(intervalMs = 250): void {
+    this.sample();
+    this.timer = setInterval(() => this.sample(), intervalMs);
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.sample();
+  }
+
+  private window<T extends { atMs: number }>(list: T[], fromMs: number, toMs: number): T[] {
+    return list.filter((s) => s.atMs >= fromMs && s.atMs <= toMs);
+  }
+
+  /** Average CPU of one process between the first and last sample in [fromMs, toMs], in % of one core. */
+  cpuPercent(name: string, fromMs: number, toMs: number): number {
+    const w = this.window(this.samples.get(name) ?? [], fromMs, toMs);
+    if (w.length < 2) return NaN;
+    const a = w[0]!;
+    const b = w[w.length - 1]!;
+    return ((b.cpuSecs - a.cpuSecs) / ((b.atMs - a.atMs) / 1000)) * 100;
+  }
+
+  /** Largest and mean resident memory of one process in [fromMs, toMs]. */
+  rss(name: string, fromMs: number, toMs: number): { peakBytes: number; meanBytes: number } {
+    const w = this.window(this.samples.get(name) ?? [], fromMs, toMs);
+    if (!w.length) return { peakBytes: NaN, meanBytes: NaN };
+    return { peakBytes: Math.max(...w.map((s) => s.rssBytes)), meanBytes: w.reduce((n, s) => n + s.rssBytes, 0) / w.length };
+  }
+
+  /** The whole machine's busy time in [fromMs, toMs], in % of all its cores. */
+  machineBusyPercent(fromMs: number, toMs: number): number {
+    const w = this.window(this.machine, fromMs, toMs);
+    if (w.length < 2) return NaN;
+    const a = w[0]!;
+    const b = w[w.length - 1]!;
+    return ((b.busySecs - a.busySecs) / (b.totalSecs - a.totalSecs || 1)) * 100;
+  }
+}
+
+/** Pids of the direct children of `parentPid` whose command line contains `match`. */
+export function childPids(parentPid: number, match: string): number[] {
+  const out: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== parentPid) continue;
+      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(match)) out.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+export const cores = (): number => os.cpus().length;
+export const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;

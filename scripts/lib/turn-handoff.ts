@@ -1,0 +1,60 @@
+/**
+ * Splits the gateway's "VAD stop → first audio" of each caller turn at the Temporal hand-off,
+ * from the call workflow's history (server timestamps) and the call's `ttfb_metric` e2e events:
+ *
+ *   VAD stop ─ utterance signal recorded ─ workflow task started ─ completed (voiceTurn scheduled)
+ *            ─ voiceTurn started on the gateway ─ first agent audio on the socket
+ *
+ * All processes run on one machine, so server and event timestamps share a clock.
+ */
+import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+
+const T = temporal.api.enums.v1.EventType;
+
+export interface HandoffSteps {
+  /** VAD stop → the utterance signal is in the history (STT final + signal RPC). */
+  toSignalMs: number;
+  /** Signal → the worker starts the workflow task (task queue and worker poll). */
+  toWorkflowTaskMs: number;
+  /** The workflow task runs (replay-free activation, commands sent back). */
+  workflowTaskMs: number;
+  /** voiceTurn scheduled → started by the gateway's worker (its poll). */
+  toActivityStartMs: number;
+  /** voiceTurn started → first agent audio frame on the socket (LLM, TTS, pacing). */
+  gatewayWorkMs: number;
+}
+
+type Ts = { seconds?: unknown; nanos?: number | null } | null | undefined;
+const msOf = (t: Ts): number => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
+
+/**
+ * One entry per turn that got an e2e metric: `e2e` are the call's ttfb_metric e2e events in order
+ * (`firstAudioMs` = the event's time, `afterVadStopMs` from its data).
+ */
+export async function handoffSteps(client: Client, workflowId: string, e2e: Array<{ firstAudioMs: number; afterVadStopMs: number }>): Promise<HandoffSteps[]> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const events = history.events ?? [];
+  const out: HandoffSteps[] = [];
+  let turn = 0;
+  for (let i = 0; i < events.length && turn < e2e.length; i++) {
+    const e = events[i]!;
+    if (e.eventType !== T.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED || e.workflowExecutionSignaledEventAttributes?.signalName !== 'utterance') continue;
+    const signalMs = msOf(e.eventTime);
+    const wfStarted = events.slice(i).find((x) => x.eventType === T.EVENT_TYPE_WORKFLOW_TASK_STARTED);
+    const wfCompleted = events.slice(i).find((x) => x.eventType === T.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+    const scheduled = events.slice(i).find((x) => x.eventType === T.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && x.activityTaskScheduledEventAttributes?.activityType?.name === 'voiceTurn');
+    const started = scheduled && events.find((x) => x.eventType === T.EVENT_TYPE_ACTIVITY_TASK_STARTED && Number(x.activityTaskStartedEventAttributes?.scheduledEventId) === Number(scheduled.eventId));
+    const { firstAudioMs, afterVadStopMs } = e2e[turn++]!;
+    if (!wfStarted || !wfCompleted || !scheduled || !started) continue;
+    const vadStopMs = firstAudioMs - afterVadStopMs;
+    out.push({
+      toSignalMs: signalMs - vadStopMs,
+      toWorkflowTaskMs: msOf(wfStarted.eventTime) - signalMs,
+      workflowTaskMs: msOf(wfCompleted.eventTime) - msOf(wfStarted.eventTime),
+      toActivityStartMs: msOf(started.eventTime) - msOf(scheduled.eventTime),
+      gatewayWorkMs: firstAudioMs - msOf(started.eventTime),
+    });
+  }
+  return out;
+}
