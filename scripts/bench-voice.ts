@@ -225,6 +225,7 @@ function analyseCall(r: CallResult) {
   let late = 0;
   let maxGapMs = 0;
   let received = 0;
+  const lateAt: Array<{ atMs: number; gapMs: number }> = [];
   for (let u = 0; u < texts.length; u++) {
     const from = u === 0 ? 0 : r.turns[u - 1]!.speechEndMs;
     const to = r.turns[u]?.speechStartMs ?? Infinity;
@@ -235,6 +236,7 @@ function analyseCall(r: CallResult) {
     dropped += Math.max(0, want - frames.length);
     const gaps = underruns(frames.map((f) => f.receivedAtMs), LATE_GAP_MS);
     late += gaps.count;
+    lateAt.push(...gaps.late);
     maxGapMs = Math.max(maxGapMs, gaps.maxGapMs);
     if (u > 0) {
       const turn = r.turns[u - 1]!;
@@ -242,7 +244,7 @@ function analyseCall(r: CallResult) {
       turn.latencyMs = first ? first.receivedAtMs - (turn.speechEndMs + VAD_STOP_SECS * 1000) : null;
     }
   }
-  return { expected, received, dropped, late, maxGapMs };
+  return { expected, received, dropped, late, maxGapMs, lateAt };
 }
 
 // ---- main -----------------------------------------------------------------------------------------
@@ -428,6 +430,20 @@ async function main(): Promise<void> {
     console.log(`- whole machine busy: ${pct(machine)} of ${cores()} cores; call worker ${pct(monitor.cpuPercent('worker', windowFrom, windowTo))} of one core, RSS ${mb(monitor.rss('worker', windowFrom, windowTo).peakBytes)}; this process (API, ${N} callers) ${pct(monitor.cpuPercent('bench', windowFrom, windowTo))}; vendor fakes ${pct(monitor.cpuPercent('fakes', windowFrom, windowTo))}; Temporal dev server ${pct(monitor.cpuPercent('temporal', windowFrom, windowTo))}`);
     console.log(`- event-loop delay of this process (the callers' clock): p99 ${lagP99.toFixed(0)} ms, max ${(loop.max / 1e6).toFixed(0)} ms`);
     console.log(`- run: ${callsSecs.toFixed(0)} s of calls; command: npm run bench:voice -- --calls ${N} --turns ${K}`);
+    const lateAt = frames.flatMap((f) => f.lateAt).sort((a, b) => a.atMs - b.atMs);
+    if (lateAt.length) {
+      // What else happened then: a call's stream connecting or closing, or a reply starting (VAD stop).
+      const marks = [
+        ...results.flatMap((r) => (r.connectedAtMs ? [{ atMs: r.connectedAtMs, what: `call ${r.index} connected` }] : [])),
+        ...results.flatMap((r) => (r.hungUpAtMs ? [{ atMs: r.hungUpAtMs, what: `call ${r.index} hung up` }] : [])),
+      ];
+      console.log(`- late frames, when (s since the first call) and what happened nearest:`);
+      for (const l of lateAt.slice(0, 12)) {
+        const near = marks.reduce((best, m) => (Math.abs(m.atMs - l.atMs) < Math.abs(best.atMs - l.atMs) ? m : best), marks[0]!);
+        const delta = (l.atMs - near.atMs) / 1000;
+        console.log(`  ${((l.atMs - started) / 1000).toFixed(2)} s: ${Math.round(l.gapMs)} ms gap, ${Math.abs(delta).toFixed(2)} s ${delta >= 0 ? 'after' : 'before'} ${near.what}`);
+      }
+    }
     const failed = checks.map((c, i) => ({ i, ...c })).filter((c) => !c.ok);
     if (failed.length) {
       console.log('\nCalls not completed correctly:');

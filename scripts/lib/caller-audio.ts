@@ -73,6 +73,8 @@ export interface Underruns {
   /** Gaps > thresholdMs inside an utterance, as a player with no jitter buffer would hear them. */
   count: number;
   maxGapMs: number;
+  /** Each such gap: when the late frame arrived, and the gap's length. */
+  late: Array<{ atMs: number; gapMs: number }>;
 }
 
 /**
@@ -81,18 +83,18 @@ export interface Underruns {
  * "later" is an underrun (the caller hears a gap). Independent of the fake caller's own 20 ms tick.
  */
 export function underruns(receivedAtMs: number[], thresholdMs: number): Underruns {
-  let count = 0;
   let maxGapMs = 0;
+  const late: Underruns['late'] = [];
   let end = -Infinity;
   for (const at of receivedAtMs) {
     if (end !== -Infinity && at > end) {
       const gap = at - end;
       maxGapMs = Math.max(maxGapMs, gap);
-      if (gap > thresholdMs) count++;
+      if (gap > thresholdMs) late.push({ atMs: at, gapMs: gap });
       end = at + FRAME_MS;
     } else end = (end === -Infinity ? at : end) + FRAME_MS;
   }
-  return { count, maxGapMs };
+  return { count: late.length, maxGapMs, late };
 }
 
 /** p-th percentile (0–100) by nearest rank; NaN for no samples. */
