@@ -425,9 +425,11 @@ async function main(): Promise<void> {
     }
 
     const machine = monitor.machineBusyPercent(windowFrom, windowTo);
+    const ours = ['gateway', 'worker', 'bench', 'fakes', 'temporal'].reduce((n, name) => n + (monitor.cpuPercent(name, windowFrom, windowTo) || 0), 0);
+    const others = machine * cores() - ours;
     const lagP99 = loop.percentile(99) / 1e6;
     console.log('\n### The rest of the machine during the calls\n');
-    console.log(`- whole machine busy: ${pct(machine)} of ${cores()} cores; call worker ${pct(monitor.cpuPercent('worker', windowFrom, windowTo))} of one core, RSS ${mb(monitor.rss('worker', windowFrom, windowTo).peakBytes)}; this process (API, ${N} callers) ${pct(monitor.cpuPercent('bench', windowFrom, windowTo))}; vendor fakes ${pct(monitor.cpuPercent('fakes', windowFrom, windowTo))}; Temporal dev server ${pct(monitor.cpuPercent('temporal', windowFrom, windowTo))}`);
+    console.log(`- whole machine busy: ${pct(machine)} of ${cores()} cores (% of one core below); call worker ${pct(monitor.cpuPercent('worker', windowFrom, windowTo))} of one core, RSS ${mb(monitor.rss('worker', windowFrom, windowTo).peakBytes)}; this process (API, ${N} callers) ${pct(monitor.cpuPercent('bench', windowFrom, windowTo))}; vendor fakes ${pct(monitor.cpuPercent('fakes', windowFrom, windowTo))}; Temporal dev server ${pct(monitor.cpuPercent('temporal', windowFrom, windowTo))}; everything else (PostgreSQL, other programs) ${pct(others)}`);
     console.log(`- event-loop delay of this process (the callers' clock): p99 ${lagP99.toFixed(0)} ms, max ${(loop.max / 1e6).toFixed(0)} ms`);
     console.log(`- run: ${callsSecs.toFixed(0)} s of calls; command: npm run bench:voice -- --calls ${N} --turns ${K}`);
     const lateAt = frames.flatMap((f) => f.lateAt).sort((a, b) => a.atMs - b.atMs);
