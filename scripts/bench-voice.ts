@@ -121,29 +121,34 @@ function stopProcess(child: ChildProcess, graceMs = 8000): Promise<void> {
 // ---- the VAD's share of the caller-side latency ---------------------------------------------------
 
 /**
- * Where the gateway's VAD (same model and settings) decides the caller stopped, relative to
- * "end of speech + vad_stop_secs" as the callers measure it, for the clip sent as mu-law at
- * every window phase: this part of the turn latency is the VAD's, before any platform work.
+ * When the gateway's VAD (same model and settings) decides the caller stopped, relative to
+ * "end of speech + vad_stop_secs" as the callers measure it: the clip goes in as mu-law frames
+ * like the fake phone sends them (frame i at i × 20 ms), after 8 different amounts of leading
+ * silence so that every alignment of the VAD's 32 ms windows with the frames occurs. The result
+ * is the frame time at which the decision can be made minus (the last speech frame's time +
+ * vad_stop_secs): the VAD's share of the turn latency, before any platform work.
  */
 async function vadDecisionOffsets(clip: SpeechClip): Promise<number[]> {
   const model = await sharedSileroModel();
-  const speechEndMs = clip.lastSpeechFrame * FRAME_MS;
   const out: number[] = [];
-  for (let phase = 0; phase < 256; phase += 32) {
-    const lead = 16_000 + phase;
-    const pcm = new Int16Array(lead + clip.pcm.length + 8000);
-    pcm.set(clip.pcm, lead);
+  for (let m = 0; m < 8; m++) {
+    const leadFrames = 100 + m; // 160·m mod 256 runs through all 8 window phases
+    const pcm = new Int16Array((leadFrames + clip.frames + 50) * 160);
+    pcm.set(clip.pcm, leadFrames * 160);
     const audio = decodeMulaw(encodeMulaw(pcm));
     const vad = new VadAnalyzer(model.createStream(), { confidence: 0.5, start_secs: 0.2, stop_secs: VAD_STOP_SECS, min_volume: 0.4 });
-    let decidedMs: number | null = null;
+    let stopped = false;
     vad.onEvent((e) => {
-      if (e.type === 'speech_stopped') decidedMs = e.detected_at_ms - lead / 8;
+      if (e.type === 'speech_stopped') stopped = true;
     });
-    for (let i = 0; i + 160 <= audio.length; i += 160) {
-      vad.push(audio.subarray(i, i + 160));
+    for (let frame = 0; frame * 160 < audio.length; frame++) {
+      vad.push(audio.subarray(frame * 160, frame * 160 + 160));
       await vad.idle();
+      if (stopped) {
+        out.push((frame - leadFrames - clip.lastSpeechFrame) * FRAME_MS - VAD_STOP_SECS * 1000);
+        break;
+      }
     }
-    if (decidedMs !== null) out.push(decidedMs - speechEndMs - VAD_STOP_SECS * 1000);
   }
   return out;
 }
@@ -315,7 +320,7 @@ async function main(): Promise<void> {
     const endpoint = await api('POST', '/api/settings/endpoints', { phone_number: OUR_NUMBER, provider: 'twilio', inbound_agent_name: AGENT });
 
     const temporalPid = childPids(process.pid, 'temporal')[0];
-    const monitor = new ProcMonitor({ gateway: gateway.pid!, worker: worker.pid!, bench: process.pid, fakes: fakes.child.pid!, ...(temporalPid ? { temporal: temporalPid } : {}) });
+    const monitor = new ProcMonitor({ gateway: gateway.pid!, worker: worker.pid!, bench: process.pid, fakes: fakes.child.pid!, ...(temporalPid ? { temporal: temporalPid } : {}) }, ['postgres']);
     monitor.start(250);
     console.log('  Idle baseline: 4 s…');
     await sleep(1000);
@@ -409,6 +414,12 @@ async function main(): Promise<void> {
     console.log(`| TTS: first sentence → first audio (\`ttfb_metric\` tts, replies and greetings) | ${p(metric('tts'), 50)} | ${p(metric('tts'), 95)} |`);
     console.log(`| gateway: VAD stop → first audio on the socket (\`ttfb_metric\` e2e after_vad_stop_ms) | ${p(metric('e2e', 'after_vad_stop_ms'), 50)} | ${p(metric('e2e', 'after_vad_stop_ms'), 95)} |`);
     console.log(`| caller side, as above | ${p(latencies, 50)} | ${p(latencies, 95)} |`);
+    // Per turn: what the callers measured beyond the gateway's own figure.
+    const unseen = results.flatMap((r, i) => {
+      const e2e = checks[i]!.metrics.filter((m) => m.processor === 'e2e').map((m) => Number(m.after_vad_stop_ms));
+      return r.turns.flatMap((t, k) => (t.latencyMs !== null && e2e[k] !== undefined ? [t.latencyMs - e2e[k]!] : []));
+    });
+    console.log(`| caller side − gateway figure, per turn (the VAD's decision point, audio queued in the gateway before the VAD, sockets) | ${p(unseen, 50)} | ${p(unseen, 95)} |`);
     const steps = checks.flatMap((c) => c.steps);
     const step = (k: keyof HandoffSteps) => steps.map((s) => s[k]);
     console.log(`\nThe gateway's "VAD stop → first audio" split at the Temporal hand-off (workflow histories, ${steps.length} turns):\n`);
@@ -424,12 +435,16 @@ async function main(): Promise<void> {
       console.log(`| ${label} | ${p(step(k), 50)} | ${p(step(k), 95)} |`);
     }
 
-    const machine = monitor.machineBusyPercent(windowFrom, windowTo);
-    const ours = ['gateway', 'worker', 'bench', 'fakes', 'temporal'].reduce((n, name) => n + (monitor.cpuPercent(name, windowFrom, windowTo) || 0), 0);
-    const others = machine * cores() - ours;
+    const cpuOf = (name: string) => monitor.cpuPercent(name, windowFrom, windowTo);
+    const postgres = monitor.groupCpuPercent('postgres', windowFrom, windowTo);
+    const all = ['gateway', 'worker', 'bench', 'fakes', 'temporal'].reduce((n, name) => n + (cpuOf(name) || 0), 0) + (postgres || 0);
     const lagP99 = loop.percentile(99) / 1e6;
     console.log('\n### The rest of the machine during the calls\n');
-    console.log(`- whole machine busy: ${pct(machine)} of ${cores()} cores (% of one core below); call worker ${pct(monitor.cpuPercent('worker', windowFrom, windowTo))} of one core, RSS ${mb(monitor.rss('worker', windowFrom, windowTo).peakBytes)}; this process (API, ${N} callers) ${pct(monitor.cpuPercent('bench', windowFrom, windowTo))}; vendor fakes ${pct(monitor.cpuPercent('fakes', windowFrom, windowTo))}; Temporal dev server ${pct(monitor.cpuPercent('temporal', windowFrom, windowTo))}; everything else (PostgreSQL, other programs) ${pct(others)}`);
+    console.log(
+      `- CPU in % of one core (the machine has ${cores()}): gateway ${pct(gwCpu)}, call worker ${pct(cpuOf('worker'))}, Temporal dev server ${pct(cpuOf('temporal'))}, ` +
+        `PostgreSQL ${pct(postgres)}, this process (API, ${N} callers) ${pct(cpuOf('bench'))}, vendor fakes ${pct(cpuOf('fakes'))}: ${pct(all)} in all`,
+    );
+    console.log(`- call worker RSS ${mb(monitor.rss('worker', windowFrom, windowTo).peakBytes)}`);
     console.log(`- event-loop delay of this process (the callers' clock): p99 ${lagP99.toFixed(0)} ms, max ${(loop.max / 1e6).toFixed(0)} ms`);
     console.log(`- run: ${callsSecs.toFixed(0)} s of calls; command: npm run bench:voice -- --calls ${N} --turns ${K}`);
     const lateAt = frames.flatMap((f) => f.lateAt).sort((a, b) => a.atMs - b.atMs);

@@ -1,8 +1,8 @@
 /**
  * CPU time and resident memory of processes, sampled from /proc (Linux): /proc/<pid>/stat
- * (utime + stime, in clock ticks) and /proc/<pid>/status (VmRSS), plus the whole machine's busy
- * time from /proc/stat. Averages are taken between two samples, so a window's CPU figure is
- * exact up to one clock tick (10 ms) at each end.
+ * (utime + stime, in clock ticks) and /proc/<pid>/status (VmRSS). Averages are taken between
+ * two samples, so a window's CPU figure is exact up to one clock tick (10 ms) at each end.
+ * (Not /proc/stat: it is sampled at the timer tick and misses event loops that wake for less.)
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -37,22 +37,35 @@ export function readProc(pid: number): Omit<ProcSample, 'atMs'> {
   return { cpuSecs: ticks / clockTicks(), rssBytes: rssKb * 1024 };
 }
 
-/** Busy and total CPU seconds of the whole machine so far (all cores). */
-function readMachine(): { busySecs: number; totalSecs: number } {
-  const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
-  const v = line.trim().split(/\s+/).slice(1).map(Number);
-  const idle = (v[3] ?? 0) + (v[4] ?? 0); // idle + iowait
-  const total = v.slice(0, 8).reduce((a, b) => a + b, 0); // user … steal (guest is inside user)
-  return { busySecs: (total - idle) / clockTicks(), totalSecs: total / clockTicks() };
+/** CPU seconds so far of every process whose command name is `comm` (e.g. all PostgreSQL backends). */
+function readGroup(comm: string): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== comm) continue;
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(Number(entry), (Number(rest[11]) + Number(rest[12])) / clockTicks());
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
 }
 
 export class ProcMonitor {
   readonly samples = new Map<string, ProcSample[]>();
-  readonly machine: Array<{ atMs: number; busySecs: number; totalSecs: number }> = [];
+  readonly groupSamples = new Map<string, Array<{ atMs: number; cpu: Map<number, number> }>>();
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly pids: Record<string, number>) {
+  /** `pids`: processes by name; `groups`: command names whose processes are summed (short-lived ones are missed). */
+  constructor(
+    private readonly pids: Record<string, number>,
+    private readonly groups: string[] = [],
+  ) {
     for (const name of Object.keys(pids)) this.samples.set(name, []);
+    for (const comm of groups) this.groupSamples.set(comm, []);
   }
 
   sample(): void {
@@ -64,7 +77,18 @@ export class ProcMonitor {
         // the process has exited
       }
     }
-    this.machine.push({ atMs, ...readMachine() });
+    for (const comm of this.groups) this.groupSamples.get(comm)!.push({ atMs, cpu: readGroup(comm) });
+  }
+
+  /** Average CPU of a group of processes in [fromMs, toMs], in % of one core. */
+  groupCpuPercent(comm: string, fromMs: number, toMs: number): number {
+    const w = this.window(this.groupSamples.get(comm) ?? [], fromMs, toMs);
+    if (w.length < 2) return NaN;
+    const a = w[0]!;
+    const b = w[w.length - 1]!;
+    let secs = 0;
+    for (const [pid, cpu] of b.cpu) if (a.cpu.has(pid)) secs += cpu - a.cpu.get(pid)!;
+    return (secs / ((b.atMs - a.atMs) / 1000)) * 100;
   }
 
   start(intervalMs = 250): void {
@@ -95,15 +119,6 @@ export class ProcMonitor {
     const w = this.window(this.samples.get(name) ?? [], fromMs, toMs);
     if (!w.length) return { peakBytes: NaN, meanBytes: NaN };
     return { peakBytes: Math.max(...w.map((s) => s.rssBytes)), meanBytes: w.reduce((n, s) => n + s.rssBytes, 0) / w.length };
-  }
-
-  /** The whole machine's busy time in [fromMs, toMs], in % of all its cores. */
-  machineBusyPercent(fromMs: number, toMs: number): number {
-    const w = this.window(this.machine, fromMs, toMs);
-    if (w.length < 2) return NaN;
-    const a = w[0]!;
-    const b = w[w.length - 1]!;
-    return ((b.busySecs - a.busySecs) / (b.totalSecs - a.totalSecs || 1)) * 100;
   }
 }
 
