@@ -398,7 +398,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       const first = firstSpeechReceivedAfter(caller.played, t.endMs, t.heardFromIdx);
       return { said: CLIPS[t.clip].text, ttfbMs: first ? first.receivedAtMs - decided : null };
     });
-    for (const t of turnLatency) print(`  reply to "${t.said}": first agent audio ${fmtMs(t.ttfbMs)} after end of speech + ${VAD_STOP_SECS} s`);
+    for (const t of turnLatency) {
+      const note = t.said === CLIPS.nine.text ? ' (the agent books the slot with the clinic backend first)' : '';
+      print(`  reply to "${t.said}": first agent audio ${fmtMs(t.ttfbMs)} after end of speech + ${VAD_STOP_SECS} s${note}`);
+    }
     const metrics = events.filter((e) => e.event_type === 'ttfb_metric').map((e) => e.data);
     const byProcessor = (p: string) => metrics.filter((m) => m.processor === p);
     print(
@@ -409,7 +412,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       `  parts: ${['stt', 'llm', 'tts'].map((p) => `${p} ${byProcessor(p).map((m) => `${m.ms}`).join('/') || '–'} ms`).join(' · ')}` +
         '  (stt: VAD stop → final transcript; llm: time to first token; tts: first sentence → first audio)',
     );
-    print('  (caller side includes the VAD finding the end of speech, 30–100 ms after the last loud frame for these clips; the gateway figures start there)');
+    print(
+      "  (the caller-side figures also hold the VAD's own end-of-speech detection — Silero hears speech a little past the last loud frame, " +
+        "and the stop time is counted in 32 ms windows; the gateway's figures start at the VAD's decision)",
+    );
     const bargeTurn = turns.find((t) => t.clip === 'stop')!;
     // Agent audio before the VAD could have ended the caller's turn is the interrupted answer.
     const silentAt = silentAfter(caller.played, bargeTurn.startMs, bargeTurn.endMs + VAD_STOP_SECS * 1000);
