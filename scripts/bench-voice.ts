@@ -5,9 +5,11 @@
  *
  * Processes: the media gateway runs on its own (`src/gateway/main.ts`, i.e. `npm run gateway`) so
  * its CPU and memory can be read from /proc/<pid>; the call worker runs on its own too, as in a
- * scaled deployment. The zero-latency vendor fakes (Deepgram, Cartesia, OpenAI) have a process
- * of their own, so answering the gateway never waits behind the callers. This process holds the
- * API, the Twilio fake with its Media Streams callers, and the measurements. Temporal and
+ * scaled deployment, and so does the API that Twilio's webhooks reach (`npm run api`). The
+ * zero-latency vendor fakes (Deepgram, Cartesia, OpenAI) have a process of their own, so
+ * answering the gateway never waits behind the callers. This process holds the Twilio fake with
+ * its Media Streams callers (the measuring instrument), and configures and reads back through an
+ * API of its own on the same database. Temporal and
  * PostgreSQL are found or started like the tests do. All traffic stays on 127.0.0.1.
  *
  * Each call: the greeting, then K caller turns (test/fixtures/audio/hello-appointment.wav), each
@@ -284,7 +286,9 @@ async function main(): Promise<void> {
       OPENAI_BASE_URL: urls.openai,
     };
     const gatewayPort = await getFreePort();
-    const h: Harness = await startHarness({ env: { TWILIO_API_BASE_URL: twilio.apiBaseUrl, GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}`, ...vendorEnv } });
+    // The harness: this run's database (cloned from the migrated template) and an API in this
+    // process for configuration and reading results back.
+    const h: Harness = await startHarness({ env: vendorEnv });
     stops.unshift(() => h.stop());
     const platformEnv = {
       DATABASE_URL: h.dbUrl,
@@ -300,8 +304,19 @@ async function main(): Promise<void> {
     stops.unshift(() => stopProcess(worker));
     const { child: gateway } = await spawnUntil('gateway', 'src/gateway/main.ts', { ...platformEnv, GATEWAY_PORT: String(gatewayPort), HOST: '127.0.0.1' }, /Media gateway/);
     stops.unshift(() => stopProcess(gateway));
+    // The API that Twilio calls runs on its own too (`npm run api`), so handling the inbound
+    // webhooks never stalls the callers' clock; this process's API only configures and reads back.
+    const apiPort = await getFreePort();
+    const { child: apiProcess } = await spawnUntil(
+      'API',
+      'src/api/main.ts',
+      { ...platformEnv, PORT: String(apiPort), HOST: '127.0.0.1', TWILIO_API_BASE_URL: twilio.apiBaseUrl, GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}` },
+      /API\s+http/,
+    );
+    stops.unshift(() => stopProcess(apiProcess));
+    const apiUrl = `http://127.0.0.1:${apiPort}`;
     console.log(`  Fakes        Twilio ${twilio.apiBaseUrl} and its callers (this process); Deepgram, Cartesia, OpenAI (pid ${fakes.child.pid})`);
-    console.log(`  Platform     API ${h.api.url} (this process), call worker pid ${worker.pid}, media gateway pid ${gateway.pid} on ws://127.0.0.1:${gatewayPort}`);
+    console.log(`  Platform     API ${apiUrl} (pid ${apiProcess.pid}), call worker pid ${worker.pid}, media gateway pid ${gateway.pid} on ws://127.0.0.1:${gatewayPort}`);
 
     const api = async (method: string, p: string, body?: unknown) => {
       const res = await h.request(method, p, { body });
@@ -310,7 +325,7 @@ async function main(): Promise<void> {
     };
     await api('PUT', '/api/settings/telephony', {
       provider: 'twilio',
-      public_base_url: h.api.url,
+      public_base_url: apiUrl,
       twilio_account_sid: ACCOUNT_SID,
       twilio_auth_token: AUTH_TOKEN,
       twilio_phone_number: OUR_NUMBER,
@@ -320,7 +335,7 @@ async function main(): Promise<void> {
     const endpoint = await api('POST', '/api/settings/endpoints', { phone_number: OUR_NUMBER, provider: 'twilio', inbound_agent_name: AGENT });
 
     const temporalPid = childPids(process.pid, 'temporal')[0];
-    const monitor = new ProcMonitor({ gateway: gateway.pid!, worker: worker.pid!, bench: process.pid, fakes: fakes.child.pid!, ...(temporalPid ? { temporal: temporalPid } : {}) }, ['postgres']);
+    const monitor = new ProcMonitor({ gateway: gateway.pid!, worker: worker.pid!, api: apiProcess.pid!, bench: process.pid, fakes: fakes.child.pid!, ...(temporalPid ? { temporal: temporalPid } : {}) }, ['postgres']);
     monitor.start(250);
     console.log('  Idle baseline: 4 s…');
     await sleep(1000);
@@ -437,12 +452,12 @@ async function main(): Promise<void> {
 
     const cpuOf = (name: string) => monitor.cpuPercent(name, windowFrom, windowTo);
     const postgres = monitor.groupCpuPercent('postgres', windowFrom, windowTo);
-    const all = ['gateway', 'worker', 'bench', 'fakes', 'temporal'].reduce((n, name) => n + (cpuOf(name) || 0), 0) + (postgres || 0);
+    const all = ['gateway', 'worker', 'api', 'bench', 'fakes', 'temporal'].reduce((n, name) => n + (cpuOf(name) || 0), 0) + (postgres || 0);
     const lagP99 = loop.percentile(99) / 1e6;
     console.log('\n### The rest of the machine during the calls\n');
     console.log(
       `- CPU in % of one core (the machine has ${cores()}): gateway ${pct(gwCpu)}, call worker ${pct(cpuOf('worker'))}, Temporal dev server ${pct(cpuOf('temporal'))}, ` +
-        `PostgreSQL ${pct(postgres)}, this process (API, ${N} callers) ${pct(cpuOf('bench'))}, vendor fakes ${pct(cpuOf('fakes'))}: ${pct(all)} in all`,
+        `PostgreSQL ${pct(postgres)}, API ${pct(cpuOf('api'))}, this process (${N} callers) ${pct(cpuOf('bench'))}, vendor fakes ${pct(cpuOf('fakes'))}: ${pct(all)} in all`,
     );
     console.log(`- call worker RSS ${mb(monitor.rss('worker', windowFrom, windowTo).peakBytes)}`);
     console.log(`- event-loop delay of this process (the callers' clock): p99 ${lagP99.toFixed(0)} ms, max ${(loop.max / 1e6).toFixed(0)} ms`);
