@@ -27,6 +27,7 @@
  * - where the time goes: the gateway's own ttfb_metric events and the VAD's decision point.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -290,6 +291,8 @@ async function main(): Promise<void> {
     // process for configuration and reading results back.
     const h: Harness = await startHarness({ env: vendorEnv });
     stops.unshift(() => h.stop());
+    // N recordings nobody listens to (~1 MB per call): removed at the end.
+    stops.push(async () => fs.rmSync(h.config.dataDir, { recursive: true, force: true }));
     const platformEnv = {
       DATABASE_URL: h.dbUrl,
       TEMPORAL_ADDRESS: h.config.TEMPORAL_ADDRESS,
