@@ -68,6 +68,8 @@ export interface CallSummary {
 
 // How long a voice call may wait, once answered, for the provider's audio stream to connect.
 const MEDIA_CONNECT_TIMEOUT = '30s';
+// After endMedia the session reports within a heartbeat; don't hold the call's end for longer.
+const MEDIA_CLOSE_WAIT = '5s';
 
 export class CallSession {
   status: CallStatus;
@@ -536,6 +538,8 @@ export class CallSession {
     });
     try {
       await endMedia({ callId: this.input.callId, reason: this.endReason ?? 'user_ended' });
+      // The last utterance's gateway events come with the media session's result.
+      await condition(() => this.mediaClosed, MEDIA_CLOSE_WAIT);
     } catch {
       // The gateway is gone; its socket went with it.
     }

@@ -236,6 +236,9 @@ export class VadAnalyzer {
     if (this.vadState === 'stopping' && this.stoppingCount >= this.stopWindows) {
       this.vadState = 'quiet';
       this.stoppingCount = 0;
+      // A fresh recurrent state per caller turn: carried over from earlier speech, Silero was
+      // seen to miss a short first word ("Stop,") of the next turn in some window alignments.
+      this.model.reset();
       this.emit('speech_stopped', this.runStartWindow, index + 1);
     }
   }
