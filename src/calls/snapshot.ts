@@ -34,16 +34,7 @@ export async function loadAgentSnapshot(db: Database, agentName: string): Promis
     webhook_url: agent.webhook_url,
     webhook_events: agent.webhook_events,
     webhook_secret_encrypted: agent.webhook_secret_encrypted,
-    tools: tools.map((t) => ({
-      id: t.id,
-      name: t.name,
-      description: t.description,
-      parameters: t.parameters,
-      webhook_url: t.webhook_url,
-      webhook_method: t.webhook_method,
-      headers_encrypted: t.headers_encrypted,
-      timeout_secs: t.timeout_secs,
-    })),
+    tools: tools.map(({ created_at: _created, updated_at: _updated, ...tool }) => tool),
     nodes: nodes.map((n) => ({
       node_key: n.node_key,
       position: n.position,
