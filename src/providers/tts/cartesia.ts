@@ -9,11 +9,11 @@
  * handshake; `max_buffer_delay_ms: 0` because the gateway already sends whole sentences and
  * Cartesia's default server-side buffering would hold the first sentence back for up to 3 s.
  */
-import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
 import { createLogger } from '../../shared/logger';
 import { countCharacters, openSpeechSocket, SpeechProviderError, wsBaseUrl, readyLatch } from '../speech-socket';
-import type { TtsDoneReason, TtsEvents, TtsOptions, TtsSession } from './types';
+import { TtsSessionBase } from './session-base';
+import type { TtsOptions, TtsSession } from './types';
 
 const log = createLogger('tts.cartesia');
 
@@ -43,7 +43,7 @@ interface Utterance {
   lastChar: string;
 }
 
-export class CartesiaTts extends EventEmitter<TtsEvents> implements TtsSession {
+export class CartesiaTts extends TtsSessionBase<Utterance> implements TtsSession {
   readonly provider = 'cartesia';
   readonly ready: Promise<void>;
   charactersSent = 0;
@@ -56,8 +56,6 @@ export class CartesiaTts extends EventEmitter<TtsEvents> implements TtsSession {
   private wsOpen = false;
   private openedAt = 0;
   private outbox: Array<{ contextId: string; data: string }> = [];
-  private readonly utterances = new Map<string, Utterance>();
-  private readonly usedIds = new Set<string>();
   private reconnectAttempt = 0;
   /** A failure of the idle session was reported since the last successful open. */
   private failureReported = false;
@@ -66,7 +64,7 @@ export class CartesiaTts extends EventEmitter<TtsEvents> implements TtsSession {
   private settleReady?: { resolve: () => void; reject: (err: Error) => void };
 
   constructor(options: TtsOptions) {
-    super();
+    super(log);
     const { cartesia_version, ...extras } = options.settings ?? {};
     const version = typeof cartesia_version === 'string' ? cartesia_version : CARTESIA_DEFAULTS.version;
     this.url = `${wsBaseUrl(options.baseUrl || CARTESIA_DEFAULTS.baseUrl)}/tts/websocket`;
@@ -80,8 +78,7 @@ export class CartesiaTts extends EventEmitter<TtsEvents> implements TtsSession {
   }
 
   startUtterance(id: string): void {
-    if (this.usedIds.has(id)) throw new Error(`TTS utterance id "${id}" was already used in this session`);
-    this.usedIds.add(id);
+    this.claimId(id);
     this.utterances.set(id, { id, characters: 0, textSent: false, onWire: false, ended: false, lastChar: '' });
     // Real work does not wait out a background reconnect backoff.
     if (!this.ws) this.connect();
@@ -246,18 +243,6 @@ export class CartesiaTts extends EventEmitter<TtsEvents> implements TtsSession {
   private markOnWire(contextId: string): void {
     const utt = this.utterances.get(contextId);
     if (utt) utt.onWire = true;
-  }
-
-  private finish(utt: Utterance, reason: TtsDoneReason): void {
-    if (this.utterances.get(utt.id) !== utt) return;
-    this.utterances.delete(utt.id);
-    utt.ended = true;
-    this.emit('done', { id: utt.id, reason, characters: utt.characters });
-  }
-
-  private emitError(err: SpeechProviderError): void {
-    if (this.listenerCount('error') > 0) this.emit('error', err);
-    else log.warn(err.message);
   }
 }
 

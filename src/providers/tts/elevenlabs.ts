@@ -10,11 +10,11 @@
  * `auto_mode=true` (and `flush` per sentence) ElevenLabs starts generating each sentence at once
  * instead of waiting for its chunk schedule to fill. Barge-in simply drops the connection.
  */
-import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
 import { createLogger } from '../../shared/logger';
 import { countCharacters, openSpeechSocket, SpeechProviderError, wsBaseUrl, readyLatch } from '../speech-socket';
-import type { TtsDoneReason, TtsEvents, TtsOptions, TtsSession } from './types';
+import { TtsSessionBase } from './session-base';
+import type { TtsOptions, TtsSession } from './types';
 
 const log = createLogger('tts.elevenlabs');
 
@@ -57,7 +57,7 @@ interface Connection {
   reported: boolean;
 }
 
-export class ElevenLabsTts extends EventEmitter<TtsEvents> implements TtsSession {
+export class ElevenLabsTts extends TtsSessionBase<Utterance> implements TtsSession {
   readonly provider = 'elevenlabs';
   readonly ready: Promise<void>;
   charactersSent = 0;
@@ -71,14 +71,12 @@ export class ElevenLabsTts extends EventEmitter<TtsEvents> implements TtsSession
   /** The last spare failed fast (bad key, bad voice): stop pre-opening until a connection works. */
   private spareBroken = false;
   private quickSpareCloses = 0;
-  private readonly utterances = new Map<string, Utterance>();
-  private readonly usedIds = new Set<string>();
   private readonly connections = new Set<Connection>();
   private closed = false;
   private settleReady?: { resolve: () => void; reject: (err: Error) => void };
 
   constructor(options: TtsOptions) {
-    super();
+    super(log);
     const { query, first } = elevenLabsRequest(options);
     this.inactivityTimeoutSecs = Number(query.get('inactivity_timeout')) || 20;
     const voice = encodeURIComponent(options.voice || ELEVENLABS_DEFAULTS.voice);
@@ -93,8 +91,7 @@ export class ElevenLabsTts extends EventEmitter<TtsEvents> implements TtsSession
   }
 
   startUtterance(id: string): void {
-    if (this.usedIds.has(id)) throw new Error(`TTS utterance id "${id}" was already used in this session`);
-    this.usedIds.add(id);
+    this.claimId(id);
     const conn = this.spare ?? this.openConnection();
     this.spare = undefined;
     if (conn.recycleTimer) clearTimeout(conn.recycleTimer);
@@ -283,18 +280,6 @@ export class ElevenLabsTts extends EventEmitter<TtsEvents> implements TtsSession
       this.settleReady = undefined;
       this.emitError(err);
     }
-  }
-
-  private finish(utt: Utterance, reason: TtsDoneReason): void {
-    if (this.utterances.get(utt.id) !== utt) return;
-    this.utterances.delete(utt.id);
-    utt.ended = true;
-    this.emit('done', { id: utt.id, reason, characters: utt.characters });
-  }
-
-  private emitError(err: SpeechProviderError): void {
-    if (this.listenerCount('error') > 0) this.emit('error', err);
-    else log.warn(err.message);
   }
 }
 
