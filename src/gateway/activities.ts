@@ -7,11 +7,11 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type OpenAI from 'openai';
 import type { Config } from '../config';
-import { llmClientFor } from '../providers/llm/chat';
+import { llmClients, llmFailure } from '../providers/llm/llm-activity-support';
 import type { GatewayActivities, MediaSessionResult } from '../../workflows/call-definitions';
 import { SpeechUnavailable, type CallMedia, type MediaClosure } from './call-media';
 import type { CallRegistry } from './call-registry';
-import { llmFailure, runVoiceTurn } from './voice-turn';
+import { runVoiceTurn } from './voice-turn';
 
 export const HEARTBEAT_INTERVAL_MS = 1000;
 
@@ -47,15 +47,7 @@ function sessionResult(callId: string, closure: MediaClosure): MediaSessionResul
 }
 
 export function createGatewayActivities(calls: CallRegistry, config: Config): GatewayActivities {
-  const clients = new Map<string, OpenAI>();
-  const clientFor = (provider: string): OpenAI => {
-    let client = clients.get(provider);
-    if (!client) {
-      client = llmClientFor(provider, config);
-      clients.set(provider, client);
-    }
-    return client;
-  };
+  const clientFor = llmClients(config);
 
   // The caller hung up while the workflow was deciding what to say: nobody hears it, and the
   // media session's result tells the workflow the call is over (this is not a lost gateway).

@@ -8,9 +8,9 @@
  * LLM failures stop this turn's audio (a retry must not be heard twice) and are thrown for the
  * workflow's retry policy: `LlmRequestRejected` (not retryable) or `LlmUnavailable`.
  */
-import { ApplicationFailure } from '@temporalio/activity';
 import OpenAI from 'openai';
-import { LlmNotConfigured, streamChat, type ChatResult } from '../providers/llm/chat';
+import { streamChat, type ChatResult } from '../providers/llm/chat';
+import { llmFailure } from '../providers/llm/llm-activity-support';
 import type { VoiceTurnRequest, VoiceTurnResult } from '../../workflows/call-definitions';
 import type { CallMedia } from './call-media';
 import { SentenceSplitter } from './sentences';
@@ -85,13 +85,4 @@ export async function runVoiceTurn(call: CallMedia, client: OpenAI, req: VoiceTu
   } finally {
     cancel.removeEventListener('abort', onCancel);
   }
-}
-
-/** The workflow's retry policy decides on retryable failures; bad requests fail at once. */
-export function llmFailure(err: unknown): ApplicationFailure {
-  if (err instanceof LlmNotConfigured) return ApplicationFailure.nonRetryable(err.message, 'LlmRequestRejected');
-  if (err instanceof OpenAI.APIError && err.status && [400, 401, 403, 404, 422].includes(err.status)) {
-    return ApplicationFailure.nonRetryable(`LLM rejected the request (${err.status}): ${err.message}`, 'LlmRequestRejected');
-  }
-  return ApplicationFailure.retryable(`LLM request failed: ${(err as Error).message}`, 'LlmUnavailable');
 }
