@@ -32,7 +32,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { decodeMulaw, encodeMulaw } from '../src/gateway/audio/g711';
+import { decodeMulaw, encodeMulaw } from '../src/audio/g711';
 import { sharedSileroModel } from '../src/gateway/vad/silero';
 import { VadAnalyzer } from '../src/gateway/vad/vad-analyzer';
 import { setLogLevel } from '../src/shared/logger';

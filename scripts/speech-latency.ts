@@ -6,7 +6,7 @@
  * - STT: finalize() → final `transcript` event.
  * Run: npx tsx scripts/speech-latency.ts
  */
-import { encodeMulaw } from '../src/gateway/audio/g711';
+import { encodeMulaw } from '../src/audio/g711';
 import { createStt, type SttStream } from '../src/providers/stt';
 import { createTts, type TtsSession } from '../src/providers/tts';
 import { startFakeCartesia } from '../test/fakes/cartesia-server';

@@ -3,7 +3,7 @@
  * speech is in a caller's WAV clip, when the caller said it, and what the caller heard of the
  * agent (speech frames, spans, playback gaps). Times are epoch ms from the fake caller.
  */
-import { rms } from '../../src/gateway/audio/pcm';
+import { rms } from '../../src/audio/pcm';
 import { FRAME_MS, framePeak, loadSpeechWav, SPEECH_PEAK, type PlayedFrame, type SpeechSpan } from '../../test/fakes/twilio-caller';
 
 /** 16-bit RMS of a 20 ms frame above which it counts as speech (about -40 dBFS, as the STT fake). */

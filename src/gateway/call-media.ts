@@ -21,8 +21,8 @@ import {
   type UtteranceSignal,
   type VoiceConfig,
 } from '../../workflows/call-definitions';
-import { decodeMulaw } from './audio/g711';
-import { FRAME_MS } from './audio/pcm';
+import { decodeMulaw } from '../audio/g711';
+import { FRAME_MS } from '../audio/pcm';
 import { GatewayEventLog } from './events';
 import { Playback, type AgentSpeech, type SpeechResult } from './playback';
 import { WavRecorder } from './recording/wav-recorder';
@@ -147,7 +147,7 @@ export class CallMedia {
         { tts_provider: tts.provider, tts_model: tts.model, voice: tts.voice, tts_language: tts.language, tts_settings: tts.settings },
         opts.config,
       );
-      this.tts.on('audio', ({ id, mulaw }) => this.ttsAudio(id, mulaw));
+      this.tts.on('audio', ({ id, audio }) => this.ttsAudio(id, audio));
       this.tts.on('done', ({ id, reason, characters }) => this.ttsDone(id, reason, characters));
       this.tts.on('error', (err) => this.events.error(err.message, 'tts', ttsErrorDetails(err)));
     } catch (err) {

@@ -5,7 +5,7 @@
  * tick is made up on the next one). Ticks are re-armed against absolute targets: the timer does
  * not drift, and a stalled event loop skips ticks instead of bunching them.
  */
-import { FRAME_MS } from './audio/pcm';
+import { FRAME_MS } from '../audio/pcm';
 
 export interface Paced {
   /** Sends what is due at `nowPerf` (performance.now()); returns false once it has nothing left. */

@@ -18,8 +18,8 @@
  * TTS is complete, else the call's running estimate from earlier utterances.
  */
 import { countCharacters } from '../providers/speech-socket';
-import { MULAW_SILENCE } from './audio/g711';
-import { FRAME_MS, FrameSplitter, MULAW_FRAME_BYTES } from './audio/pcm';
+import { MULAW_SILENCE } from '../audio/g711';
+import { FRAME_MS, FrameSplitter, MULAW_FRAME_BYTES } from '../audio/pcm';
 import { sharedPacer, type Pacer, type Paced } from './pacer';
 
 /** Audio the provider holds ahead of what is playing: enough to ride out a late timer tick. */

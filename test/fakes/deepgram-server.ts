@@ -20,8 +20,8 @@
 import crypto from 'node:crypto';
 import type http from 'node:http';
 import type { WebSocket } from 'ws';
-import { decodeMulaw } from '../../src/gateway/audio/g711';
-import { pcmFromBytes, rms } from '../../src/gateway/audio/pcm';
+import { decodeMulaw } from '../../src/audio/g711';
+import { pcmFromBytes, rms } from '../../src/audio/pcm';
 import { sendJson, startWsFakeServer, type UpgradeRejection } from './ws-fake-server';
 import { words } from './fake-tts-audio';
 

@@ -4,7 +4,7 @@
  * encoded with the gateway's own mu-law codec and cut into chunks that are sent with
  * configurable pacing. Defaults are zero latency: every chunk goes out synchronously.
  */
-import { encodeMulaw } from '../../src/gateway/audio/g711';
+import { encodeMulaw } from '../../src/audio/g711';
 
 export interface FakeTtsAudioOptions {
   /** Audio length per character of (trimmed) text. Default 60 ms. */

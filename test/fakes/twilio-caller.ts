@@ -10,8 +10,8 @@
  */
 import crypto from 'node:crypto';
 import WebSocket from 'ws';
-import { decodeMulaw, encodeMulaw, MULAW_SILENCE } from '../../src/gateway/audio/g711';
-import { resample } from '../../src/gateway/audio/resampler';
+import { decodeMulaw, encodeMulaw, MULAW_SILENCE } from '../../src/audio/g711';
+import { resample } from '../../src/audio/resampler';
 import { Pacer, type Paced } from '../../src/gateway/pacer';
 import { channelOf, readWavFile } from '../../src/gateway/recording/wav';
 

@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import WebSocket from 'ws';
-import { rms } from '../../src/gateway/audio/pcm';
+import { rms } from '../../src/audio/pcm';
 import { readWavFile, channelOf } from '../../src/gateway/recording/wav';
 import { startGateway, type RunningGateway } from '../../src/gateway/server';
 import { streamToken, verifyStreamToken } from '../../src/gateway/stream-token';

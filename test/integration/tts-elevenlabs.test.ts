@@ -9,7 +9,7 @@ import { mulawRms, nextEvent, sleep, until } from '../support/speech';
 const API_KEY = 'xi-test-key';
 
 interface Recorded {
-  audio: Array<{ id: string; mulaw: Buffer; at: number }>;
+  audio: Array<{ id: string; audio: Buffer; at: number }>;
   done: Array<{ id: string; reason: string; characters: number }>;
   errors: Error[];
 }
@@ -22,7 +22,7 @@ function record(tts: TtsSession): Recorded {
   return r;
 }
 
-const audioOf = (r: Recorded, id: string) => Buffer.concat(r.audio.filter((a) => a.id === id).map((a) => a.mulaw));
+const audioOf = (r: Recorded, id: string) => Buffer.concat(r.audio.filter((a) => a.id === id).map((a) => a.audio));
 
 describe('ElevenLabs streaming TTS', () => {
   let fake: FakeElevenLabs;

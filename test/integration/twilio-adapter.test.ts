@@ -25,7 +25,7 @@ import {
   type TwilioStreamMessage,
 } from '../../src/providers/telephony/twilio/media-messages';
 import { TelephonyProviderError, type ProviderStatusUpdate } from '../../src/providers/telephony/types';
-import { encodeMulaw } from '../../src/gateway/audio/g711';
+import { encodeMulaw } from '../../src/audio/g711';
 import { connectTwilioCaller, tonePcm } from '../fakes/twilio-caller';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 

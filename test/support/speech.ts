@@ -1,7 +1,7 @@
 /** Small helpers for the STT/TTS adapter tests: waiting for events, caller audio. */
 import type { EventEmitter } from 'node:events';
-import { encodeMulaw, decodeMulaw } from '../../src/gateway/audio/g711';
-import { rms } from '../../src/gateway/audio/pcm';
+import { encodeMulaw, decodeMulaw } from '../../src/audio/g711';
+import { rms } from '../../src/audio/pcm';
 
 /** Resolves with the first emission of `event` whose arguments satisfy `match`. */
 export function nextEvent<T = any>(emitter: EventEmitter<any>, event: string, match: (value: T) => boolean = () => true, timeoutMs = 5000): Promise<T> {

@@ -1,4 +1,4 @@
-import { decodeMulaw, encodeMulaw, linearToMulaw, mulawSilence, mulawToLinear, MULAW_SILENCE } from '../../src/gateway/audio/g711';
+import { decodeMulaw, encodeMulaw, linearToMulaw, mulawSilence, mulawToLinear, MULAW_SILENCE } from '../../src/audio/g711';
 
 // Vectors from CPython's test_audioop (lin2ulaw / ulaw2lin with 16-bit samples), which follows the
 // Sun reference implementation that telephony vendors use.

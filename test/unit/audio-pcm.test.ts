@@ -9,7 +9,7 @@ import {
   resample,
   rms,
   rmsDbfs,
-} from '../../src/gateway/audio/pcm';
+} from '../../src/audio/pcm';
 
 function tone(hz: number, rate: number, samples: number, amplitude = 10000, phase = 0): Int16Array {
   const out = new Int16Array(samples);

@@ -3,7 +3,7 @@
  * would: same probabilities window by window, same VAD events.
  */
 import path from 'node:path';
-import { int16ToFloat32 } from '../../src/gateway/audio/pcm';
+import { int16ToFloat32 } from '../../src/audio/pcm';
 import { readWavFile } from '../../src/gateway/recording/wav';
 import { sharedSileroModel, type SileroVadModel, type SpeechProbability } from '../../src/gateway/vad/silero';
 import { SileroBatcher } from '../../src/gateway/vad/silero-batch';

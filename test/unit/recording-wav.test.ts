@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { decodeMulaw } from '../../src/gateway/audio/g711';
+import { decodeMulaw } from '../../src/audio/g711';
 import {
   channelOf,
   encodeMulawWav,

@@ -2,7 +2,7 @@
  * @jest-environment ./test/support/shared-typed-arrays-environment.js
  */
 import path from 'node:path';
-import { int16ToFloat32 } from '../../src/gateway/audio/pcm';
+import { int16ToFloat32 } from '../../src/audio/pcm';
 import { readWavFile } from '../../src/gateway/recording/wav';
 import { sharedSileroModel, type SileroVadModel } from '../../src/gateway/vad/silero';
 import { VadAnalyzer, type VadEvent, type VadParams } from '../../src/gateway/vad/vad-analyzer';

@@ -14,7 +14,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createLogger } from '../../shared/logger';
-import { TELEPHONY_SAMPLE_RATE } from '../audio/pcm';
+import { TELEPHONY_SAMPLE_RATE } from '../../audio/pcm';
 import { WAV_HEADER_BYTES, wavHeader } from './wav';
 
 const log = createLogger('recording');

@@ -38,7 +38,11 @@ export interface SttStream extends EventEmitter<SttEvents> {
   readonly provider: string;
   /** Resolves when the vendor accepted the connection; rejects with the connection error. */
   readonly ready: Promise<void>;
-  /** Caller audio in the stream's encoding (mu-law 8 kHz unless options say otherwise). */
+  /**
+   * Caller audio as `options.encoding` at `options.sampleRate`. The gateway decodes every stream
+   * once and sends 16-bit PCM (`linear16`) at the stream's rate (8 or 16 kHz); an adapter whose
+   * vendor wants something else converts here (src/audio/format.ts).
+   */
   sendAudio(audio: Buffer): void;
   /** Ask for the final transcript of everything sent so far, now. */
   finalize(): void;

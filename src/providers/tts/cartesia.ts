@@ -10,6 +10,7 @@
  * Cartesia's default server-side buffering would hold the first sentence back for up to 3 s.
  */
 import WebSocket from 'ws';
+import { MULAW_8K, type AudioFormat } from '../../audio/format';
 import { createLogger } from '../../shared/logger';
 import { countCharacters, openSpeechSocket, SpeechProviderError, wsBaseUrl, readyLatch } from '../speech-socket';
 import { TtsSessionBase } from './session-base';
@@ -235,7 +236,7 @@ export class CartesiaTts extends TtsSessionBase<Utterance> implements TtsSession
       return;
     }
     if (!utt) return; // late messages of a cancelled or finished context
-    if (msg.type === 'chunk' && msg.data) this.emit('audio', { id: utt.id, mulaw: Buffer.from(msg.data, 'base64') });
+    if (msg.type === 'chunk' && msg.data) this.emit('audio', { id: utt.id, audio: Buffer.from(msg.data, 'base64') });
     else if (msg.type === 'done') this.finish(utt, 'completed');
     // timestamps, phoneme_timestamps, flush_done: not used
   }
@@ -263,7 +264,7 @@ export function cartesiaRequestBase(options: TtsOptions, extras: Record<string, 
     ...(Object.keys(generationConfig).length > 0 ? { generation_config: generationConfig } : {}),
     model_id: options.model || CARTESIA_DEFAULTS.model,
     voice: { mode: 'id', id: options.voice || CARTESIA_DEFAULTS.voice },
-    output_format: { container: 'raw', encoding: 'pcm_mulaw', sample_rate: 8000 },
+    output_format: cartesiaOutputFormat(options.format ?? MULAW_8K),
     ...(options.language ? { language: options.language } : {}),
   };
   // null in tts_settings removes one of our defaults (e.g. max_buffer_delay_ms).
@@ -280,4 +281,9 @@ interface CartesiaMessage {
   error?: string;
   message?: string;
   title?: string;
+}
+
+/** Cartesia produces every stream format itself: raw μ-law or 16-bit PCM at the stream's rate. */
+export function cartesiaOutputFormat(format: AudioFormat) {
+  return { container: 'raw', encoding: format.encoding === 'mulaw' ? 'pcm_mulaw' : 'pcm_s16le', sample_rate: format.sampleRate };
 }

@@ -11,6 +11,7 @@
  * instead of waiting for its chunk schedule to fill. Barge-in simply drops the connection.
  */
 import WebSocket from 'ws';
+import { MULAW_8K, type AudioFormat } from '../../audio/format';
 import { createLogger } from '../../shared/logger';
 import { countCharacters, openSpeechSocket, SpeechProviderError, wsBaseUrl, readyLatch } from '../speech-socket';
 import { TtsSessionBase } from './session-base';
@@ -217,7 +218,7 @@ export class ElevenLabsTts extends TtsSessionBase<Utterance> implements TtsSessi
     }
     const utt = conn.utt;
     if (typeof msg.audio === 'string' && msg.audio && utt && this.utterances.get(utt.id) === utt) {
-      this.emit('audio', { id: utt.id, mulaw: Buffer.from(msg.audio, 'base64') });
+      this.emit('audio', { id: utt.id, audio: Buffer.from(msg.audio, 'base64') });
     }
     if (msg.isFinal === true && utt) {
       this.finish(utt, 'completed');
@@ -301,13 +302,13 @@ export function elevenLabsRequest(options: TtsOptions): { query: URLSearchParams
 
   const params = new Map<string, string>([
     ['model_id', options.model || ELEVENLABS_DEFAULTS.model],
-    ['output_format', 'ulaw_8000'],
+    ['output_format', elevenLabsOutputFormat(options.format ?? MULAW_8K)],
     ['inactivity_timeout', String(ELEVENLABS_DEFAULTS.inactivityTimeoutSecs)],
     ['auto_mode', 'true'],
   ]);
   if (options.language) params.set('language_code', options.language);
   for (const [key, value] of Object.entries(settings)) {
-    if (key === 'output_format') continue; // the gateway needs 8 kHz mu-law
+    if (key === 'output_format') continue; // the audio must be in the call stream's format
     if (value === null || value === undefined) params.delete(key);
     else params.set(key, typeof value === 'object' ? JSON.stringify(value) : String(value));
   }
@@ -320,4 +321,9 @@ interface ElevenLabsMessage {
   message?: string;
   error?: string;
   code?: number;
+}
+
+/** ElevenLabs' `output_format` for a stream format: `ulaw_8000`, or `pcm_<rate>` for 16-bit PCM. */
+export function elevenLabsOutputFormat(format: AudioFormat): string {
+  return format.encoding === 'mulaw' ? `ulaw_${format.sampleRate}` : `pcm_${format.sampleRate}`;
 }

@@ -3,19 +3,22 @@
  * TtsSession per call, created at call start so the vendor connection is warm before the first
  * sentence. Per agent turn: startUtterance(id), pushText(id, sentence) for each sentence as the
  * LLM produces it (audio for the first sentence is requested at once), endText(id) when the
- * reply is complete, or cancel(id) on barge-in. Audio comes back as 8 kHz mu-law.
+ * reply is complete, or cancel(id) on barge-in. Audio comes back in `options.format` — the
+ * format of the call's stream, so the gateway sends it on unconverted.
  *
  * Every started utterance ends with exactly one `done` event (completed, cancelled or error);
  * after `done` no more `audio` arrives for it.
  */
 import type { EventEmitter } from 'node:events';
+import type { AudioFormat } from '../../audio/format';
 export { SpeechProviderError } from '../speech-socket';
 import type { SpeechProviderError } from '../speech-socket';
 
 export type TtsDoneReason = 'completed' | 'cancelled' | 'error';
 
 export interface TtsEvents {
-  audio: [{ id: string; mulaw: Buffer }];
+  /** Audio bytes in the session's `format`, any chunk size. */
+  audio: [{ id: string; audio: Buffer }];
   /** `characters`: text characters sent to the vendor for this utterance (for tts_usage). */
   done: [{ id: string; reason: TtsDoneReason; characters: number }];
   /** `details.utteranceId` is set when the error ended one utterance. */
@@ -41,6 +44,8 @@ export interface TtsSession extends EventEmitter<TtsEvents> {
 
 export interface TtsOptions {
   apiKey: string;
+  /** The format the audio must come in: the call stream's (μ-law 8 kHz unless set). */
+  format?: AudioFormat;
   /** e.g. wss://api.cartesia.ai (CARTESIA_BASE_URL); http(s) is accepted too. */
   baseUrl?: string;
   model?: string;
