@@ -6,6 +6,7 @@ import { route, uuidParam } from '../route';
 import { plain, plainAll } from '../../db/database';
 import type { ToolRow } from '../../db/models';
 import { callToolWebhook } from '../../tools/webhook-client';
+import { outboundGuard } from '../../security/outbound-guard';
 import { removeToolReferences } from '../../tools/tool-references';
 import { sealHeaders, toolEndpoint, toolJson } from '../serializers/tool';
 import { ToolCreateSchema, ToolPatchSchema, ToolSchema, ToolTestBodySchema, ToolTestResultSchema } from '../schemas/tool';
@@ -15,6 +16,7 @@ const ToolIdParam = uuidParam('tool_id');
 export function toolRoutes(ctx: ApiContext) {
   const { db, box } = ctx;
   const { Tool } = db.models;
+  const outbound = outboundGuard(ctx.config);
 
   const findTool = async (id: string): Promise<ToolRow> => {
     const row = plain(await Tool.findByPk(id));
@@ -134,7 +136,7 @@ export function toolRoutes(ctx: ApiContext) {
       responses: { 200: { description: 'What the webhook answered', schema: ToolTestResultSchema }, 404: { description: 'No such tool' } },
       async handler({ params, body }) {
         const tool = await findTool(params.tool_id as string);
-        const result = await callToolWebhook(toolEndpoint(box, tool), body.args);
+        const result = await callToolWebhook(outbound, toolEndpoint(box, tool), body.args);
         return { status: 200, body: result };
       },
     }),
