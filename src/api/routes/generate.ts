@@ -50,6 +50,7 @@ export function generateRoutes(ctx: ApiContext) {
       method: 'post',
       path: '/api/agents/generate',
       tag: 'Agents',
+      access: 'member',
       summary: 'Draft an agent config from a description with the LLM (not saved)',
       description:
         'Asks the configured LLM (LLM_MODEL at OPENAI_BASE_URL / OpenAI) for a config: name, prompt, greeting, context ' +
