@@ -10,7 +10,9 @@
  *   case: the WHATWG URL parser turns `http://2130706433/` into `127.0.0.1` before we look.
  * - The socket connects to exactly the address that was checked: the check runs inside the DNS
  *   lookup the connection uses, so a name that resolves differently a moment later (DNS
- *   rebinding) gains nothing. It runs again for every redirect.
+ *   rebinding) gains nothing. It runs again for every redirect and every new connection; a
+ *   kept-alive connection stays with the address it was checked for. Each guard has its own
+ *   connection pool, so no request reuses a socket another guard (another allow-list) opened.
  * - Refusals say which address and why, before any connection is tried, so they reveal nothing
  *   about what listens there.
  *
@@ -18,6 +20,8 @@
  * targets, e.g. `10.0.5.0/24,crm.internal`.
  */
 import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import ipaddr from 'ipaddr.js';
 import type { Options } from 'got';
@@ -77,6 +81,8 @@ function normalise(address: string): ipaddr.IPv4 | ipaddr.IPv6 {
 }
 
 export class OutboundGuard {
+  private readonly agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+
   constructor(
     private readonly allow: AllowList,
     private readonly resolver: Resolver = systemResolver,
@@ -140,8 +146,9 @@ export class OutboundGuard {
   };
 
   /** got options that route every request and redirect through the guard. */
-  gotOptions(): Pick<Options, 'lookup' | 'hooks' | 'dnsCache'> {
+  gotOptions(): Pick<Options, 'lookup' | 'hooks' | 'dnsCache' | 'agent'> {
     return {
+      agent: this.agents,
       lookup: this.lookup as unknown as Options['lookup'],
       dnsCache: undefined,
       hooks: {
