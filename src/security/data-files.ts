@@ -23,16 +23,13 @@ export function recordingFile(dataDir: string, callId: string): string {
 }
 
 /**
- * Opens a call's recording for reading; null when there is none. The directory is resolved
- * through symlinks and the file itself must not be one, so a link planted in the directory
- * cannot expose another file.
+ * Opens a call's recording for reading; null when there is none. The file itself must not be a
+ * symlink, so a link planted in the directory cannot expose another file (the directory may be
+ * one: an operator can put recordings on another disk).
  */
 export async function openRecording(dataDir: string, callId: string): Promise<fs.promises.FileHandle | null> {
-  const file = recordingFile(dataDir, callId);
   try {
-    const realDir = await fs.promises.realpath(path.dirname(file));
-    if (realDir !== (await fs.promises.realpath(recordingsDir(dataDir)))) return null;
-    return await fs.promises.open(path.join(realDir, path.basename(file)), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    return await fs.promises.open(recordingFile(dataDir, callId), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ELOOP' || code === 'EISDIR' || code === 'ENOTDIR') return null;
