@@ -188,6 +188,10 @@ describe('ownership', () => {
     const agent = await h.request('POST', '/api/agents', { ...asMember, body: { name: 'member-agent', prompt: 'p', tool_ids: [params.tool_id, tool.body.id] } });
     expect(agent.status).toBe(201);
     expect(agent.body.webhook_secret).toMatch(/^whsec_/);
+    // Answers say who owns what, so a client can tell what the user may change.
+    expect(agent.body.owner_id).toBe(member.id);
+    expect(tool.body.owner_id).toBe(member.id);
+    expect((await h.request('GET', `/api/tools/${params.tool_id}`, asMember)).body.owner_id).not.toBe(member.id);
     expect((await h.request('PATCH', `/api/agents/${agent.body.id}`, { ...asMember, body: { prompt: 'q' } })).status).toBe(200);
     expect((await h.request('PUT', `/api/agents/${agent.body.id}/flow`, { ...asMember, body: { nodes: [{ node_key: 'a', is_initial: true }] } })).status).toBe(200);
     expect((await h.request('POST', `/api/agents/${agent.body.id}/webhook-secret`, asMember)).status).toBe(200);

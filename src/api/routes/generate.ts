@@ -29,6 +29,7 @@ const GeneratedConfigSchema = AgentSchema.omit({
   updated_at: true,
   total_calls: true,
   flow_nodes_count: true,
+  owner_id: true,
 }).describe('an agent config with every default applied, accepted as is by POST /api/agents');
 
 const SuggestedToolSchema = z.object({

@@ -24,6 +24,7 @@ export function toolJson(box: SecretBox, row: ToolRow) {
     timeout_secs: row.timeout_secs,
     created_at: apiTimestamp(row.created_at)!,
     updated_at: apiTimestamp(row.updated_at)!,
+    owner_id: row.owner_id ?? null,
   };
 }
 
