@@ -8,7 +8,7 @@
  */
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
-import { describeIssues, HttpError, forbidden } from './errors';
+import { describeIssues, HttpError, forbidden, unauthorized } from './errors';
 
 export type Role = 'admin' | 'member';
 
@@ -95,6 +95,7 @@ export function mountRoutes(router: Router, routes: AnyRoute[]): void {
     router[def.method](toExpressPath(def.path), async (req, res, next) => {
       try {
         const auth = (req as Request & { authContext?: AuthContext }).authContext;
+        if (!def.public && !auth) throw unauthorized();
         if (!def.public && requiredRole(def) === 'admin' && auth?.role !== 'admin') throw forbidden('Administrator role required');
         const params = parse(def.params, req.params, 'path');
         if (!def.public && def.owned && auth?.role !== 'admin') {
