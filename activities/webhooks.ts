@@ -8,10 +8,12 @@ import got from 'got';
 import type { ActivityDeps } from '.';
 import type { WebhookDelivery } from '../workflows/webhook-workflow';
 import { webhookHeaders } from '../src/webhooks/standard-webhooks';
+import { OUTBOUND_BLOCKED, outboundGuard } from '../src/security/outbound-guard';
 
 const REQUEST_TIMEOUT_MS = 15_000; // the convention's receivers answer within 15 s
 
-export function createWebhookActivities({ db, box, log }: ActivityDeps) {
+export function createWebhookActivities({ db, box, log, config }: ActivityDeps) {
+  const outbound = outboundGuard(config);
   async function currentSecret(delivery: WebhookDelivery): Promise<string | null> {
     // A rotated secret applies to deliveries still being retried; a deleted agent keeps its old one.
     const agent = await db.models.Agent.findByPk(delivery.agentId, { attributes: ['webhook_secret_encrypted'] });
@@ -30,6 +32,7 @@ export function createWebhookActivities({ db, box, log }: ActivityDeps) {
       let retryAfter: string | undefined;
       try {
         const res = await got.post(delivery.url, {
+          ...outbound.gotOptions(),
           body,
           headers: { ...headers, 'user-agent': 'voice-agent-platform-webhooks' },
           timeout: { request: REQUEST_TIMEOUT_MS },
@@ -40,6 +43,11 @@ export function createWebhookActivities({ db, box, log }: ActivityDeps) {
         status = res.statusCode;
         retryAfter = res.headers['retry-after'];
       } catch (err) {
+        // A refused address is a configuration problem that retrying cannot fix.
+        if ((err as { code?: string }).code === OUTBOUND_BLOCKED) {
+          log.warn('webhook delivery refused by the outbound guard', { url: delivery.url, id: delivery.messageId, error: (err as Error).message });
+          throw ApplicationFailure.nonRetryable((err as Error).message, 'WebhookBlocked');
+        }
         log.warn('webhook delivery failed', { url: delivery.url, id: delivery.messageId, attempt, error: (err as Error).message });
         throw ApplicationFailure.retryable(`webhook request failed: ${(err as Error).message}`, 'WebhookUnreachable');
       }

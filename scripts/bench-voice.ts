@@ -301,6 +301,8 @@ async function main(): Promise<void> {
       JWT_SECRET: h.config.JWT_SECRET,
       DATA_DIR: h.config.dataDir,
       LOG_LEVEL: 'warn',
+      // The fakes listen on loopback: the outbound guard lets webhooks reach them and nothing else private.
+      WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
       ...vendorEnv,
     };
     const { child: worker } = await spawnUntil('worker', 'test/support/worker-process.ts', platformEnv, /worker ready/);

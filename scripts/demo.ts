@@ -181,6 +181,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       CARTESIA_BASE_URL: cartesia.url,
       OPENAI_API_KEY: VENDOR_KEY,
       OPENAI_BASE_URL: openai.url,
+      // The clinic backend listens on loopback: the outbound guard lets the tools reach it.
+      WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
     });
     stops.unshift(() => h.stop());
     const gateway = await startGateway(

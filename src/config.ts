@@ -4,12 +4,38 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
+import ipaddr from 'ipaddr.js';
+import { parseAllowList } from './security/outbound-guard';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const optionalString = z
   .string()
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * Which peers may set X-Forwarded-For (Express's `trust proxy`): unset/false = none, a number =
+ * that many hops, or addresses/CIDRs and the names loopback, linklocal, uniquelocal.
+ */
+const TrustProxy = optionalString.transform((v, ctx): boolean | number | string[] => {
+  if (v === undefined || v === 'false') return false;
+  if (v === 'true') return true;
+  if (/^\d+$/.test(v)) return Number(v);
+  const entries = v.split(',').map((e) => e.trim()).filter(Boolean);
+  const bad = entries.find((e) => !PROXY_NAMES.includes(e) && !ipaddr.isValid(e) && !ipaddr.isValidCIDR(e));
+  if (bad) ctx.addIssue({ code: 'custom', message: `"${bad}" is not an address, a CIDR or one of ${PROXY_NAMES.join(', ')}` });
+  return entries;
+});
+
+const AllowedNetworks = optionalString.superRefine((v, ctx) => {
+  try {
+    parseAllowList(v);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: (err as Error).message });
+  }
+});
 
 export const configSchema = z.object({
   PORT: port.default(8000),
@@ -43,6 +69,9 @@ export const configSchema = z.object({
   PUBLIC_BASE_URL: z.url().default('http://localhost:8000'),
   DATA_DIR: z.string().default('./data'),
   BODY_LIMIT: z.string().default('1mb'),
+  // Private targets that tool and agent webhooks may reach (the outbound guard refuses the rest).
+  WEBHOOK_ALLOWED_NETWORKS: AllowedNetworks,
+  TRUST_PROXY: TrustProxy,
   OPENAI_BASE_URL: optionalString.pipe(z.url().optional()),
   OPENAI_API_KEY: optionalString,
   LLM_MODEL: z.string().default('gpt-4o-mini'),

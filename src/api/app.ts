@@ -7,6 +7,7 @@ import express from 'express';
 import type { ApiContext } from './context';
 import { authenticate } from './auth/authenticate';
 import { errorHandler, notFoundRoute } from './errors';
+import { cleanInput } from './http/clean-input';
 import { buildOpenApi, DOCS_HTML } from './openapi';
 import { mountRoutes, type AnyRoute } from './route';
 import { healthHandler } from './routes/health';
@@ -24,11 +25,14 @@ export function createApp(ctx: ApiContext, extraRoutes: AnyRoute[] = []) {
   const openapi = buildOpenApi(routes, API_INFO);
   const app = express();
   app.disable('x-powered-by');
-  // Behind one reverse proxy hop in production; req.ip is then the client's address (login throttle).
-  app.set('trust proxy', 'loopback');
+  // X-Forwarded-For is believed only from the proxies TRUST_PROXY names; otherwise any client
+  // could pick its own address and escape the login throttle.
+  app.set('trust proxy', ctx.config.TRUST_PROXY);
   app.use(express.json({ limit: ctx.config.BODY_LIMIT }));
   // Telephony providers post form-encoded callbacks.
   app.use(express.urlencoded({ extended: false, limit: ctx.config.BODY_LIMIT }));
+  // NUL bytes, lone surrogates and deep nesting are refused here, for every route (422).
+  app.use(cleanInput);
 
   app.get('/healthz', healthHandler(ctx));
   app.get('/api/openapi.json', (_req, res) => res.json(openapi));

@@ -3,7 +3,7 @@
  * OpenAPI 3.1 uses JSON Schema 2020-12, which zod emits directly.
  */
 import { z } from 'zod';
-import { ErrorSchema, type AnyRoute } from './route';
+import { ErrorSchema, requiredRole, type AnyRoute } from './route';
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
   const out = z.toJSONSchema(schema, { io, unrepresentable: 'any', reused: 'inline' }) as Record<string, unknown>;
@@ -51,7 +51,7 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
       ...(def.body ? [400, 413, 422] : []),
       ...(def.query || def.params ? [422] : []),
       ...(def.public ? [] : [401]),
-      ...(def.adminOnly ? [403] : []),
+      ...(!def.public && (requiredRole(def) === 'admin' || def.owned) ? [403] : []),
     ];
     for (const status of implied) {
       if (!responses[status]) {
@@ -73,6 +73,9 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
       summary: def.summary,
       ...(def.description ? { description: def.description } : {}),
       ...(def.public ? { security: [] } : {}),
+      // Who may call it: public, member (any signed-in user) or admin; x-owner-or-admin: members only on their own.
+      'x-required-role': def.public ? 'public' : requiredRole(def),
+      ...(def.owned ? { 'x-owner-or-admin': true } : {}),
       parameters: [...parameters(def.params, 'path'), ...parameters(def.query, 'query')],
       ...(def.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(def.body, 'input') } } } }

@@ -2,17 +2,25 @@
  * Route definitions that carry their own zod schemas. The same definition validates requests,
  * types the handler and produces the OpenAPI document (src/api/openapi.ts), so the docs cannot
  * drift from what the server accepts.
+ *
+ * Each route also declares who may call it (`public`, `access`, `owned`), and mountRoutes enforces
+ * it before the handler runs: the role model lives here, not in the handlers (README, Security).
  */
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
-import { describeIssues, HttpError, forbidden } from './errors';
+import { describeIssues, HttpError, forbidden, unauthorized } from './errors';
+
+export type Role = 'admin' | 'member';
 
 export interface AuthContext {
   userId: string;
   email: string;
-  role: 'admin' | 'member';
+  role: Role;
   via: 'jwt' | 'api_key';
 }
+
+/** The role a non-public route requires. */
+export const requiredRole = (def: { access?: Role }): Role => def.access ?? 'admin';
 
 export interface Reply {
   status: number;
@@ -47,7 +55,14 @@ export interface RouteDef<B, Q, P> {
   description?: string;
   /** Reachable without credentials (login, password reset, provider callbacks). */
   public?: boolean;
-  adminOnly?: boolean;
+  /** Who may call an authenticated route: any signed-in user (`member`) or `admin` only (the default). */
+  access?: Role;
+  /**
+   * The resource the route changes has an owner: a member may act only on their own (an admin on
+   * any). `owner` answers the owner's id, null for a resource of the administrators, undefined
+   * when it does not exist (the handler then answers 404).
+   */
+  owned?: { what: string; owner(params: Infer<P>): Promise<string | null | undefined> };
   body?: B;
   query?: Q;
   params?: P;
@@ -80,9 +95,17 @@ export function mountRoutes(router: Router, routes: AnyRoute[]): void {
     router[def.method](toExpressPath(def.path), async (req, res, next) => {
       try {
         const auth = (req as Request & { authContext?: AuthContext }).authContext;
-        if (!def.public && def.adminOnly && auth?.role !== 'admin') throw forbidden('Administrator role required');
+        if (!def.public && !auth) throw unauthorized();
+        if (!def.public && requiredRole(def) === 'admin' && auth?.role !== 'admin') throw forbidden('Administrator role required');
+        const params = parse(def.params, req.params, 'path');
+        if (!def.public && def.owned && auth?.role !== 'admin') {
+          const owner = await def.owned.owner(params as never);
+          if (owner !== undefined && owner !== auth?.userId) {
+            throw forbidden(`Only the owner of this ${def.owned.what} or an administrator may change it`);
+          }
+        }
         const ctx = {
-          params: parse(def.params, req.params, 'path'),
+          params,
           query: parse(def.query, req.query, 'query'),
           body: parse(def.body, req.body, ''),
           auth: auth as AuthContext,

@@ -3,6 +3,7 @@ import type { Config } from '../config';
 import { connectDatabase, type Database } from '../db/database';
 import { startEmbeddedPostgres } from '../db/embedded-postgres';
 import { migrate } from '../db/migrate';
+import { embeddedPostgresPassword } from '../security/local-secrets';
 import type { Logger } from '../shared/logger';
 
 export interface OpenedDatabase {
@@ -19,7 +20,7 @@ export async function openDatabase(config: Config, log: Logger, options: { embed
   if (!url) {
     if (!options.embedded) throw new Error('DATABASE_URL is required when running this process on its own');
     fs.mkdirSync(config.dataDir, { recursive: true });
-    const embedded = await startEmbeddedPostgres(config.dataDir, config.EMBEDDED_PG_PORT, log);
+    const embedded = await startEmbeddedPostgres(config.dataDir, config.EMBEDDED_PG_PORT, embeddedPostgresPassword(config), log);
     url = embedded.url;
     stopEmbedded = embedded.stop;
   }

@@ -13,6 +13,7 @@ import { startApi } from '../api/server';
 import { startGateway } from '../gateway/server';
 import { SecretBox } from '../security/crypto';
 import { resolveSecrets } from '../security/local-secrets';
+import { secureDataDir } from '../security/data-files';
 import { createLogger, setLogLevel } from '../shared/logger';
 import { connectTemporal } from '../temporal/client';
 import { startWorker } from '../worker/worker';
@@ -39,6 +40,11 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
   };
   const urls: Record<string, string> = {};
   try {
+    // Whatever the platform and its children (Temporal's SQLite, PostgreSQL) create is private to
+    // this user; files of older versions are tightened too.
+    process.umask(0o077);
+    const embeddedPostgres = options.allInOne && !config.DATABASE_URL;
+    secureDataDir(config.dataDir, { traversable: embeddedPostgres && process.getuid?.() === 0 });
     const secrets = resolveSecrets(config);
     const box = new SecretBox(secrets.encryptionKey);
     // The media gateway keeps no state of its own: only the API and the worker use PostgreSQL.

@@ -5,6 +5,7 @@ import type { Config } from '../config';
 import type { Logger } from '../shared/logger';
 import { ensureTemporalCli } from '../temporal/cli';
 import { startDevServer } from '../temporal/dev-server';
+import { privateFile } from '../security/data-files';
 
 const DEFAULT_PORT = 7233;
 
@@ -38,12 +39,15 @@ export async function resolveTemporal(config: Config, log: Logger, options: { st
   const cliPath = await ensureTemporalCli(config.TEMPORAL_CLI_PATH, log);
   fs.mkdirSync(config.dataDir, { recursive: true });
   log.info('starting the Temporal dev server', { cliPath });
+  const dbFile = path.join(config.dataDir, 'temporal.db');
   const server = await startDevServer({
     cliPath,
     port: DEFAULT_PORT,
     uiPort: config.TEMPORAL_UI_PORT,
-    dbFile: path.join(config.dataDir, 'temporal.db'),
+    dbFile,
     namespace: config.TEMPORAL_NAMESPACE,
   });
+  // Created under the platform's umask (0077); tightened here too in case it already existed.
+  privateFile(dbFile);
   return { address: server.address, uiUrl: `http://localhost:${config.TEMPORAL_UI_PORT}`, stop: server.stop };
 }

@@ -55,7 +55,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   if (options.namespace && options.namespace !== 'default') args.push('--namespace', options.namespace);
   if (options.dbFile) args.push('--db-filename', options.dbFile);
   if (options.headless) args.push('--headless');
-  else if (options.uiPort) args.push('--ui-port', String(options.uiPort));
+  // The Web UI has no login: it listens on loopback only, like the gRPC frontend (README, Security).
+  else if (options.uiPort) args.push('--ui-ip', '127.0.0.1', '--ui-port', String(options.uiPort));
   for (const key of CALL_SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
   args.push(...(options.extraArgs ?? []));
 

@@ -2,9 +2,11 @@
  * Calls a client's tool webhook. Used both during calls (by the tool activity) and by
  * POST /api/tools/{id}/test, so the test exercises exactly what a call does.
  * POST sends the arguments as a JSON body, GET as a query string (objects JSON-encoded).
- * Failures never throw: they come back in `error`.
+ * Failures never throw: they come back in `error`. Every request and redirect goes through the
+ * outbound guard (src/security/outbound-guard.ts).
  */
 import got, { RequestError } from 'got';
+import { OUTBOUND_BLOCKED, type OutboundGuard } from '../security/outbound-guard';
 
 export interface ToolEndpoint {
   webhook_url: string;
@@ -35,6 +37,7 @@ function queryString(args: Record<string, unknown>): URLSearchParams {
 
 function describe(err: unknown, timeoutSecs: number): string {
   if (err instanceof RequestError) {
+    if (err.code === OUTBOUND_BLOCKED) return err.message;
     if (err.code === 'ETIMEDOUT' || err.name === 'TimeoutError') return `timeout after ${timeoutSecs}s`;
     if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') return `DNS lookup failed for ${new URL(err.options.url!).hostname}`;
     if (err.code === 'ECONNREFUSED') return 'connection refused';
@@ -44,6 +47,7 @@ function describe(err: unknown, timeoutSecs: number): string {
 }
 
 export async function callToolWebhook(
+  guard: OutboundGuard,
   tool: ToolEndpoint,
   args: Record<string, unknown>,
   options: { idempotencyKey?: string } = {},
@@ -58,6 +62,7 @@ export async function callToolWebhook(
       for (const [k, v] of queryString(args)) url.searchParams.append(k, v);
     }
     const res = await got(url, {
+      ...guard.gotOptions(),
       method: tool.webhook_method,
       headers,
       ...(tool.webhook_method === 'POST' ? { json: args } : {}),

@@ -72,7 +72,7 @@ async function buildFlowAgent(name: string) {
 }
 
 describe('GET /api/agents/{agent_id}/export', () => {
-  it('exports the config, every referenced tool with its headers, and the flow nodes', async () => {
+  it('exports the config, every referenced tool with its headers masked, and the flow nodes', async () => {
     const { agent, crm, book, notes } = await buildFlowAgent('exported');
     const res = await h.request('GET', `/api/agents/${agent.id}/export`);
     expect(res.status).toBe(200);
@@ -99,9 +99,13 @@ describe('GET /api/agents/{agent_id}/export', () => {
       parameters: { properties: { q: { type: 'string', description: 'query' } }, required: ['q'] },
       webhook_url: `https://tools.example.com/${crm.name}`,
       webhook_method: 'POST',
-      headers: { Authorization: 'Bearer crm-secret' },
+      headers: { Authorization: '****cret' },
       timeout_secs: 5,
     });
+    // An administrator who asks explicitly gets the header values in clear text.
+    const withSecrets = await h.request('GET', `/api/agents/${agent.id}/export?include_secrets=true`);
+    expect(withSecrets.status).toBe(200);
+    expect(withSecrets.body.tools.find((t: any) => t.name === crm.name).headers).toEqual({ Authorization: 'Bearer crm-secret' });
     expect(bundle.flow_nodes.map((n: any) => n.node_key)).toEqual(['greet', 'book', 'bye']);
     expect(bundle.flow_nodes[1]).toEqual({
       node_key: 'book',
@@ -128,12 +132,13 @@ describe('GET /api/agents/{agent_id}/export', () => {
 describe('POST /api/agents/import', () => {
   it('reproduces agent, tools and flow in an empty installation, remapping every tool reference', async () => {
     const { agent } = await buildFlowAgent('travelling');
-    const bundle = (await h.request('GET', `/api/agents/${agent.id}/export`)).body;
+    const bundle = (await h.request('GET', `/api/agents/${agent.id}/export?include_secrets=true`)).body;
 
     const res = await target.request('POST', '/api/agents/import', { body: bundle });
     expect(res.status).toBe(201);
     expect(res.body.tools_created.sort()).toEqual(bundle.tools.map((t: any) => t.name).sort());
     expect(res.body.tools_reused).toEqual([]);
+    expect(res.body.tools_without_secrets).toEqual([]);
     expect(res.body.flow_nodes_count).toBe(3);
     expect(res.body.agent).toMatchObject({ name: 'travelling', version: 1, flow_nodes_count: 3, total_calls: 0 });
     expect(res.body.agent).not.toHaveProperty('webhook_secret');
@@ -145,7 +150,7 @@ describe('POST /api/agents/import', () => {
     const idByName = new Map(targetTools.map((t) => [t.name, t.id]));
     const newId = (oldId: string) => idByName.get(bundle.tools.find((t: any) => t.id === oldId).name);
     for (const tool of bundle.tools) {
-      const { id: oldId, ...definition } = tool;
+      const { id: oldId, headers: _headers, ...definition } = tool;
       const copy = targetTools.find((t) => t.name === tool.name);
       expect(copy).toMatchObject(definition);
       expect(copy.id).not.toBe(oldId);
@@ -153,15 +158,27 @@ describe('POST /api/agents/import', () => {
     const crmName = bundle.tools.find((t: any) => t.headers.Authorization).name;
     const sealed = (await target.db.models.Tool.findOne({ where: { name: crmName } }))!.get('headers_encrypted') as string;
     expect(sealed).not.toContain('crm-secret');
+    expect(JSON.parse(target.box.decrypt(sealed))).toEqual({ Authorization: 'Bearer crm-secret' });
 
     // The re-exported bundle equals the original once tool ids are mapped.
-    const again = (await target.request('GET', `/api/agents/${res.body.agent.id}/export`)).body;
+    const again = (await target.request('GET', `/api/agents/${res.body.agent.id}/export?include_secrets=true`)).body;
     const remapped = JSON.parse(JSON.stringify(bundle).replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (id) => newId(id) ?? id));
     remapped.tools.sort((a: any, b: any) => a.name.localeCompare(b.name));
     again.tools.sort((a: any, b: any) => a.name.localeCompare(b.name));
     expect(again).toEqual(remapped);
     expect(again.agent.pre_call_tool_ids).toEqual([newId(bundle.agent.pre_call_tool_ids[0])]);
     expect(again.flow_nodes[1].pre_actions[0].tool_id).toBe(newId(bundle.flow_nodes[1].pre_actions[0].tool_id));
+  });
+
+  it('creates tools from a masked export without the header values it lacks, and says so', async () => {
+    const { agent } = await buildFlowAgent('masked-export');
+    const bundle = (await h.request('GET', `/api/agents/${agent.id}/export`)).body;
+    const crmName = bundle.tools.find((t: any) => t.headers.Authorization).name;
+    const res = await target.request('POST', '/api/agents/import', { body: bundle });
+    expect(res.status).toBe(201);
+    expect(res.body.tools_without_secrets).toEqual([crmName]);
+    const stored = await target.db.models.Tool.findOne({ where: { name: crmName } });
+    expect(stored!.get('headers_encrypted')).toBeNull();
   });
 
   it('answers 409 for an existing name, and with overwrite replaces config and nodes in place', async () => {
@@ -207,7 +224,9 @@ describe('POST /api/agents/import', () => {
     expect(node.tool_ids).toEqual([notesId]);
     expect(node.pre_actions).toEqual([{ type: 'call_tool', tool_id: existing.id }]);
     expect((await target.request('GET', `/api/tools/${existing.id}`)).body.description).toBe('Existing weather tool');
-    expect((await target.request('GET', `/api/tools/${notesId}`)).body.headers).toEqual({ 'X-Key': 'k1' });
+    expect((await target.request('GET', `/api/tools/${notesId}`)).body.headers).toEqual({ 'X-Key': '****' });
+    const sealed = (await target.db.models.Tool.findByPk(notesId as string))!.get('headers_encrypted') as string;
+    expect(JSON.parse(target.box.decrypt(sealed))).toEqual({ 'X-Key': 'k1' });
   });
 
   it('ignores response-only fields of an exported agent and nodes', async () => {

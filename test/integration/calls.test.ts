@@ -230,20 +230,26 @@ describe('GET /api/recordings/{call_id}', () => {
   })();
   let relativeCall: CallRow;
   let absoluteCall: CallRow;
+  let elsewhereCall: CallRow;
 
+  // Recordings are served from DATA_DIR/recordings/<call id>.wav, whatever recording_path says.
   beforeAll(async () => {
     fs.mkdirSync(path.join(h.config.dataDir, 'recordings'), { recursive: true });
-    fs.writeFileSync(path.join(h.config.dataDir, 'recordings', 'rel.wav'), wav);
-    const absolute = path.join(h.config.dataDir, 'abs.wav');
-    fs.writeFileSync(absolute, wav);
-    relativeCall = await insertCall({ recording_path: 'recordings/rel.wav' });
-    absoluteCall = await insertCall({ recording_path: absolute });
+    const relativeId = crypto.randomUUID();
+    const absoluteId = crypto.randomUUID();
+    fs.writeFileSync(path.join(h.config.dataDir, 'recordings', `${relativeId}.wav`), wav);
+    fs.writeFileSync(path.join(h.config.dataDir, 'recordings', `${absoluteId}.wav`), wav);
+    relativeCall = await insertCall({ id: relativeId, recording_path: `recordings/${relativeId}.wav` });
+    absoluteCall = await insertCall({ id: absoluteId, recording_path: path.join(h.config.dataDir, 'recordings', `${absoluteId}.wav`) });
+    const elsewhere = path.join(h.config.dataDir, 'abs.wav');
+    fs.writeFileSync(elsewhere, wav);
+    elsewhereCall = await insertCall({ recording_path: elsewhere });
   });
 
   const fetchRecording = (id: string, headers: Record<string, string> = {}) =>
     h.adminToken().then((token) => fetch(`${h.api.url}/api/recordings/${id}`, { headers: { authorization: `Bearer ${token}`, ...headers } }));
 
-  it('streams the whole WAV from a path relative to DATA_DIR or absolute', async () => {
+  it('streams the whole WAV of the call from the recordings directory', async () => {
     for (const call of [relativeCall, absoluteCall]) {
       const res = await fetchRecording(call.id);
       expect(res.status).toBe(200);
@@ -253,7 +259,13 @@ describe('GET /api/recordings/{call_id}', () => {
       expect(Buffer.from(await res.arrayBuffer()).equals(wav)).toBe(true);
     }
     const detail = await h.request('GET', `/api/calls/${relativeCall.id}`);
-    expect(detail.body).toMatchObject({ recording_path: 'recordings/rel.wav', recording_url: `/api/recordings/${relativeCall.id}` });
+    expect(detail.body).toMatchObject({ recording_path: `recordings/${relativeCall.id}.wav`, recording_url: `/api/recordings/${relativeCall.id}` });
+  });
+
+  it('never serves a file outside the recordings directory, whatever recording_path holds', async () => {
+    const res = await h.request('GET', `/api/recordings/${elsewhereCall.id}`);
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ detail: 'Recording not found' });
   });
 
   it('answers byte ranges with 206 and Content-Range', async () => {

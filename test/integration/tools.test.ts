@@ -54,14 +54,22 @@ describe('tool CRUD', () => {
     expect(list.body.map((t: any) => t.id)).toContain(tool.id);
   });
 
-  it('stores headers encrypted and returns them decrypted', async () => {
-    const tool = await createTool({ name: 'crud_headers', headers: { Authorization: 'Bearer sk-client-secret-123', 'X-Tenant': 'acme' } });
-    expect(tool.headers).toEqual({ Authorization: 'Bearer sk-client-secret-123', 'X-Tenant': 'acme' });
+  it('stores headers encrypted and answers them masked', async () => {
+    const headers = { Authorization: 'Bearer sk-client-secret-123', 'X-Tenant': 'acme' };
+    const tool = await createTool({ name: 'crud_headers', headers });
+    expect(tool.headers).toEqual({ Authorization: '****-123', 'X-Tenant': '****' });
+    expect((await h.request('GET', `/api/tools/${tool.id}`)).body.headers).toEqual(tool.headers);
     const row = await h.db.models.Tool.findByPk(tool.id);
     const sealed = row!.get('headers_encrypted') as string;
     expect(sealed).toMatch(/^v1:/);
     expect(sealed).not.toContain('sk-client-secret-123');
-    expect(JSON.parse(h.box.decrypt(sealed))).toEqual(tool.headers);
+    expect(JSON.parse(h.box.decrypt(sealed))).toEqual(headers);
+
+    // A form that sends the masked values back keeps the stored secrets; a new value replaces one.
+    const patched = await h.request('PATCH', `/api/tools/${tool.id}`, { body: { headers: { ...tool.headers, 'X-Tenant': 'globex' } } });
+    expect(patched.status).toBe(200);
+    const after = (await h.db.models.Tool.findByPk(tool.id))!.get('headers_encrypted') as string;
+    expect(JSON.parse(h.box.decrypt(after))).toEqual({ Authorization: 'Bearer sk-client-secret-123', 'X-Tenant': 'globex' });
   });
 
   it('rejects a duplicate name with 409', async () => {
@@ -118,7 +126,7 @@ describe('tool CRUD', () => {
       description: 'Updated description',
       webhook_method: 'GET',
       timeout_secs: 5,
-      headers: { 'X-Key': 'one' },
+      headers: { 'X-Key': '****' },
       webhook_url: tool.webhook_url,
       parameters: tool.parameters,
     });

@@ -2,6 +2,7 @@
  * Starts what every integration test talks to: a real PostgreSQL and a real Temporal dev server
  * (the same launcher `npm start` uses, with no internet needed), and bundles the workflow code once.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,7 +25,7 @@ export default async function globalSetup(): Promise<void> {
   let pgUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? DEFAULT_TEST_PG;
   if (!(await canConnect(pgUrl))) {
     log.info(`no PostgreSQL at ${new URL(pgUrl).host}; starting an embedded one`);
-    const embedded = await startEmbeddedPostgres(tmp, await getFreePort(), log);
+    const embedded = await startEmbeddedPostgres(tmp, await getFreePort(), crypto.randomBytes(18).toString('base64url'), log);
     state.stopPostgres = embedded.stop;
     pgUrl = embedded.url;
   }

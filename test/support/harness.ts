@@ -66,6 +66,8 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     ADMIN_EMAIL,
     ADMIN_PASSWORD,
     LOG_LEVEL: 'error',
+    // Every fake (tool backends, webhook receivers) listens on loopback; the guard stays on for the rest.
+    WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
     ...overrides,
   });
 }

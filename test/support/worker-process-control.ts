@@ -46,6 +46,7 @@ export function harnessEnv(h: Harness): Record<string, string | undefined> {
     ENCRYPTION_KEY: h.config.ENCRYPTION_KEY,
     JWT_SECRET: h.config.JWT_SECRET,
     DATA_DIR: h.config.dataDir,
+    WEBHOOK_ALLOWED_NETWORKS: h.config.WEBHOOK_ALLOWED_NETWORKS,
   };
 }
 

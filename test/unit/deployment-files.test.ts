@@ -13,6 +13,9 @@ describe('deployment files', () => {
     );
     expect(compose.services.temporal.environment.DB).toBe('postgres12');
     expect(compose.services.api.environment.TEMPORAL_ADDRESS).toBe('temporal:7233');
+    // Temporal's gRPC frontend and Web UI have no login of their own: reachable from this host only.
+    expect(compose.services.temporal.ports).toEqual(['127.0.0.1:7233:7233']);
+    expect(compose.services['temporal-ui'].ports).toEqual(['127.0.0.1:8080:8080']);
     const dyn = compose.services.temporal.environment.DYNAMIC_CONFIG_FILE_PATH as string;
     expect(fs.existsSync(path.join(root, 'temporal-config', 'dynamicconfig', path.basename(dyn)))).toBe(true);
   });

@@ -25,6 +25,7 @@ export function agentJson(row: AgentRow, counts: AgentCounts) {
     created_at: apiTimestamp(row.created_at)!,
     updated_at: apiTimestamp(row.updated_at)!,
     ...counts,
+    owner_id: row.owner_id ?? null,
   };
 }
 

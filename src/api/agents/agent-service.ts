@@ -26,10 +26,12 @@ export async function assertAgentTools(db: Database, config: Partial<Pick<AgentC
 }
 
 /** Inserts a validated config with a fresh webhook secret; 409 when the name is taken. */
-export async function insertAgent(db: Database, box: SecretBox, config: AgentCreate, transaction?: Transaction) {
+export async function insertAgent(db: Database, box: SecretBox, config: AgentCreate, ownerId: string | null, transaction?: Transaction) {
   const webhookSecret = newWebhookSecret();
   try {
-    const row = plain(await db.models.Agent.create({ ...config, webhook_secret_encrypted: box.encrypt(webhookSecret) }, { transaction }));
+    const row = plain(
+      await db.models.Agent.create({ ...config, owner_id: ownerId, webhook_secret_encrypted: box.encrypt(webhookSecret) }, { transaction }),
+    );
     return { row, webhookSecret };
   } catch (err) {
     if (err instanceof UniqueConstraintError) throw nameTaken(config.name);
@@ -37,9 +39,9 @@ export async function insertAgent(db: Database, box: SecretBox, config: AgentCre
   }
 }
 
-export async function createAgent(db: Database, box: SecretBox, config: AgentCreate) {
+export async function createAgent(db: Database, box: SecretBox, config: AgentCreate, ownerId: string) {
   await assertAgentTools(db, config);
-  const { row, webhookSecret } = await insertAgent(db, box, config);
+  const { row, webhookSecret } = await insertAgent(db, box, config, ownerId);
   return { ...agentJson(row, { total_calls: 0, flow_nodes_count: 0 }), webhook_secret: webhookSecret };
 }
 

@@ -8,11 +8,12 @@ import { plain, plainAll, type Database } from '../../db/database';
 import type { AgentRow, ToolRow } from '../../db/models';
 import type { SecretBox } from '../../security/crypto';
 import type { PreAction } from '../../shared/flow';
-import { conflict, unprocessable } from '../errors';
+import { conflict, forbidden, unprocessable } from '../errors';
+import type { AuthContext } from '../route';
 import type { AgentCreate } from '../schemas/agent';
 import { BUNDLE_VERSION, type BundleImport } from '../schemas/bundle';
 import type { FlowNodeInput } from '../schemas/flow';
-import { sealHeaders, toolHeaders } from '../serializers/tool';
+import { maskHeaders, sealHeaders, toolHeaders } from '../serializers/tool';
 import { agentConfig, agentCounts, agentJson } from './agent-json';
 import { findAgent } from './agent-rows';
 import { assertAgentTools, insertAgent } from './agent-service';
@@ -21,7 +22,8 @@ import { referencedToolIds } from '../../tools/tool-references';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export async function exportBundle(db: Database, box: SecretBox, agentId: string) {
+/** Tool header values are masked unless `includeSecrets` (an administrator asked for them explicitly). */
+export async function exportBundle(db: Database, box: SecretBox, agentId: string, options: { includeSecrets: boolean }) {
   const agent = await findAgent(db, agentId);
   const nodes = await listNodes(db, agentId);
   const config = agentConfig(agent);
@@ -40,7 +42,7 @@ export async function exportBundle(db: Database, box: SecretBox, agentId: string
       parameters: t.parameters,
       webhook_url: t.webhook_url,
       webhook_method: t.webhook_method,
-      headers: toolHeaders(box, t),
+      headers: options.includeSecrets ? toolHeaders(box, t) : maskHeaders(toolHeaders(box, t)),
       timeout_secs: t.timeout_secs,
     })),
     flow_nodes: nodes.map((n) => ({
@@ -59,13 +61,20 @@ export async function exportBundle(db: Database, box: SecretBox, agentId: string
   };
 }
 
-export async function importBundle(db: Database, box: SecretBox, bundle: BundleImport) {
+/** A header value as a masked export shows it (`****1234`): the secret itself is not in the bundle. */
+const isMasked = (value: string) => /^\*{4}[^]{0,4}$/.test(value);
+
+export async function importBundle(db: Database, box: SecretBox, bundle: BundleImport, actor: Pick<AuthContext, 'userId' | 'role'>) {
   const { Agent, Tool } = db.models;
   return db.sequelize.transaction(async (transaction) => {
     const existing = plain(await Agent.findOne({ where: { name: bundle.agent.name }, transaction, lock: transaction.LOCK.UPDATE }));
     if (existing && !bundle.overwrite) {
       throw conflict(`An agent named "${bundle.agent.name}" already exists; import with "overwrite": true to replace it`);
     }
+    if (existing && actor.role !== 'admin' && existing.owner_id !== actor.userId) {
+      throw forbidden('Only the owner of this agent or an administrator may overwrite it');
+    }
+    const toolsWithoutSecrets: string[] = [];
 
     const toolIdByRef = new Map<string, string>();
     const toolsCreated: string[] = [];
@@ -80,7 +89,11 @@ export async function importBundle(db: Database, box: SecretBox, bundle: BundleI
         continue;
       }
       const { id: _ref, headers, ...fields } = tool;
-      const created = plain(await Tool.create({ ...fields, headers_encrypted: sealHeaders(box, headers) } as Partial<ToolRow>, { transaction }));
+      const known = Object.fromEntries(Object.entries(headers).filter(([, value]) => !isMasked(value)));
+      if (Object.keys(known).length < Object.keys(headers).length) toolsWithoutSecrets.push(tool.name);
+      const created = plain(
+        await Tool.create({ ...fields, owner_id: actor.userId, headers_encrypted: sealHeaders(box, known) } as Partial<ToolRow>, { transaction }),
+      );
       toolsCreated.push(tool.name);
       toolIdByRef.set(tool.id, created.id);
     }
@@ -112,7 +125,7 @@ export async function importBundle(db: Database, box: SecretBox, bundle: BundleI
       agentId = existing.id;
       await Agent.update({ ...config, version: existing.version + 1 }, { where: { id: agentId }, transaction });
     } else {
-      agentId = (await insertAgent(db, box, config, transaction)).row.id;
+      agentId = (await insertAgent(db, box, config, actor.userId, transaction)).row.id;
     }
     await writeGraph(db, agentId, nodes, 'flow_nodes', transaction);
 
@@ -120,7 +133,13 @@ export async function importBundle(db: Database, box: SecretBox, bundle: BundleI
     const counts = (await agentCounts(db, [agentId], transaction))(agentId);
     return {
       created: !existing,
-      body: { agent: agentJson(row, counts), tools_created: toolsCreated, tools_reused: toolsReused, flow_nodes_count: nodes.length },
+      body: {
+        agent: agentJson(row, counts),
+        tools_created: toolsCreated,
+        tools_reused: toolsReused,
+        tools_without_secrets: toolsWithoutSecrets,
+        flow_nodes_count: nodes.length,
+      },
     };
   });
 }

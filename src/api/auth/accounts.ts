@@ -3,7 +3,7 @@
  * are stored as SHA-256 digests and shown in plain text only once, when created.
  */
 import crypto from 'node:crypto';
-import { Op } from 'sequelize';
+import { Op, type Transaction } from 'sequelize';
 import { plain, type Database } from '../../db/database';
 import type { UserRow } from '../../db/models';
 import { hashPassword, randomToken, sha256Hex, verifyPassword } from '../../security/crypto';
@@ -86,6 +86,22 @@ export async function createResetToken(db: Database, userId: string): Promise<st
   return token;
 }
 
+/**
+ * Sets a new password and raises the user's token version, so every JWT issued before stops
+ * working (a reset or change is often the answer to a leaked password or token).
+ */
+async function setPassword(db: Database, userId: string, newPassword: string, transaction?: Transaction): Promise<void> {
+  await db.models.User.update(
+    { password_hash: await hashPassword(newPassword), token_version: db.sequelize.literal('token_version + 1') as unknown as number },
+    { where: { id: userId }, transaction },
+  );
+}
+
+export async function changePassword(db: Database, userId: string, newPassword: string): Promise<UserRow> {
+  await setPassword(db, userId, newPassword);
+  return plain(await db.models.User.findByPk(userId)) as UserRow;
+}
+
 /** Consumes a reset token (single use) and sets the new password; false when invalid or expired. */
 export async function consumeResetToken(db: Database, token: string, newPassword: string): Promise<boolean> {
   return db.sequelize.transaction(async (transaction) => {
@@ -95,11 +111,10 @@ export async function consumeResetToken(db: Database, token: string, newPassword
       transaction,
     });
     if (!row) return false;
-    await row.update({ used_at: new Date() }, { transaction });
-    await db.models.User.update(
-      { password_hash: await hashPassword(newPassword) },
-      { where: { id: row.get('user_id') as string }, transaction },
-    );
+    const userId = row.get('user_id') as string;
+    // Any other outstanding reset token of the user is spent too.
+    await db.models.PasswordResetToken.update({ used_at: new Date() }, { where: { user_id: userId, used_at: null }, transaction });
+    await setPassword(db, userId, newPassword, transaction);
     return true;
   });
 }

@@ -1,6 +1,8 @@
 /**
  * Bearer authentication for /api: a JWT from login (verified by express-jwt) or an API key,
- * recognised by its `vap_` prefix and looked up by hash.
+ * recognised by its `vap_` prefix and looked up by hash. The role always comes from the users
+ * table, never from the token, and a JWT carries the user's token version (`tv`): a password
+ * change or reset raises it, and every older token is refused.
  */
 import type { NextFunction, Request, Response } from 'express';
 import { expressjwt } from 'express-jwt';
@@ -9,15 +11,20 @@ import type { Database } from '../../db/database';
 import { unauthorized } from '../errors';
 import type { AuthContext } from '../route';
 import { API_KEY_PREFIX, findUserByApiKey } from './accounts';
+import { plain } from '../../db/database';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface JwtClaims {
   sub: string;
   email: string;
   role: 'admin' | 'member';
+  /** Token version; tokens from before token versions count as 0. */
+  tv?: number;
 }
 
-export function issueToken(secret: string, expiresInSecs: number, user: { id: string; email: string; role: string }) {
-  return jwt.sign({ email: user.email, role: user.role }, secret, {
+export function issueToken(secret: string, expiresInSecs: number, user: { id: string; email: string; role: string; token_version: number }) {
+  return jwt.sign({ email: user.email, role: user.role, tv: user.token_version }, secret, {
     algorithm: 'HS256',
     subject: user.id,
     expiresIn: expiresInSecs,
@@ -44,11 +51,16 @@ export function authenticate(db: Database, jwtSecret: string) {
     verifyJwt(req, res, async (err?: unknown) => {
       if (err) return next(err);
       const claims = request.jwtClaims!;
-      // A deleted user's tokens stop working at once, not at expiry.
-      const exists = await db.models.User.count({ where: { id: claims.sub } }).catch(() => 0);
-      if (!exists) return next(unauthorized('User no longer exists'));
-      request.authContext = { userId: claims.sub, email: claims.email, role: claims.role, via: 'jwt' };
-      next();
+      try {
+        // A deleted user's tokens stop working at once, not at expiry; so do those from before a password change.
+        const user = typeof claims.sub === 'string' && UUID.test(claims.sub) ? plain(await db.models.User.findByPk(claims.sub)) : null;
+        if (!user) return next(unauthorized('User no longer exists'));
+        if ((claims.tv ?? 0) !== user.token_version) return next(unauthorized('Token revoked: the password was changed; log in again'));
+        request.authContext = { userId: user.id, email: user.email, role: user.role, via: 'jwt' };
+        next();
+      } catch (dbErr) {
+        next(dbErr);
+      }
     });
   };
 }

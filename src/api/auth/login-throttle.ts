@@ -1,28 +1,58 @@
 /**
- * Limits repeated failed logins per client address. Failures are counted in PostgreSQL so the
- * limit holds across every API instance.
+ * Login throttling that holds under concurrency and across API instances: every attempt is
+ * counted in PostgreSQL *before* the password is checked, with one atomic upsert per key, so 200
+ * parallel guesses cannot all slip through between a read and a write. Attempts are counted per
+ * client address and per account (the email, hashed); a success clears both counters.
  */
-import { Op } from 'sequelize';
+import { QueryTypes } from 'sequelize';
 import type { Database } from '../../db/database';
+import { sha256Hex } from '../../security/crypto';
 
-export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
-// Ten tries covers honest typos; a password-guessing script is slowed to 40 guesses an hour.
-export const LOGIN_MAX_FAILURES = 10;
+export const LOGIN_WINDOW_SECS = 15 * 60;
+// Ten tries covers honest typos; a password-guessing script is slowed to 40 guesses an hour per
+// address and per account.
+export const LOGIN_MAX_ATTEMPTS = 10;
 
-export async function failuresInWindow(db: Database, clientKey: string): Promise<number> {
-  return db.models.LoginFailure.count({
-    where: { client_key: clientKey, created_at: { [Op.gt]: new Date(Date.now() - LOGIN_WINDOW_MS) } },
-  });
+export interface ThrottleVerdict {
+  allowed: boolean;
+  /** Seconds until the fullest window ends (for Retry-After). */
+  retryAfterSecs: number;
 }
 
-export async function recordFailure(db: Database, clientKey: string): Promise<void> {
-  await db.models.LoginFailure.create({ client_key: clientKey });
-  // Keep the table small: drop this client's entries older than the window.
-  await db.models.LoginFailure.destroy({
-    where: { client_key: clientKey, created_at: { [Op.lt]: new Date(Date.now() - LOGIN_WINDOW_MS) } },
-  });
+/** The throttle keys of one login: the client's address and the account (never stored in clear). */
+export function loginKeys(address: string | undefined, email: string): string[] {
+  return [`ip:${address ?? 'unknown'}`, `account:${sha256Hex(email.trim().toLowerCase())}`];
 }
 
-export async function clearFailures(db: Database, clientKey: string): Promise<void> {
-  await db.models.LoginFailure.destroy({ where: { client_key: clientKey } });
+// A window that has run out starts over at this attempt; otherwise the attempt adds one.
+const COUNT_ATTEMPT = `
+  INSERT INTO login_attempts AS a (key, window_started_at, attempts) VALUES ($1, now(), 1)
+  ON CONFLICT (key) DO UPDATE SET
+    window_started_at = CASE WHEN a.window_started_at <= now() - make_interval(secs => $2) THEN now() ELSE a.window_started_at END,
+    attempts = CASE WHEN a.window_started_at <= now() - make_interval(secs => $2) THEN 1 ELSE a.attempts + 1 END
+  RETURNING a.attempts AS attempts, EXTRACT(EPOCH FROM a.window_started_at + make_interval(secs => $2) - now())::float AS remaining_secs`;
+
+/** Counts one attempt under every key; refused when any key is over the limit in its window. */
+export async function countAttempt(db: Database, keys: string[]): Promise<ThrottleVerdict> {
+  let allowed = true;
+  let retryAfterSecs = 0;
+  // One statement per key, each atomic on its own row; keys in a fixed order never deadlock.
+  for (const key of [...keys].sort()) {
+    const [row] = await db.sequelize.query<{ attempts: number; remaining_secs: number }>(COUNT_ATTEMPT, {
+      bind: [key, LOGIN_WINDOW_SECS],
+      type: QueryTypes.SELECT,
+    });
+    if (row!.attempts > LOGIN_MAX_ATTEMPTS) {
+      allowed = false;
+      retryAfterSecs = Math.max(retryAfterSecs, Math.max(1, Math.ceil(row!.remaining_secs)));
+    }
+  }
+  return { allowed, retryAfterSecs };
+}
+
+/** After a successful login: the counters start over, and windows that ran out are dropped. */
+export async function clearAttempts(db: Database, keys: string[]): Promise<void> {
+  await db.sequelize.query(`DELETE FROM login_attempts WHERE key = ANY($1) OR window_started_at < now() - make_interval(secs => $2)`, {
+    bind: [keys, LOGIN_WINDOW_SECS],
+  });
 }

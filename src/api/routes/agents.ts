@@ -6,6 +6,7 @@ import { agentCounts, agentJson } from '../agents/agent-json';
 import { findAgent } from '../agents/agent-rows';
 import { createAgent, deleteAgent, rotateWebhookSecret, updateAgent } from '../agents/agent-service';
 import { agentStats } from '../agents/stats';
+import { ownedAgent } from '../ownership';
 import { AgentCreatedSchema, AgentCreateSchema, AgentPatchSchema, AgentSchema } from '../schemas/agent';
 
 const StatsSchema = z.object({
@@ -31,12 +32,14 @@ const TAG = 'Agents';
 
 export function agentRoutes(ctx: ApiContext) {
   const { db, box } = ctx;
+  const owned = ownedAgent(db);
   return [
     // Registered before /api/agents/{agent_id}, which would otherwise take "stats" for an id.
     route({
       method: 'get',
       path: '/api/agents/stats',
       tag: TAG,
+      access: 'member',
       summary: 'Call statistics, overall and per agent',
       description:
         'Totals count every call, including those of deleted agents. `active_calls` = ringing + in_progress. `avg_duration` is in seconds over completed calls with a duration (0 when none). `agents` lists every existing agent, by name.',
@@ -49,6 +52,7 @@ export function agentRoutes(ctx: ApiContext) {
       method: 'get',
       path: '/api/agents',
       tag: TAG,
+      access: 'member',
       summary: 'List agents',
       description: 'All agents ordered by name, each with `total_calls` and `flow_nodes_count` (0 = freeform agent).',
       responses: { 200: { description: 'Agents', schema: z.array(AgentSchema) } },
@@ -62,23 +66,25 @@ export function agentRoutes(ctx: ApiContext) {
       method: 'post',
       path: '/api/agents',
       tag: TAG,
+      access: 'member',
       summary: 'Create an agent',
       description:
-        'Minimal body `{name, prompt}`; every other field has a default (first provider of each kind, `stt_language` "en", pipeline defaults). Unknown fields are rejected. The response includes `webhook_secret`, the key that signs this agent\'s webhook notifications: it is shown only here and by POST /api/agents/{agent_id}/webhook-secret.',
+        'The caller becomes the agent\'s owner: members may change and delete only the agents they own. Minimal body `{name, prompt}`; every other field has a default (first provider of each kind, `stt_language` "en", pipeline defaults). Unknown fields are rejected. The response includes `webhook_secret`, the key that signs this agent\'s webhook notifications: it is shown only here and by POST /api/agents/{agent_id}/webhook-secret.',
       body: AgentCreateSchema,
       responses: {
         201: { description: 'The created agent, with its webhook secret', schema: AgentCreatedSchema },
         409: { description: 'An agent with this name exists' },
         422: { description: 'Invalid field or unknown tool id; `detail` names the field' },
       },
-      async handler({ body }) {
-        return { status: 201, body: await createAgent(db, box, body) };
+      async handler({ body, auth }) {
+        return { status: 201, body: await createAgent(db, box, body, auth.userId) };
       },
     }),
     route({
       method: 'get',
       path: '/api/agents/{agent_id}',
       tag: TAG,
+      access: 'member',
       summary: 'Get an agent with its full configuration',
       description: 'Flow nodes are at GET /api/agents/{agent_id}/flow.',
       params: agentIdParam,
@@ -92,10 +98,12 @@ export function agentRoutes(ctx: ApiContext) {
       method: 'patch',
       path: '/api/agents/{agent_id}',
       tag: TAG,
+      access: 'member',
       summary: 'Update an agent (partial)',
       description:
         'Send only the fields to change. `pipeline_settings`, `llm_settings`, `stt_settings` and `tts_settings` are merged key by key; `null` for a key removes it (pipeline keys revert to their default). Changing `stt_provider` away from the one with `stt_mode` clears `stt_mode`; changing `llm_provider` while `llm_model` is the old provider\'s default switches to the new provider\'s default. A rename also renames the agent in telephony endpoint mappings. Every successful update increments `version`.',
       params: agentIdParam,
+      owned,
       body: AgentPatchSchema,
       responses: {
         200: { description: 'The updated agent', schema: AgentSchema },
@@ -111,9 +119,11 @@ export function agentRoutes(ctx: ApiContext) {
       method: 'delete',
       path: '/api/agents/{agent_id}',
       tag: TAG,
+      access: 'member',
       summary: 'Delete an agent and its flow nodes; its calls are kept',
       description: 'Calls keep their history and `agent_name`; telephony endpoints mapped to the agent are unmapped (agent name set to null).',
       params: agentIdParam,
+      owned,
       responses: { 204: { description: 'Deleted' }, 404: { description: 'No such agent' } },
       async handler({ params }) {
         await deleteAgent(db, params.agent_id as string);
@@ -124,9 +134,11 @@ export function agentRoutes(ctx: ApiContext) {
       method: 'post',
       path: '/api/agents/{agent_id}/webhook-secret',
       tag: TAG,
+      access: 'member',
       summary: "Rotate the agent's webhook signing secret",
       description: 'Generates a new `whsec_…` secret, replacing the old one at once, and returns it; it is not shown again.',
       params: agentIdParam,
+      owned,
       responses: {
         200: { description: 'The new secret', schema: z.object({ webhook_secret: z.string() }) },
         404: { description: 'No such agent' },

@@ -3,6 +3,7 @@ import type { ApiContext } from '../context';
 import { HttpError, notFound, unauthorized } from '../errors';
 import { route, uuidParam } from '../route';
 import {
+  changePassword,
   checkCredentials,
   consumeResetToken,
   createApiKey,
@@ -11,11 +12,14 @@ import {
   publicUser,
 } from '../auth/accounts';
 import { issueToken } from '../auth/authenticate';
-import { clearFailures, failuresInWindow, LOGIN_MAX_FAILURES, LOGIN_WINDOW_MS, recordFailure } from '../auth/login-throttle';
+import { clearAttempts, countAttempt, LOGIN_MAX_ATTEMPTS, LOGIN_WINDOW_SECS, loginKeys } from '../auth/login-throttle';
+import { verifyPassword } from '../../security/crypto';
 import { apiTimestamp } from '../../shared/time';
 import { plain, plainAll } from '../../db/database';
 
-const LoginBody = z.object({ email: z.email(), password: z.string().min(1) });
+// RFC 5321 caps an address at 254 characters; the cap also keeps the unique index happy.
+export const EmailSchema = z.email().max(254);
+const LoginBody = z.object({ email: EmailSchema, password: z.string().min(1).max(256) });
 const TokenResponse = z.object({
   access_token: z.string(),
   token_type: z.literal('bearer'),
@@ -38,40 +42,37 @@ export const userJson = (u: Parameters<typeof publicUser>[0]) => {
 
 export function authRoutes(ctx: ApiContext) {
   const { db } = ctx;
+  const tooMany = (retryAfterSecs: number) =>
+    new HttpError(429, 'Too many login attempts; try again later', { 'Retry-After': String(retryAfterSecs) });
+  const tokenResponse = (user: Parameters<typeof issueToken>[2]) => {
+    const expires = ctx.config.JWT_EXPIRES_IN_SECS;
+    return { access_token: issueToken(ctx.jwtSecret, expires, user), token_type: 'bearer' as const, expires_in: expires };
+  };
   return [
     route({
       method: 'post',
       path: '/api/auth/login',
       tag: 'Authentication',
       summary: 'Log in with email and password',
-      description: `Returns a JWT for the Authorization header. After ${LOGIN_MAX_FAILURES} failures from one address within ${LOGIN_WINDOW_MS / 60000} minutes, further attempts get 429.`,
+      description: `Returns a JWT for the Authorization header. Every attempt is counted before the password is checked: more than ${LOGIN_MAX_ATTEMPTS} attempts from one address, or for one account, within ${LOGIN_WINDOW_SECS / 60} minutes get 429 with Retry-After until the window ends; a successful login clears both counts. The address is the connection's, or X-Forwarded-For from a proxy trusted by TRUST_PROXY.`,
       public: true,
       body: LoginBody,
-      responses: { 200: { description: 'Logged in', schema: TokenResponse }, 401: { description: 'Wrong email or password' }, 429: { description: 'Too many failed attempts' } },
+      responses: { 200: { description: 'Logged in', schema: TokenResponse }, 401: { description: 'Wrong email or password' }, 429: { description: 'Too many attempts' } },
       async handler({ body, req }) {
-        const clientKey = `ip:${req.ip}`;
-        if ((await failuresInWindow(db, clientKey)) >= LOGIN_MAX_FAILURES) {
-          throw new HttpError(429, 'Too many failed login attempts; try again later', {
-            'Retry-After': String(LOGIN_WINDOW_MS / 1000),
-          });
-        }
+        const keys = loginKeys(req.ip, body.email);
+        const verdict = await countAttempt(db, keys);
+        if (!verdict.allowed) throw tooMany(verdict.retryAfterSecs);
         const user = await checkCredentials(db, body.email, body.password);
-        if (!user) {
-          await recordFailure(db, clientKey);
-          throw unauthorized('Wrong email or password');
-        }
-        await clearFailures(db, clientKey);
-        const expires = ctx.config.JWT_EXPIRES_IN_SECS;
-        return {
-          status: 200,
-          body: { access_token: issueToken(ctx.jwtSecret, expires, user), token_type: 'bearer', expires_in: expires },
-        };
+        if (!user) throw unauthorized('Wrong email or password');
+        await clearAttempts(db, keys);
+        return { status: 200, body: tokenResponse(user) };
       },
     }),
     route({
       method: 'get',
       path: '/api/auth/me',
       tag: 'Authentication',
+      access: 'member',
       summary: 'The authenticated user',
       responses: { 200: { description: 'The caller', schema: UserSchema } },
       async handler({ auth }) {
@@ -88,7 +89,7 @@ export function authRoutes(ctx: ApiContext) {
       description:
         'Always answers 202, whether or not the email is known, so the endpoint cannot be used to discover accounts. The single-use token (valid 30 minutes) is delivered through the configured notifier; in development it is written to the server log.',
       public: true,
-      body: z.object({ email: z.email() }),
+      body: z.object({ email: EmailSchema }),
       responses: { 202: { description: 'Accepted', schema: z.object({ detail: z.string() }) } },
       async handler({ body }) {
         const user = await findUserByEmail(db, body.email);
@@ -105,7 +106,8 @@ export function authRoutes(ctx: ApiContext) {
       tag: 'Authentication',
       summary: 'Set a new password with a reset token',
       public: true,
-      body: z.object({ token: z.string().min(1), new_password: PASSWORD_RULE }),
+      description: 'Every token issued to the user before the reset stops working (API keys stay valid; revoke them separately).',
+      body: z.object({ token: z.string().min(1).max(200), new_password: PASSWORD_RULE }),
       responses: { 200: { description: 'Password changed', schema: z.object({ detail: z.string() }) }, 400: { description: 'Invalid, used or expired token' } },
       async handler({ body }) {
         if (!(await consumeResetToken(db, body.token, body.new_password))) {
@@ -115,9 +117,34 @@ export function authRoutes(ctx: ApiContext) {
       },
     }),
     route({
+      method: 'post',
+      path: '/api/auth/password',
+      tag: 'Authentication',
+      access: 'member',
+      summary: "Change the caller's password",
+      description: `Needs the current password (counted like a login attempt for the account). Every JWT issued before stops working; the answer carries a new one. API keys stay valid.`,
+      body: z.object({ current_password: z.string().min(1).max(256), new_password: PASSWORD_RULE }),
+      responses: {
+        200: { description: 'Password changed; a new token', schema: TokenResponse },
+        401: { description: 'Wrong current password' },
+        429: { description: 'Too many attempts' },
+      },
+      async handler({ body, auth, req }) {
+        const user = plain(await db.models.User.findByPk(auth.userId));
+        if (!user) throw unauthorized('User no longer exists');
+        const keys = loginKeys(req.ip, user.email);
+        const verdict = await countAttempt(db, keys);
+        if (!verdict.allowed) throw tooMany(verdict.retryAfterSecs);
+        if (!(await verifyPassword(body.current_password, user.password_hash))) throw unauthorized('Wrong current password');
+        await clearAttempts(db, keys);
+        return { status: 200, body: tokenResponse(await changePassword(db, user.id, body.new_password)) };
+      },
+    }),
+    route({
       method: 'get',
       path: '/api/auth/api-keys',
       tag: 'Authentication',
+      access: 'member',
       summary: "List the caller's API keys (never the secret)",
       responses: { 200: { description: 'Active keys', schema: z.array(ApiKeySchema) } },
       async handler({ auth }) {
@@ -140,6 +167,7 @@ export function authRoutes(ctx: ApiContext) {
       method: 'post',
       path: '/api/auth/api-keys',
       tag: 'Authentication',
+      access: 'member',
       summary: 'Create an API key for server-to-server use',
       description: 'The key (prefix `vap_`) is returned in plain text only in this response; only its hash is stored.',
       body: z.object({ name: z.string().trim().min(1).max(100) }),
@@ -156,7 +184,9 @@ export function authRoutes(ctx: ApiContext) {
       method: 'delete',
       path: '/api/auth/api-keys/{key_id}',
       tag: 'Authentication',
+      access: 'member',
       summary: 'Revoke an API key',
+      description: "Members revoke their own keys; an administrator may revoke anyone's.",
       params: uuidParam('key_id'),
       responses: { 204: { description: 'Revoked' }, 404: { description: 'No such key' } },
       async handler({ params, auth }) {

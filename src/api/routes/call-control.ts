@@ -9,7 +9,7 @@ import { CallError, endCall, sendText, startCall, type CallDeps } from '../../ca
 import { hangupProviderCall } from '../../calls/telephony-calls';
 import { CALL_STATUSES, DIRECTIONS } from '../../shared/catalog';
 import type { ApiContext } from '../context';
-import { HttpError, notFound } from '../errors';
+import { forbidden, HttpError, notFound } from '../errors';
 import { route, uuidParam } from '../route';
 import { callDetailJson } from '../serializers/call';
 
@@ -64,6 +64,7 @@ export function callControlRoutes(ctx: ApiContext) {
       method: 'post',
       path: '/api/calls/start',
       tag: 'Calls',
+      access: 'member',
       summary: 'Register a call managed by the client',
       description:
         'For testing or non-standard telephony integrations. Creates the call record (status `in_progress`) and its call workflow; the client ends it with POST /api/calls/end. Utterances can be sent with POST /api/calls/{call_id}/test/messages.',
@@ -90,13 +91,19 @@ export function callControlRoutes(ctx: ApiContext) {
       method: 'post',
       path: '/api/calls/end',
       tag: 'Calls',
+      access: 'member',
       summary: 'End a call and mark it complete',
       description:
-        'Ends the call (status `completed`, end_reason `user_ended`; a call still ringing becomes `no_answer`) and answers once the workflow has recorded the final state. Ending a call that already ended returns it unchanged.',
+        'Ends the call (status `completed`, end_reason `user_ended`; a call still ringing becomes `no_answer`) and answers once the workflow has recorded the final state. Ending a call that already ended returns it unchanged. Hanging up a phone call uses the stored provider credentials: administrators only (403 for a member).',
       body: z.strictObject({ call_id: z.uuid() }),
-      responses: { 200: { description: 'The final call record', schema: z.object({ id: z.uuid(), status: z.string() }).loose() }, 404: { description: 'Unknown call' } },
-      async handler({ body }) {
+      responses: {
+        200: { description: 'The final call record', schema: z.object({ id: z.uuid(), status: z.string() }).loose() },
+        403: { description: 'A member asked to hang up a phone call' },
+        404: { description: 'Unknown call' },
+      },
+      async handler({ body, auth }) {
         const call = await requireCall(body.call_id);
+        if (call.provider && auth.role !== 'admin') throw forbidden('Only an administrator may hang up a phone call');
         await hangupProviderCall(ctx, call);
         await endCall(deps, body.call_id, 'user_ended').catch(asHttp);
         return { status: 200, body: await loadDetail(body.call_id) };
@@ -106,6 +113,7 @@ export function callControlRoutes(ctx: ApiContext) {
       method: 'post',
       path: '/api/calls/test',
       tag: 'Calls',
+      access: 'member',
       summary: 'Start a text test call (no phone needed)',
       description:
         'Runs the same call workflow as a phone call, with typed messages instead of audio. Answers once the greeting (and pre-call tools) are done. Continue with POST /api/calls/{call_id}/test/messages; hang up with POST /api/calls/end.',
@@ -132,6 +140,7 @@ export function callControlRoutes(ctx: ApiContext) {
       method: 'post',
       path: '/api/calls/{call_id}/test/messages',
       tag: 'Calls',
+      access: 'member',
       summary: 'Say something to the agent in a text or client-managed call',
       description: "Answers when the agent's whole turn (tool calls included) is done, with what the agent said.",
       params: uuidParam('call_id'),

@@ -54,6 +54,7 @@ export function callRoutes(ctx: ApiContext) {
       method: 'get',
       path: '/api/calls',
       tag: 'Calls',
+      access: 'member',
       summary: 'List calls, newest first',
       description: `Paginated (\`page\` from 1, \`page_size\` default ${CALLS_PAGE_SIZE_DEFAULT}, max ${CALLS_PAGE_SIZE_MAX}); filters combine with AND. \`total\` counts all matching calls. The time range is half-open: created_after <= created_at < created_before.`,
       query: CallListQuery,
@@ -85,6 +86,7 @@ export function callRoutes(ctx: ApiContext) {
       method: 'get',
       path: '/api/calls/{call_id}',
       tag: 'Calls',
+      access: 'member',
       summary: 'One call with transcript, context, usage and end reason',
       description:
         'The transcript lists what was said, from the `user_spoke` (role `user`) and `agent_spoke` (role `assistant`) events in order; `context` holds the custom parameters of the call.',
@@ -100,6 +102,7 @@ export function callRoutes(ctx: ApiContext) {
       method: 'get',
       path: '/api/calls/{call_id}/events',
       tag: 'Calls',
+      access: 'member',
       summary: 'The event trace of a call, in order',
       description: '`id` is the sequence number of the event within the call; timestamps carry milliseconds.',
       params: uuidParam('call_id'),

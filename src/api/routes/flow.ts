@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ApiContext } from '../context';
 import { route, uuidParam } from '../route';
 import { findAgent } from '../agents/agent-rows';
+import { ownedAgent } from '../ownership';
 import { nodeJson } from '../agents/agent-json';
 import { createNode, deleteNode, getFlow, getNode, listNodes, replaceFlow, updateNode } from '../agents/flow-service';
 import { FlowNodeInputSchema, FlowNodePatchSchema, FlowNodeRecordSchema, FlowPutSchema, FlowResponseSchema, NodeKey } from '../schemas/flow';
@@ -12,11 +13,13 @@ const nodeParams = z.object({ agent_id: z.uuid({ error: 'must be a UUID' }), nod
 
 export function flowRoutes(ctx: ApiContext) {
   const { db } = ctx;
+  const owned = ownedAgent(db);
   return [
     route({
       method: 'get',
       path: '/api/agents/{agent_id}/flow',
       tag: TAG,
+      access: 'member',
       summary: "Get an agent's flow graph",
       description:
         'Nodes ordered by position, then creation. `problems` lists what keeps the graph from running (no initial node, a function pointing at a missing node, nodes unreachable from the initial one); it is empty for a complete graph.',
@@ -30,10 +33,12 @@ export function flowRoutes(ctx: ApiContext) {
       method: 'put',
       path: '/api/agents/{agent_id}/flow',
       tag: TAG,
+      access: 'member',
       summary: 'Replace the whole flow graph',
       description:
         'Atomically replaces all nodes. The graph must be complete: unique node_keys, exactly one initial node (unless `nodes` is empty, which makes the agent freeform), every `next_node_key` naming a node, every node reachable from the initial one, existing tools in `tool_ids` and `call_tool` pre-actions. A node without `position` gets its index in the list. Increments the agent\'s `version`.',
       params: agentIdParam,
+      owned,
       body: FlowPutSchema,
       responses: {
         200: { description: 'The stored graph', schema: FlowResponseSchema },
@@ -48,6 +53,7 @@ export function flowRoutes(ctx: ApiContext) {
       method: 'get',
       path: '/api/agents/{agent_id}/nodes',
       tag: TAG,
+      access: 'member',
       summary: 'List flow nodes',
       params: agentIdParam,
       responses: { 200: { description: 'Nodes by position', schema: z.array(FlowNodeRecordSchema) }, 404: { description: 'No such agent' } },
@@ -60,10 +66,12 @@ export function flowRoutes(ctx: ApiContext) {
       method: 'post',
       path: '/api/agents/{agent_id}/nodes',
       tag: TAG,
+      access: 'member',
       summary: 'Add a flow node',
       description:
         'Validates the node itself (fields, existing tools, builtin tools, at most one initial node per agent). Transitions to nodes not yet created are allowed; GET /flow reports them until the graph is complete. Without `position` the node goes last. Increments the agent\'s `version`.',
       params: agentIdParam,
+      owned,
       body: FlowNodeInputSchema,
       responses: {
         201: { description: 'The created node', schema: FlowNodeRecordSchema },
@@ -79,6 +87,7 @@ export function flowRoutes(ctx: ApiContext) {
       method: 'get',
       path: '/api/agents/{agent_id}/nodes/{node_key}',
       tag: TAG,
+      access: 'member',
       summary: 'Get a flow node',
       params: nodeParams,
       responses: { 200: { description: 'The node', schema: FlowNodeRecordSchema }, 404: { description: 'No such agent or node' } },
@@ -90,10 +99,12 @@ export function flowRoutes(ctx: ApiContext) {
       method: 'patch',
       path: '/api/agents/{agent_id}/nodes/{node_key}',
       tag: TAG,
+      access: 'member',
       summary: 'Update a flow node (partial)',
       description:
         'Send only the fields to change; arrays are replaced. Renaming `node_key` also updates every function of the agent whose `next_node_key` pointed at the old key. Increments the agent\'s `version`.',
       params: nodeParams,
+      owned,
       body: FlowNodePatchSchema,
       responses: {
         200: { description: 'The updated node', schema: FlowNodeRecordSchema },
@@ -109,9 +120,11 @@ export function flowRoutes(ctx: ApiContext) {
       method: 'delete',
       path: '/api/agents/{agent_id}/nodes/{node_key}',
       tag: TAG,
+      access: 'member',
       summary: 'Delete a flow node',
       description: 'Transitions pointing at the node remain and are reported by GET /flow until fixed. Increments the agent\'s `version`.',
       params: nodeParams,
+      owned,
       responses: { 204: { description: 'Deleted' }, 404: { description: 'No such agent or node' } },
       async handler({ params }) {
         await deleteNode(db, params.agent_id, params.node_key);

@@ -29,6 +29,7 @@ const GeneratedConfigSchema = AgentSchema.omit({
   updated_at: true,
   total_calls: true,
   flow_nodes_count: true,
+  owner_id: true,
 }).describe('an agent config with every default applied, accepted as is by POST /api/agents');
 
 const SuggestedToolSchema = z.object({
@@ -50,6 +51,7 @@ export function generateRoutes(ctx: ApiContext) {
       method: 'post',
       path: '/api/agents/generate',
       tag: 'Agents',
+      access: 'member',
       summary: 'Draft an agent config from a description with the LLM (not saved)',
       description:
         'Asks the configured LLM (LLM_MODEL at OPENAI_BASE_URL / OpenAI) for a config: name, prompt, greeting, context ' +

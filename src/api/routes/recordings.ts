@@ -1,32 +1,28 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import type { ApiContext } from '../context';
 import { HttpError, notFound } from '../errors';
 import { route, uuidParam } from '../route';
-import { plain } from '../../db/database';
 import { parseByteRange } from '../http/byte-range';
+import { openRecording } from '../../security/data-files';
 
 export function recordingRoutes(ctx: ApiContext) {
   const { db, config } = ctx;
 
-  /** Opens the call's recording; 404 when the call, its recording path or the file is missing. */
-  const openRecording = async (callId: string) => {
-    const call = plain(await db.models.Call.findByPk(callId, { attributes: ['id', 'recording_path'] }));
+  /**
+   * Opens the call's recording, DATA_DIR/recordings/<call id>.wav; 404 when the call or the file
+   * is missing. The call's recording_path is not used: it is only a record of where the gateway
+   * wrote, and a path taken from a database field could point anywhere.
+   */
+  const openCallRecording = async (callId: string) => {
+    const call = await db.models.Call.findByPk(callId, { attributes: ['id'] });
     if (!call) throw notFound('Call');
-    if (!call.recording_path) throw notFound('Recording');
-    const file = path.isAbsolute(call.recording_path) ? call.recording_path : path.resolve(config.dataDir, call.recording_path);
-    try {
-      const handle = await fs.promises.open(file, 'r');
-      const stat = await handle.stat();
-      if (!stat.isFile()) {
-        await handle.close();
-        throw notFound('Recording');
-      }
-      return { handle, size: stat.size, modified: stat.mtime };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'EISDIR') throw notFound('Recording');
-      throw err;
+    const handle = await openRecording(config.dataDir, call.get('id') as string);
+    if (!handle) throw notFound('Recording');
+    const stat = await handle.stat();
+    if (!stat.isFile()) {
+      await handle.close();
+      throw notFound('Recording');
     }
+    return { handle, size: stat.size, modified: stat.mtime };
   };
 
   return [
@@ -34,9 +30,10 @@ export function recordingRoutes(ctx: ApiContext) {
       method: 'get',
       path: '/api/recordings/{call_id}',
       tag: 'Calls',
+      access: 'member',
       summary: 'Stream the WAV recording of a call',
       description:
-        'Streams `audio/wav`. Supports a single HTTP byte range (`Range: bytes=start-end`, `bytes=start-`, `bytes=-suffix`) for seeking: 206 with Content-Range; 416 when the range lies beyond the file. Multiple ranges are answered with the whole file.',
+        'Streams `audio/wav` from DATA_DIR/recordings/<call_id>.wav (never from another path). Supports a single HTTP byte range (`Range: bytes=start-end`, `bytes=start-`, `bytes=-suffix`) for seeking: 206 with Content-Range; 416 when the range lies beyond the file. Multiple ranges are answered with the whole file.',
       params: uuidParam('call_id'),
       responses: {
         200: { description: 'The whole recording', contentType: 'audio/wav' },
@@ -46,7 +43,7 @@ export function recordingRoutes(ctx: ApiContext) {
       },
       async handler({ params, req, res }) {
         const callId = params.call_id as string;
-        const { handle, size, modified } = await openRecording(callId);
+        const { handle, size, modified } = await openCallRecording(callId);
         let range: { start: number; end: number } | null;
         try {
           range = parseByteRange(req.headers.range, size);

@@ -43,6 +43,7 @@ export function sidechatRoutes(ctx: ApiContext) {
       method: 'post',
       path: '/api/sidechat',
       tag: 'Sidechat',
+      access: 'member',
       summary: 'Ask the dashboard assistant about agents and calls',
       description:
         'Runs the configured LLM with read-only tools over agents, flow nodes, calls, transcripts and call events ' +

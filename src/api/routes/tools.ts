@@ -6,8 +6,10 @@ import { route, uuidParam } from '../route';
 import { plain, plainAll } from '../../db/database';
 import type { ToolRow } from '../../db/models';
 import { callToolWebhook } from '../../tools/webhook-client';
+import { outboundGuard } from '../../security/outbound-guard';
 import { removeToolReferences } from '../../tools/tool-references';
-import { sealHeaders, toolEndpoint, toolJson } from '../serializers/tool';
+import { keepMaskedHeaders, sealHeaders, toolEndpoint, toolHeaders, toolJson } from '../serializers/tool';
+import { ownedTool } from '../ownership';
 import { ToolCreateSchema, ToolPatchSchema, ToolSchema, ToolTestBodySchema, ToolTestResultSchema } from '../schemas/tool';
 
 const ToolIdParam = uuidParam('tool_id');
@@ -15,6 +17,8 @@ const ToolIdParam = uuidParam('tool_id');
 export function toolRoutes(ctx: ApiContext) {
   const { db, box } = ctx;
   const { Tool } = db.models;
+  const outbound = outboundGuard(ctx.config);
+  const owned = ownedTool(db);
 
   const findTool = async (id: string): Promise<ToolRow> => {
     const row = plain(await Tool.findByPk(id));
@@ -28,8 +32,9 @@ export function toolRoutes(ctx: ApiContext) {
       method: 'get',
       path: '/api/tools',
       tag: 'Tools',
+      access: 'member',
       summary: 'List webhook tools',
-      description: 'All tools, ordered by name, with their headers decrypted.',
+      description: 'All tools, ordered by name. Header values are masked (last four characters) for everyone.',
       responses: { 200: { description: 'All tools', schema: z.array(ToolSchema) } },
       async handler() {
         const rows = plainAll(await Tool.findAll({ order: [['name', 'ASC']] }));
@@ -40,6 +45,7 @@ export function toolRoutes(ctx: ApiContext) {
       method: 'get',
       path: '/api/tools/{tool_id}',
       tag: 'Tools',
+      access: 'member',
       summary: 'Get one tool',
       params: ToolIdParam,
       responses: { 200: { description: 'The tool', schema: ToolSchema }, 404: { description: 'No such tool' } },
@@ -51,12 +57,13 @@ export function toolRoutes(ctx: ApiContext) {
       method: 'post',
       path: '/api/tools',
       tag: 'Tools',
+      access: 'member',
       summary: 'Create a webhook tool',
       description:
-        'The LLM may call the tool during calls of agents that list it. POST tools receive the arguments as a JSON body, GET tools as a query string (object and array values JSON-encoded). Headers are stored encrypted.',
+        'The LLM may call the tool during calls of agents that list it. POST tools receive the arguments as a JSON body, GET tools as a query string (object and array values JSON-encoded). Headers are stored encrypted and answered masked. The caller becomes the owner: members may change, delete and test only their own tools (any tool may be used in an agent).',
       body: ToolCreateSchema,
       responses: { 201: { description: 'Created', schema: ToolSchema }, 409: { description: 'A tool with this name exists' } },
-      async handler({ body }) {
+      async handler({ body, auth }) {
         if (await Tool.findOne({ where: { name: body.name } })) throw duplicateName(body.name);
         try {
           const row = await Tool.create({
@@ -67,6 +74,7 @@ export function toolRoutes(ctx: ApiContext) {
             webhook_method: body.webhook_method,
             headers_encrypted: sealHeaders(box, body.headers),
             timeout_secs: body.timeout_secs,
+            owner_id: auth.userId,
           });
           return { status: 201, body: toolJson(box, plain(row)) };
         } catch (err) {
@@ -79,9 +87,12 @@ export function toolRoutes(ctx: ApiContext) {
       method: 'patch',
       path: '/api/tools/{tool_id}',
       tag: 'Tools',
+      access: 'member',
       summary: 'Update a tool (partial)',
-      description: 'Any field except `name`, which is fixed at creation (sending the current name is accepted). `headers` replaces all headers.',
+      description:
+        'Any field except `name`, which is fixed at creation (sending the current name is accepted). `headers` replaces all headers; a value sent back masked as it was answered (`****1234`) keeps the stored value.',
       params: ToolIdParam,
+      owned,
       body: ToolPatchSchema,
       responses: {
         200: { description: 'The updated tool', schema: ToolSchema },
@@ -97,7 +108,7 @@ export function toolRoutes(ctx: ApiContext) {
         if (body.webhook_url !== undefined) changes.webhook_url = body.webhook_url;
         if (body.webhook_method !== undefined) changes.webhook_method = body.webhook_method;
         if (body.timeout_secs !== undefined) changes.timeout_secs = body.timeout_secs;
-        if (body.headers !== undefined) changes.headers_encrypted = sealHeaders(box, body.headers);
+        if (body.headers !== undefined) changes.headers_encrypted = sealHeaders(box, keepMaskedHeaders(body.headers, toolHeaders(box, current)));
         if (Object.keys(changes).length > 0) await Tool.update(changes, { where: { id: current.id } });
         return { status: 200, body: toolJson(box, await findTool(current.id)) };
       },
@@ -106,10 +117,12 @@ export function toolRoutes(ctx: ApiContext) {
       method: 'delete',
       path: '/api/tools/{tool_id}',
       tag: 'Tools',
+      access: 'member',
       summary: 'Delete a tool and every reference to it',
       description:
         "In one transaction: removes the tool from every agent's `tool_ids` and `pre_call_tool_ids`, from every flow node's `tool_ids`, drops flow-node `call_tool` pre-actions using it, and increments the `version` of each changed agent.",
       params: ToolIdParam,
+      owned,
       responses: { 204: { description: 'Deleted' }, 404: { description: 'No such tool' } },
       async handler({ params }) {
         const toolId = params.tool_id as string;
@@ -126,15 +139,17 @@ export function toolRoutes(ctx: ApiContext) {
       method: 'post',
       path: '/api/tools/{tool_id}/test',
       tag: 'Tools',
+      access: 'member',
       summary: "Fire the tool's webhook with given arguments",
       description:
         'Sends exactly the request a call would (method, headers, timeout, GET query string). Always 200 for a known tool: timeouts, DNS failures, refused connections, non-2xx statuses and invalid JSON are reported in `error`.',
       params: ToolIdParam,
+      owned,
       body: ToolTestBodySchema,
       responses: { 200: { description: 'What the webhook answered', schema: ToolTestResultSchema }, 404: { description: 'No such tool' } },
       async handler({ params, body }) {
         const tool = await findTool(params.tool_id as string);
-        const result = await callToolWebhook(toolEndpoint(box, tool), body.args);
+        const result = await callToolWebhook(outbound, toolEndpoint(box, tool), body.args);
         return { status: 200, body: result };
       },
     }),

@@ -112,7 +112,7 @@ const withModelDefault = <T extends AgentShapeOutput>(agent: T) => ({
 });
 
 /** Response-only fields an exported agent may carry; a bundle import ignores them. */
-export const AGENT_OUTPUT_ONLY_FIELDS = ['id', 'version', 'created_at', 'updated_at', 'total_calls', 'flow_nodes_count', 'webhook_secret'] as const;
+export const AGENT_OUTPUT_ONLY_FIELDS = ['id', 'version', 'created_at', 'updated_at', 'total_calls', 'flow_nodes_count', 'webhook_secret', 'owner_id'] as const;
 
 function agentCreateSchema(toolRef: z.ZodType<string>) {
   return strictObject(agentShape(toolRef)).superRefine(checkAgent).transform(withModelDefault);
@@ -181,6 +181,7 @@ export const AgentSchema = z.object({
   updated_at: z.string(),
   total_calls: z.number().int(),
   flow_nodes_count: z.number().int().describe('0 = freeform agent'),
+  owner_id: z.uuid().nullable().describe('the user who created it (members may change only their own); null = the administrators\''),
 });
 
 export const AgentCreatedSchema = AgentSchema.extend({

@@ -22,14 +22,14 @@ export const BundleImportSchema = strictObject({
 });
 export type BundleImport = z.output<typeof BundleImportSchema>;
 
-const ExportedAgentSchema = AgentSchema.omit({ id: true, version: true, created_at: true, updated_at: true, total_calls: true, flow_nodes_count: true }).describe(
+const ExportedAgentSchema = AgentSchema.omit({ id: true, version: true, created_at: true, updated_at: true, total_calls: true, flow_nodes_count: true, owner_id: true }).describe(
   'agent config as in POST /api/agents (no id, timestamps, version or secrets)',
 );
 
 export const BundleSchema = z.object({
   version: z.literal(BUNDLE_VERSION),
   agent: ExportedAgentSchema,
-  tools: z.array(BundleToolSchema.extend({ headers: z.record(z.string(), z.string()) })),
+  tools: z.array(BundleToolSchema.extend({ headers: z.record(z.string(), z.string()).describe('masked unless exported with include_secrets=true') })),
   flow_nodes: z.array(FlowNodeInputSchema),
 });
 
@@ -37,5 +37,8 @@ export const ImportResultSchema = z.object({
   agent: AgentSchema,
   tools_created: z.array(z.string()).describe('names of tools created from the bundle'),
   tools_reused: z.array(z.string()).describe('names of existing tools the bundle refers to (left unchanged)'),
+  tools_without_secrets: z
+    .array(z.string())
+    .describe('tools created without the header values the bundle carried masked (exported without include_secrets): set them with PATCH /api/tools/{tool_id}'),
   flow_nodes_count: z.number().int(),
 });

@@ -10,7 +10,9 @@ export const PhoneNumberSchema = z.string().regex(E164_PATTERN, 'must be an E.16
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 export const PublicBaseUrlSchema = z
   .url({ protocol: /^https?$/, error: 'must be an https:// URL' })
+  // zod runs this refinement even after the URL check failed: a value that does not parse is left to that check.
   .refine((value) => {
+    if (!URL.canParse(value)) return true;
     const url = new URL(value);
     return url.protocol === 'https:' || LOOPBACK_HOSTS.has(url.hostname);
   }, 'must be an https:// URL (http:// only for localhost)')

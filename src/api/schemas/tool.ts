@@ -84,10 +84,11 @@ export const ToolSchema = z.object({
   parameters: z.object({ properties: z.record(z.string(), z.record(z.string(), z.unknown())), required: z.array(z.string()) }),
   webhook_url: z.string(),
   webhook_method: z.enum(['POST', 'GET']),
-  headers: z.record(z.string(), z.string()),
+  headers: z.record(z.string(), z.string()).describe('values masked: the last four characters'),
   timeout_secs: z.number().int(),
   created_at: z.string(),
   updated_at: z.string(),
+  owner_id: z.uuid().nullable().describe('the user who created it (members may change only their own); null = the administrators\''),
 });
 
 export const ToolTestBodySchema = z.object({

@@ -1,6 +1,6 @@
 /** The API form of a webhook tool, and the decrypted endpoint the webhook client needs. */
 import type { ToolRow } from '../../db/models';
-import type { SecretBox } from '../../security/crypto';
+import { mask, type SecretBox } from '../../security/crypto';
 import { apiTimestamp } from '../../shared/time';
 import type { ToolEndpoint } from '../../tools/webhook-client';
 
@@ -20,11 +20,23 @@ export function toolJson(box: SecretBox, row: ToolRow) {
     parameters: row.parameters,
     webhook_url: row.webhook_url,
     webhook_method: row.webhook_method,
-    headers: toolHeaders(box, row),
+    headers: maskHeaders(toolHeaders(box, row)),
     timeout_secs: row.timeout_secs,
     created_at: apiTimestamp(row.created_at)!,
     updated_at: apiTimestamp(row.updated_at)!,
+    owner_id: row.owner_id ?? null,
   };
+}
+
+/** Header values are secrets (usually credentials): answers show only their last four characters. */
+export function maskHeaders(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, mask(value)!]));
+}
+
+/** A form sends back what it loaded: a masked value keeps the stored one instead of replacing it with the mask. */
+export function keepMaskedHeaders(sent: Record<string, string> | null, stored: Record<string, string>): Record<string, string> | null {
+  if (!sent) return sent;
+  return Object.fromEntries(Object.entries(sent).map(([name, value]) => [name, name in stored && value === mask(stored[name]!) ? stored[name]! : value]));
 }
 
 /** Sealed column value for a headers map; null when there are none. */

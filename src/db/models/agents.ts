@@ -27,6 +27,8 @@ export interface AgentRow extends Timestamps {
   webhook_events: string[];
   webhook_secret_encrypted: string | null;
   version: number;
+  /** The user who created it; null = the administrators' (created before ownership, or owner deleted). */
+  owner_id: string | null;
 }
 
 export interface FlowNodeRow extends Timestamps {
@@ -77,6 +79,7 @@ export function defineAgentModels(sequelize: Sequelize) {
       webhook_events: jsonb([]),
       webhook_secret_encrypted: nullableText(),
       version: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 1 },
+      owner_id: { type: DataTypes.UUID, allowNull: true },
     },
     { ...modelOptions, tableName: 'agents' },
   );

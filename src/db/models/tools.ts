@@ -11,6 +11,8 @@ export interface ToolRow extends Timestamps {
   /** Custom headers often carry the client's own credentials, so they are encrypted at rest. */
   headers_encrypted: string | null;
   timeout_secs: number;
+  /** The user who created it; null = the administrators' (created before ownership, or owner deleted). */
+  owner_id: string | null;
 }
 
 export type ToolModel = ModelStatic<Model<ToolRow, Partial<ToolRow>>>;
@@ -27,6 +29,7 @@ export function defineToolModels(sequelize: Sequelize) {
       webhook_method: { ...requiredText(), defaultValue: 'POST' },
       headers_encrypted: nullableText(),
       timeout_secs: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 10 },
+      owner_id: { type: DataTypes.UUID, allowNull: true },
     },
     { ...modelOptions, tableName: 'tools' },
   );

@@ -1,11 +1,13 @@
 import { DataTypes, type Model, type ModelStatic, type Sequelize } from 'sequelize';
-import { modelOptions, nullableText, requiredText, uuidPk, type Timestamps } from './common';
+import { modelOptions, requiredText, uuidPk, type Timestamps } from './common';
 
 export interface UserRow extends Timestamps {
   id: string;
   email: string;
   password_hash: string;
   role: 'admin' | 'member';
+  /** Part of every JWT; raised by a password change or reset, which invalidates older tokens. */
+  token_version: number;
 }
 
 export interface ApiKeyRow extends Timestamps {
@@ -26,21 +28,20 @@ export interface PasswordResetTokenRow extends Timestamps {
   used_at: Date | null;
 }
 
-export interface LoginFailureRow {
-  id: number;
-  client_key: string;
-  created_at: Date;
-}
-
 export type UserModel = ModelStatic<Model<UserRow, Partial<UserRow>>>;
 export type ApiKeyModel = ModelStatic<Model<ApiKeyRow, Partial<ApiKeyRow>>>;
 export type PasswordResetTokenModel = ModelStatic<Model<PasswordResetTokenRow, Partial<PasswordResetTokenRow>>>;
-export type LoginFailureModel = ModelStatic<Model<LoginFailureRow, Partial<LoginFailureRow>>>;
 
 export function defineUserModels(sequelize: Sequelize) {
   const User: UserModel = sequelize.define(
     'User',
-    { id: uuidPk(), email: requiredText(), password_hash: requiredText(), role: { ...requiredText(), defaultValue: 'member' } },
+    {
+      id: uuidPk(),
+      email: requiredText(),
+      password_hash: requiredText(),
+      role: { ...requiredText(), defaultValue: 'member' },
+      token_version: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+    },
     { ...modelOptions, tableName: 'users' },
   );
   const ApiKey: ApiKeyModel = sequelize.define(
@@ -67,10 +68,5 @@ export function defineUserModels(sequelize: Sequelize) {
     },
     { ...modelOptions, tableName: 'password_reset_tokens' },
   );
-  const LoginFailure: LoginFailureModel = sequelize.define(
-    'LoginFailure',
-    { id: { type: DataTypes.BIGINT, primaryKey: true, autoIncrement: true }, client_key: nullableText() },
-    { ...modelOptions, tableName: 'login_failures', updatedAt: false as const },
-  );
-  return { User, ApiKey, PasswordResetToken, LoginFailure };
+  return { User, ApiKey, PasswordResetToken };
 }

@@ -176,8 +176,9 @@ export class WavRecorder {
   }
 
   private async openFile(): Promise<void> {
-    await fs.promises.mkdir(path.dirname(this.path), { recursive: true });
-    this.file = await fs.promises.open(this.path, 'w');
+    // Recordings are private to the platform's user (see src/security/data-files.ts).
+    await fs.promises.mkdir(path.dirname(this.path), { recursive: true, mode: 0o700 });
+    this.file = await fs.promises.open(this.path, 'w', 0o600);
     await this.file.write(this.header(0), 0, WAV_HEADER_BYTES, 0);
   }
 
