@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config';
-import { FILE_MODE, privateDir } from './data-files';
+import { DIR_MODE, FILE_MODE } from './data-files';
 
 export interface Secrets {
   jwtSecret: string;
@@ -29,7 +29,9 @@ function readStored(config: Config): StoredSecrets {
 
 /** Adds generated values to the file: written 0600 under another name, then renamed into place. */
 function store(config: Config, values: StoredSecrets): void {
-  privateDir(config.dataDir);
+  // Created private if missing; an existing DATA_DIR keeps the mode start-up gave it (0711 when
+  // the embedded PostgreSQL runs as its own user and must reach DATA_DIR/postgres).
+  fs.mkdirSync(config.dataDir, { recursive: true, mode: DIR_MODE });
   const file = secretsFile(config);
   const next = { ...readStored(config), ...values };
   const tmp = `${file}.${process.pid}.tmp`;
