@@ -33,12 +33,14 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
     maxCachedWorkflows: 1000,
   });
   const running = worker.run();
+  let stopping: Promise<void> | undefined;
   return {
     worker,
-    stop: async () => {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running.catch(() => undefined);
-      await connection.close();
-    },
+    stop: () =>
+      (stopping ??= (async () => {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        await running.catch(() => undefined);
+        await connection.close();
+      })()),
   };
 }

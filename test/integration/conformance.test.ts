@@ -4,7 +4,7 @@
  * transcripts, unset settings read as null, and client-managed calls are left to the client.
  */
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
-import { createAgent, createNodes, eventually } from '../support/fixtures';
+import { createAgent, createNodes } from '../support/fixtures';
 import { startHarness, type Harness } from '../support/harness';
 import { loadTelephonySettings } from '../../src/api/telephony/settings-store';
 import { DEFAULT_MAX_CONCURRENT } from '../../src/api/telephony/provider-fields';
