@@ -7,6 +7,8 @@ import { createActivities, type ActivityDeps } from '../../activities';
 
 export interface RunningWorker {
   worker: Worker;
+  /** Polling its task queue. */
+  isRunning(): boolean;
   stop(): Promise<void>;
 }
 
@@ -36,6 +38,7 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
   let stopping: Promise<void> | undefined;
   return {
     worker,
+    isRunning: () => worker.getState() === 'RUNNING',
     stop: () =>
       (stopping ??= (async () => {
         if (worker.getState() === 'RUNNING') worker.shutdown();
