@@ -9,6 +9,7 @@ import {
   continueAsNew,
   ContinueAsNew,
   isCancellation,
+  patched,
   proxyActivities,
   setCurrentDetails,
   upsertSearchAttributes,
@@ -110,7 +111,8 @@ export class CallSession {
     this.lastActivityMs = carried?.lastUserActivityMs ?? Date.now();
     const startVariables = callVariables(input.customParameters, input.agent.context_variables);
     this.prompt = substitute(input.agent.prompt, startVariables);
-    this.clientManaged = input.channel === 'manual';
+    // patched: client-managed calls that started before this change keep their idle timers on replay.
+    this.clientManaged = input.channel === 'manual' && patched('client-managed-call-is-silent');
     this.conv = {
       nodeKey: carried?.nodeKey ?? null,
       variables: carried?.variables ?? startVariables,
