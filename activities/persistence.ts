@@ -7,10 +7,11 @@
  * non-retryable failure the workflow turns into a failed call: retrying cannot fix the data.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { ConnectionError, DatabaseError } from 'sequelize';
+import { ConnectionError, DatabaseError, Op } from 'sequelize';
 import type { ActivityDeps } from '.';
-import type { CallEventRecord, CallRecordPatch } from '../workflows/call-definitions';
+import type { CallEventRecord, CallRecordPatch, CallStatus } from '../workflows/call-definitions';
 import { storable } from '../src/db/storable';
+import { CALL_STATUSES_FINAL, isFinal } from '../workflows/call-status';
 
 /** Attempts at a write PostgreSQL refuses before the workflow is told to give up. */
 export const REFUSED_WRITE_ATTEMPTS = 3;
@@ -59,7 +60,11 @@ export function createPersistenceActivities({ db }: ActivityDeps) {
           const values: Record<string, unknown> = { ...rest };
           if (start_time !== undefined) values.start_time = start_time === null ? null : new Date(start_time);
           if (end_time !== undefined) values.end_time = end_time === null ? null : new Date(end_time);
-          if (Object.keys(values).length) await db.models.Call.update(values, { where: { id: callId }, transaction });
+          // A record already final (e.g. ended by POST /api/calls/end after its workflow was
+          // terminated) is not reopened by a write that was still in flight.
+          const reopens = typeof values.status === 'string' && !isFinal(values.status as CallStatus);
+          const where = reopens ? { id: callId, status: { [Op.notIn]: CALL_STATUSES_FINAL } } : { id: callId };
+          if (Object.keys(values).length) await db.models.Call.update(values, { where, transaction });
         });
       } catch (err) {
         throw writeFailure(err);

@@ -6,13 +6,13 @@
  */
 import type { Database } from '../db/database';
 import type { CallRow } from '../db/models';
-import { FINAL_CALL_STATUSES } from './telephony-calls';
+import { isFinal } from '../../workflows/call-status';
 
 export async function recordForcedEnd(db: Database, callId: string, message: string): Promise<void> {
   await db.sequelize.transaction(async (transaction) => {
     const call = await db.models.Call.findByPk(callId, { transaction, lock: transaction.LOCK.UPDATE });
     const row = call?.get({ plain: true }) as CallRow | undefined;
-    if (!call || !row || FINAL_CALL_STATUSES.has(row.status)) return;
+    if (!call || !row || isFinal(row.status)) return;
     const endTime = new Date();
     const startTime = row.start_time;
     const duration = startTime ? Math.max(0, (endTime.getTime() - startTime.getTime()) / 1000) : null;

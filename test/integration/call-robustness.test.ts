@@ -153,12 +153,13 @@ describe('no input can wedge a call', () => {
     await worker.stop();
     const started = Date.now();
     let ended: Awaited<ReturnType<typeof post>>;
+    let elapsedMs: number;
     try {
       ended = await post('/api/calls/end', { call_id: callId });
+      elapsedMs = Date.now() - started;
     } finally {
       worker = await h.startWorker();
     }
-    const elapsedMs = Date.now() - started;
 
     expect(ended.status).toBe(200);
     expect(ended.body).toMatchObject({ status: 'failed', end_reason: 'error' });
