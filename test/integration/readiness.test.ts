@@ -85,8 +85,11 @@ it('answers /healthz 200 only once the API, the worker and the media gateway all
   expect(ready.body).toMatchObject({ status: 'ok', database: 'ok', temporal: 'ok', worker: 'ok', gateway: 'ok' });
 
   // While the worker and gateway were still starting, the API was up and said so, with 503.
-  const starting = seen.filter((a) => a.status === 503);
+  // (Under load a dependency probe may also time out then; that is reported as down.)
+  const notReady = seen.filter((a) => a.status === 503);
+  expect(notReady.length).toBeGreaterThan(0);
+  const starting = notReady.filter((a) => a.body.worker === 'starting' || a.body.gateway === 'starting');
   expect(starting.length).toBeGreaterThan(0);
-  expect(starting[0]!.body).toMatchObject({ status: 'starting', database: 'ok', temporal: 'ok' });
-  expect(starting[0]!.body.detail).toMatch(/worker|gateway/);
+  expect(starting[0]!.body.status).toMatch(/^(starting|degraded)$/);
+  expect(starting[0]!.body.detail).toMatch(/Starting: .*(worker|gateway)/);
 }, 120_000);
