@@ -1,27 +1,74 @@
 /**
  * Writes a call's events and record changes. Idempotent: events are keyed by (call_id, seq) and the
  * patch holds absolute values, so a retry after a crash changes nothing twice.
+ *
+ * An outage (connection lost, server restarting, deadlock) is retried by the workflow for as long
+ * as it lasts. A write PostgreSQL refuses for its content is given up after a few attempts, with a
+ * non-retryable failure the workflow turns into a failed call: retrying cannot fix the data.
  */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ConnectionError, DatabaseError, Op } from 'sequelize';
 import type { ActivityDeps } from '.';
-import type { CallEventRecord, CallRecordPatch } from '../workflows/call-definitions';
+import type { CallEventRecord, CallRecordPatch, CallStatus } from '../workflows/call-definitions';
+import { storable } from '../src/db/storable';
+import { CALL_STATUSES_FINAL, isFinal } from '../workflows/call-status';
+
+/** Attempts at a write PostgreSQL refuses before the workflow is told to give up. */
+export const REFUSED_WRITE_ATTEMPTS = 3;
+
+// SQLSTATE classes of failures that go away: connection exception, transaction rollback
+// (serialization failure, deadlock), insufficient resources, operator intervention, system error.
+const TRANSIENT_SQLSTATE_CLASSES = new Set(['08', '40', '53', '57', '58']);
+
+function sqlState(err: unknown): string | undefined {
+  return ((err as { parent?: { code?: unknown } }).parent?.code as string | undefined) ?? undefined;
+}
+
+function isOutage(err: unknown): boolean {
+  if (err instanceof ConnectionError) return true;
+  const state = sqlState(err);
+  // A DatabaseError without a SQLSTATE is the client losing its connection mid-query.
+  if (err instanceof DatabaseError) return state === undefined || TRANSIENT_SQLSTATE_CLASSES.has(state.slice(0, 2));
+  return false;
+}
+
+/** The failure handed to Temporal: the database's reason, never the SQL or the values (caller speech). */
+function writeFailure(err: unknown): ApplicationFailure {
+  const state = sqlState(err);
+  const reason = `${state ? `${state} ` : ''}${(err as Error).message}`;
+  if (isOutage(err)) return ApplicationFailure.retryable(`PostgreSQL unavailable: ${reason}`, 'CallRecordUnavailable');
+  const message = `PostgreSQL refused the write: ${reason}`;
+  if (Context.current().info.attempt >= REFUSED_WRITE_ATTEMPTS) return ApplicationFailure.nonRetryable(message, 'CallRecordRefused');
+  return ApplicationFailure.retryable(message, 'CallRecordRefused');
+}
 
 export function createPersistenceActivities({ db }: ActivityDeps) {
   return {
     async persistCall(input: { callId: string; events: CallEventRecord[]; patch: CallRecordPatch }): Promise<void> {
-      const { callId, events, patch } = input;
-      await db.sequelize.transaction(async (transaction) => {
-        if (events.length) {
-          await db.models.CallEvent.bulkCreate(
-            events.map((e) => ({ call_id: callId, seq: e.seq, event_type: e.type, timestamp: new Date(e.timestampMs), data: e.data })),
-            { ignoreDuplicates: true, transaction },
-          );
-        }
-        const { start_time, end_time, ...rest } = patch;
-        const values: Record<string, unknown> = { ...rest };
-        if (start_time !== undefined) values.start_time = start_time === null ? null : new Date(start_time);
-        if (end_time !== undefined) values.end_time = end_time === null ? null : new Date(end_time);
-        if (Object.keys(values).length) await db.models.Call.update(values, { where: { id: callId }, transaction });
-      });
+      const { callId } = input;
+      const events = storable(input.events);
+      const patch = storable(input.patch);
+      try {
+        await db.sequelize.transaction(async (transaction) => {
+          if (events.length) {
+            await db.models.CallEvent.bulkCreate(
+              events.map((e) => ({ call_id: callId, seq: e.seq, event_type: e.type, timestamp: new Date(e.timestampMs), data: e.data })),
+              { ignoreDuplicates: true, transaction },
+            );
+          }
+          const { start_time, end_time, ...rest } = patch;
+          const values: Record<string, unknown> = { ...rest };
+          if (start_time !== undefined) values.start_time = start_time === null ? null : new Date(start_time);
+          if (end_time !== undefined) values.end_time = end_time === null ? null : new Date(end_time);
+          // A record already final (e.g. ended by POST /api/calls/end after its workflow was
+          // terminated) is not reopened by a write that was still in flight.
+          const reopens = typeof values.status === 'string' && !isFinal(values.status as CallStatus);
+          const where = reopens ? { id: callId, status: { [Op.notIn]: CALL_STATUSES_FINAL } } : { id: callId };
+          if (Object.keys(values).length) await db.models.Call.update(values, { where, transaction });
+        });
+      } catch (err) {
+        throw writeFailure(err);
+      }
     },
   };
 }

@@ -84,6 +84,9 @@ export const configSchema = z.object({
   LLM_RETRY_INITIAL_SECS: z.coerce.number().positive().default(1),
   WEBHOOK_RETRY_INITIAL_SECS: z.coerce.number().positive().default(5),
   RING_TIMEOUT_SECS: z.coerce.number().int().positive().default(60),
+  // POST /api/calls/end waits this long for the call's workflow to end the call; a workflow that
+  // cannot (no worker, a task failing on every attempt) is then terminated and the call failed.
+  CALL_END_TIMEOUT_SECS: z.coerce.number().positive().max(3600).default(30),
   DEEPGRAM_API_KEY: optionalString,
   DEEPGRAM_BASE_URL: z.url().default('wss://api.deepgram.com'),
   CARTESIA_API_KEY: optionalString,

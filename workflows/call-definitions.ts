@@ -45,6 +45,8 @@ export interface AgentSnapshot {
   pipeline: PipelineSettings;
   pre_call_tool_ids: string[];
   tool_ids: string[];
+  /** Declared variables (name → {type, description}); absent in calls started before it existed. */
+  context_variables?: Record<string, unknown>;
   webhook_url: string | null;
   webhook_events: string[];
   webhook_secret_encrypted: string | null;

@@ -10,11 +10,15 @@ import type { Activities } from '../activities';
 import type { CallEventRecord, CallRecordPatch, CallWorkflowInput } from './call-definitions';
 import { webhookDeliveryWorkflow } from './webhook-workflow';
 
-// Persistence must not lose anything when PostgreSQL blips: retry without an attempt limit.
+// Persistence must not lose anything when PostgreSQL blips: retry without an attempt limit. A
+// write PostgreSQL refuses (bad data, not an outage) the activity gives up on after a few attempts.
 const { persistCall } = proxyActivities<Activities>({
   startToCloseTimeout: '15s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
 });
+
+/** Why a write was refused, without the data (it may hold what the caller said). */
+const refusal = (err: unknown) => ((err as Error).cause as Error | undefined)?.message ?? (err as Error).message;
 
 export class CallRecorder {
   private pending: CallEventRecord[] = [];
@@ -23,6 +27,11 @@ export class CallRecorder {
   private chain: Promise<void> = Promise.resolve();
   private readonly webhookStarts: Array<Promise<unknown>> = [];
   private readonly subscribed: Set<string>;
+  /** Writes PostgreSQL refused, and their events (written again, with the essentials only, by settle()). */
+  private refusedWrites = 0;
+  private readonly refused: CallEventRecord[] = [];
+  /** Told once per refused write (the call cannot go on unrecorded). */
+  onRefused: (reason: string, refusedSeqs: number[]) => void = () => undefined;
 
   constructor(
     private readonly input: CallWorkflowInput,
@@ -53,10 +62,35 @@ export class CallRecorder {
     const callId = this.input.callId;
     this.inFlight.add(events);
     this.chain = this.chain.then(async () => {
-      await persistCall({ callId, events, patch });
+      try {
+        await persistCall({ callId, events, patch });
+      } catch (err) {
+        // Never a rejected promise in workflow code: it would fail the workflow task in a loop.
+        this.refusedWrites++;
+        this.refused.push(...events);
+        this.onRefused(refusal(err), events.map((e) => e.seq));
+      }
       this.inFlight.delete(events);
     });
     return this.chain;
+  }
+
+  /**
+   * The call's last write. If any write was refused, what can be kept still is: the refused and
+   * pending events with only the essential record fields, else those fields alone.
+   */
+  async settle(essentials: CallRecordPatch): Promise<void> {
+    await this.chain;
+    if (!this.refusedWrites) return;
+    const events = [...this.refused, ...this.pending.splice(0)].sort((a, b) => a.seq - b.seq);
+    for (const attempt of [events, []]) {
+      try {
+        await persistCall({ callId: this.input.callId, events: attempt, patch: essentials });
+        return;
+      } catch {
+        // try with less
+      }
+    }
   }
 
   /** Resolves when every queued write is done and every webhook delivery has started. */

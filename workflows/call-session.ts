@@ -7,6 +7,9 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  ContinueAsNew,
+  isCancellation,
+  patched,
   proxyActivities,
   setCurrentDetails,
   upsertSearchAttributes,
@@ -14,7 +17,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { CallStatus as CallStatusAttr } from '../src/shared/search-attributes';
-import { substitute } from '../src/shared/template';
+import { callVariables, substitute, substituteDeep } from '../src/shared/template';
 import {
   GATEWAY_HEARTBEAT_TIMEOUT_SECS,
   type CallStatus,
@@ -52,6 +55,9 @@ const MAX_TOOL_ROUNDS_PER_TURN = 6;
 const HISTORY_KEPT_ON_CONTINUE = 60;
 const IDLE_PROMPT =
   'The caller has been silent for a while. Briefly and politely ask whether they are still there. Do not call any tool.';
+// A client-managed call (POST /api/calls/start) ends when the client says so; this only stops a
+// call its client forgot from running for ever.
+export const CLIENT_MANAGED_SAFETY_LIMIT_SECS = 24 * 3600;
 
 export interface Utterance {
   id: number;
@@ -92,6 +98,10 @@ export class CallSession {
   private recordingPath: string | null = null;
   private mediaClosed = false;
   private speechIds = 0;
+  /** The agent's prompt with the call's variables as they were at call start. */
+  private readonly prompt: string;
+  /** POST /api/calls/start: the client drives the call; the agent only answers its messages. */
+  private readonly clientManaged: boolean;
 
   constructor(private readonly input: CallWorkflowInput) {
     const carried = input.carried;
@@ -99,13 +109,18 @@ export class CallSession {
     this.startTimeMs = carried?.startTimeMs ?? (input.initialStatus === 'in_progress' ? Date.now() : null);
     this.totals = carried?.totals ?? { llm_prompt_tokens: 0, llm_completion_tokens: 0, tts_characters: 0 };
     this.lastActivityMs = carried?.lastUserActivityMs ?? Date.now();
+    const startVariables = callVariables(input.customParameters, input.agent.context_variables);
+    this.prompt = substitute(input.agent.prompt, startVariables);
+    // patched: client-managed calls that started before this change keep their idle timers on replay.
+    this.clientManaged = input.channel === 'manual' && patched('client-managed-call-is-silent');
     this.conv = {
       nodeKey: carried?.nodeKey ?? null,
-      variables: carried?.variables ?? { ...input.customParameters },
+      variables: carried?.variables ?? startVariables,
       injectedContext: carried?.injectedContext ?? [],
       history: carried?.history ?? [],
     };
     this.recorder = new CallRecorder(input, carried?.nextSeq ?? 1, carried?.unwrittenEvents);
+    this.recorder.onRefused = (reason, seqs) => this.onRecordRefused(reason, seqs);
     if (carried) this.greetingDone = true;
     this.gatewayTaskQueue = carried?.gatewayTaskQueue ?? input.gatewayTaskQueue ?? null;
     if (input.channel !== 'voice') this.channel = new TextChannel(input.options);
@@ -144,8 +159,16 @@ export class CallSession {
     if (this.status === 'ringing') this.moveTo('in_progress');
   }
 
+  /** A message the workflow could not handle: recorded, and the call goes on without it. */
+  ignoredMessage(name: string, err: unknown): void {
+    this.recorder.record('error', { message: `ignored a malformed ${name} message: ${err instanceof Error ? err.message : String(err)}`, context: 'workflow' });
+  }
+
   recordGatewayEvents(events: GatewayEvent[] | undefined): void {
-    for (const e of events ?? []) this.recorder.record(e.type, e.data, e.timestampMs);
+    for (const e of events ?? []) {
+      if (typeof e?.type !== 'string') continue; // not an event: nothing to record
+      this.recorder.record(e.type, e.data ?? {}, Number.isFinite(e.timestampMs) ? e.timestampMs : Date.now());
+    }
   }
 
   onTelephonyStatus(signal: TelephonyStatusSignal): void {
@@ -178,6 +201,15 @@ export class CallSession {
   // ---- main loop -----------------------------------------------------------------------------
 
   async run(): Promise<CallSummary> {
+    try {
+      await this.converse();
+    } catch (err) {
+      this.failOn(err);
+    }
+    return this.finish();
+  }
+
+  private async converse(): Promise<void> {
     this.describe();
     if (!this.input.carried && this.input.initialStatus === 'in_progress') this.recorder.record('call_started', {});
     if (this.input.carried) void this.recorder.flush(this.patch());
@@ -193,22 +225,27 @@ export class CallSession {
         () => this.queue.length > 0 || this.endRequest !== null || this.status !== 'in_progress',
         this.msUntilIdleDeadline(),
       );
-      try {
-        if (!woke) await this.onIdle();
-        else if (this.queue.length) await this.onUtterance(this.queue.shift()!);
-      } catch (err) {
-        this.failOn(err);
-      }
+      if (!woke) await this.onIdle();
+      else if (this.queue.length) await this.onUtterance(this.queue.shift()!);
     }
-    return this.finish();
   }
 
-  /** LLM or gateway failures end the call as failed; anything else is a bug and fails the task. */
+  /**
+   * LLM or gateway failures end the call as failed. So does anything unexpected: failing the
+   * workflow task instead would retry it for ever, leaving the call open and its line off-hook.
+   */
   private failOn(err: unknown): void {
+    if (err instanceof ContinueAsNew || isCancellation(err)) throw err;
     if (err instanceof LlmUnavailable) this.fail(err.message, 'llm');
     else if (err instanceof SpeechUnavailable) this.fail(err.message, 'tts');
     else if (err instanceof GatewayLost) this.fail(err.message, 'gateway');
-    else throw err;
+    else this.fail(`internal error: ${err instanceof Error ? err.message : String(err)}`, 'workflow');
+  }
+
+  /** PostgreSQL refused a write of this call (retrying cannot fix that): the call ends failed. */
+  private onRecordRefused(reason: string, refusedEvents: number[]): void {
+    this.recorder.record('error', { message: `could not record the call: ${reason}`, context: 'persistence', refused_events: refusedEvents });
+    if (!isFinal(this.status)) this.moveTo('failed', 'error');
   }
 
   /**
@@ -252,18 +289,21 @@ export class CallSession {
     }
   }
 
-  /** Greeting and pre-call tools in parallel, then the flow's initial node. */
+  /**
+   * Greeting and pre-call tools in parallel, then the flow's initial node. A client-managed call
+   * gets no greeting and enters its initial node silently: the agent speaks only when spoken to.
+   */
   private async begin(): Promise<void> {
     const { agent, customParameters } = this.input;
     const preCall = agent.pre_call_tool_ids.map((id) => this.runToolForContext(id, { ...customParameters }, 'pre_call'));
     try {
-      if (agent.greeting) {
+      if (agent.greeting && !this.clientManaged) {
         this.greeting = substitute(agent.greeting, this.conv.variables);
         await this.agentSays(this.greeting);
       }
       await Promise.all(preCall);
       const first = initialNode(agent);
-      if (first) await this.enterNode(first, null);
+      if (first) await this.enterNode(first, null, { silent: this.clientManaged });
     } catch (err) {
       this.failOn(err);
     }
@@ -289,6 +329,11 @@ export class CallSession {
   }
 
   private async onIdle(): Promise<void> {
+    if (this.clientManaged) {
+      this.recorder.record('call_status', { status: 'idle_timeout', source: 'safety_limit' });
+      this.requestEnd('idle_timeout');
+      return;
+    }
     if (this.idleWarned) {
       this.recorder.record('call_status', { status: 'idle_timeout', source: 'idle_timer' });
       this.requestEnd('idle_timeout');
@@ -302,7 +347,8 @@ export class CallSession {
   /** Time until the next idle deadline: the warning, then the end, both from the last activity. */
   private msUntilIdleDeadline(): number {
     const { idle_warn_secs, idle_end_secs } = this.input.agent.pipeline;
-    const deadline = this.lastActivityMs + (this.idleWarned ? idle_end_secs : idle_warn_secs) * 1000;
+    const afterSecs = this.clientManaged ? CLIENT_MANAGED_SAFETY_LIMIT_SECS : this.idleWarned ? idle_end_secs : idle_warn_secs;
+    const deadline = this.lastActivityMs + afterSecs * 1000;
     return Math.max(deadline - Date.now(), 1);
   }
 
@@ -348,7 +394,7 @@ export class CallSession {
 
   private async callLlm(transientInstruction?: string): Promise<Thought> {
     const { agent, customParameters, callId } = this.input;
-    const messages = [...systemMessages(agent, this.conv, customParameters), ...this.conv.history];
+    const messages = [...systemMessages(this.prompt, agent, this.conv, customParameters), ...this.conv.history];
     if (transientInstruction) messages.push({ role: 'system', content: transientInstruction });
     const result = await this.requireChannel().think(
       {
@@ -435,8 +481,11 @@ export class CallSession {
     this.recorder.record('context_injected', { source, tool: tool.name, content: text });
   }
 
-  /** Enters a flow node: events, variable substitution (at use), pre-actions. Returns said texts. */
-  private async enterNode(node: SnapshotNode, viaFunction: string | null): Promise<string[]> {
+  /**
+   * Enters a flow node: events, variable substitution (at use), pre-actions. Returns said texts;
+   * `silent` skips the `say` pre-actions (nobody asked the agent anything yet).
+   */
+  private async enterNode(node: SnapshotNode, viaFunction: string | null, options: { silent?: boolean } = {}): Promise<string[]> {
     const from = this.conv.nodeKey;
     if (from !== null) this.recorder.record('node_transition', { from, to: node.node_key, function: viaFunction });
     this.conv.nodeKey = node.node_key;
@@ -445,10 +494,11 @@ export class CallSession {
     const said: string[] = [];
     for (const action of node.pre_actions) {
       if (action.type === 'say') {
+        if (options.silent) continue;
         const heard = await this.agentSays(substitute(action.text, this.conv.variables));
         if (heard) said.push(heard);
       } else if (action.type === 'call_tool') {
-        const args = JSON.parse(substitute(JSON.stringify(action.args ?? {}), this.conv.variables)) as Record<string, unknown>;
+        const args = substituteDeep(action.args ?? {}, this.conv.variables) as Record<string, unknown>;
         await this.runToolForContext(action.tool_id, args, `pre_action:${node.node_key}`);
       } else if (action.type === 'end_call') {
         this.requestEnd('agent_ended');
@@ -522,6 +572,7 @@ export class CallSession {
       context: this.input.customParameters,
     });
     await this.recorder.flush({ ...this.patch(), end_time: endMs, duration, end_reason: this.endReason });
+    await this.recorder.settle({ status: this.status, end_time: endMs, duration, end_reason: this.endReason });
     await this.recorder.drain();
     await condition(allHandlersFinished);
     return { status: this.status, end_reason: this.endReason, duration, totals: this.totals };

@@ -27,3 +27,5 @@ export function canMove(from: CallStatus, to: CallStatus): boolean {
 export function isFinal(status: CallStatus): boolean {
   return NEXT[status].length === 0;
 }
+
+export const CALL_STATUSES_FINAL = (Object.keys(NEXT) as CallStatus[]).filter(isFinal);

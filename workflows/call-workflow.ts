@@ -1,6 +1,10 @@
 /**
  * CallWorkflow: one per call (workflow id `call-<call id>`). Handlers are registered before the
  * first await and only change state; CallSession.run owns the timers and activities.
+ *
+ * A signal handler that throws would fail the workflow task, and the same signal would make it
+ * fail again on every retry: the call would be wedged for good. So a signal that cannot be handled
+ * (malformed, from a sender of another version) is recorded as an `error` event and ignored.
  */
 import { condition, setHandler } from '@temporalio/workflow';
 import {
@@ -21,13 +25,26 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallSummar
   const session = new CallSession(input);
   const ended = () => isFinal(session.status) || session.endRequest !== null;
 
-  setHandler(utteranceSignal, ({ text, duringAgentSpeech, events }) => {
-    session.recordGatewayEvents(events);
-    if (!ended() && text.trim()) session.enqueueUtterance(text.trim(), duringAgentSpeech ?? false);
-  });
-  setHandler(mediaConnectedSignal, (signal) => session.onMediaConnected(signal));
+  const guarded =
+    <A extends unknown[]>(name: string, handler: (...args: A) => void) =>
+    (...args: A) => {
+      try {
+        handler(...args);
+      } catch (err) {
+        session.ignoredMessage(name, err);
+      }
+    };
+  setHandler(
+    utteranceSignal,
+    guarded('utterance', ({ text, duringAgentSpeech, events }) => {
+      if (typeof text !== 'string') throw new TypeError(`text is ${typeof text}, not a string`);
+      session.recordGatewayEvents(events);
+      if (!ended() && text.trim()) session.enqueueUtterance(text.trim(), duringAgentSpeech === true);
+    }),
+  );
+  setHandler(mediaConnectedSignal, guarded('mediaConnected', (signal) => session.onMediaConnected(signal)));
   setHandler(voiceConfigQuery, () => session.voiceConfig);
-  setHandler(telephonyStatusSignal, (signal) => session.onTelephonyStatus(signal));
+  setHandler(telephonyStatusSignal, guarded('telephonyStatus', (signal) => session.onTelephonyStatus(signal)));
   setHandler(
     sendTextUpdate,
     async ({ text }) => {

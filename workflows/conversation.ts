@@ -45,9 +45,12 @@ export function initialNode(agent: AgentSnapshot): SnapshotNode | undefined {
   return agent.nodes.find((n) => n.is_initial) ?? agent.nodes[0];
 }
 
-/** The system messages of the current turn; node messages are substituted with current variables. */
-export function systemMessages(agent: AgentSnapshot, state: ConversationState, customParameters: Variables): LlmMessage[] {
-  const parts = [agent.prompt];
+/**
+ * The system messages of the current turn: the prompt (substituted at call start), the call
+ * context, injected context, then the node's messages substituted with the current variables.
+ */
+export function systemMessages(prompt: string, agent: AgentSnapshot, state: ConversationState, customParameters: Variables): LlmMessage[] {
+  const parts = [prompt];
   if (Object.keys(customParameters).length) parts.push(`Call context: ${contextLine(customParameters)}`);
   for (const ctx of state.injectedContext) parts.push(ctx);
   const messages: LlmMessage[] = [{ role: 'system', content: parts.join('\n\n') }];

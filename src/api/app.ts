@@ -8,7 +8,8 @@ import type { ApiContext } from './context';
 import { authenticate } from './auth/authenticate';
 import { errorHandler, notFoundRoute } from './errors';
 import { cleanInput } from './http/clean-input';
-import { buildOpenApi, DOCS_HTML } from './openapi';
+import { docsRouter } from './docs';
+import { buildOpenApi } from './openapi';
 import { mountRoutes, type AnyRoute } from './route';
 import { healthHandler } from './routes/health';
 import { allRoutes } from './routes';
@@ -36,7 +37,7 @@ export function createApp(ctx: ApiContext, extraRoutes: AnyRoute[] = []) {
 
   app.get('/healthz', healthHandler(ctx));
   app.get('/api/openapi.json', (_req, res) => res.json(openapi));
-  app.get('/api/docs', (_req, res) => res.type('html').send(DOCS_HTML));
+  app.use(docsRouter());
 
   const publicRouter = express.Router();
   mountRoutes(publicRouter, routes.filter((r) => r.public));

@@ -3,6 +3,7 @@ import type { Config } from '../config';
 import type { Database } from '../db/database';
 import type { SecretBox } from '../security/crypto';
 import type { Logger } from '../shared/logger';
+import type { Readiness } from '../runtime/readiness';
 
 /** Delivers password-reset tokens; the default logs them (development), deployments plug in mail. */
 export interface Notifier {
@@ -18,4 +19,6 @@ export interface ApiContext {
   temporal: Client;
   notifier: Notifier;
   log: Logger;
+  /** The other parts of this process (worker, gateway) that /healthz waits for; none by default. */
+  readiness?: Readiness;
 }

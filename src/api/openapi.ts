@@ -100,30 +100,3 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
     paths,
   };
 }
-
-/** A dependency-free docs page: lists every operation with its schemas, rendered from the JSON. */
-export const DOCS_HTML = `<!doctype html>
-<html><head><meta charset="utf-8"><title>Voice Agent Platform API</title>
-<style>body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}
-h2{border-bottom:1px solid #ddd;margin-top:2em}details{margin:.4em 0;border:1px solid #e3e3e3;border-radius:6px;padding:.4em .8em}
-summary{cursor:pointer}code.m{display:inline-block;width:4.5em;font-weight:bold}pre{background:#f6f8fa;padding:.6em;overflow:auto;font-size:12px}</style>
-</head><body><h1>Voice Agent Platform API</h1><p>Machine-readable document: <a href="/api/openapi.json">/api/openapi.json</a></p><div id="root">Loading…</div>
-<script>
-fetch('/api/openapi.json').then(r=>r.json()).then(doc=>{
-  const byTag={};
-  for(const [p,ops] of Object.entries(doc.paths)) for(const [m,op] of Object.entries(ops)) (byTag[op.tags[0]] ??= []).push([m,p,op]);
-  const esc=s=>String(s).replace(/[&<>]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;'}[c]));
-  let html='<p>'+esc(doc.info.description)+'</p>';
-  for(const [tag,ops] of Object.entries(byTag)){
-    html+='<h2>'+esc(tag)+'</h2>';
-    for(const [m,p,op] of ops){
-      html+='<details><summary><code class="m">'+m.toUpperCase()+'</code><code>'+esc(p)+'</code> — '+esc(op.summary)+'</summary>';
-      if(op.description) html+='<p>'+esc(op.description)+'</p>';
-      if(op.parameters.length) html+='<h4>Parameters</h4><pre>'+esc(JSON.stringify(op.parameters,null,2))+'</pre>';
-      if(op.requestBody) html+='<h4>Body</h4><pre>'+esc(JSON.stringify(op.requestBody.content['application/json'].schema,null,2))+'</pre>';
-      html+='<h4>Responses</h4><pre>'+esc(JSON.stringify(op.responses,null,2))+'</pre></details>';
-    }
-  }
-  document.getElementById('root').innerHTML=html;
-});
-</script></body></html>`;

@@ -24,6 +24,7 @@ import {
   type EndReason,
   type TextTurnResult,
 } from '../../workflows/call-definitions';
+import { recordForcedEnd } from './forced-end';
 import { loadAgentSnapshot } from './snapshot';
 
 export class CallError extends Error {
@@ -90,7 +91,8 @@ export async function startCall(deps: CallDeps, req: StartCallRequest): Promise<
     provider_call_sid: req.providerCallSid ?? null,
     workflow_id: workflowId,
     start_time: req.initialStatus === 'in_progress' ? new Date() : null,
-    metadata: { ...(req.metadata ?? {}), channel: req.channel },
+    metadata: req.metadata ?? {},
+    channel: req.channel,
     context: customParameters,
   };
   const { admit } = req;
@@ -156,18 +158,50 @@ export async function sendText(deps: CallDeps, callId: string, text: string): Pr
   }
 }
 
-/** Ends a running call and waits for its final status; a finished call is left as it is. */
+/**
+ * Ends a running call and waits for its final status; a finished call is left as it is. A call
+ * whose workflow does not end it within CALL_END_TIMEOUT_SECS is ended anyway: terminated, and
+ * recorded as failed (forced-end.ts). A workflow that did end the call in time and is only
+ * writing its final state (PostgreSQL down, say) is left to finish.
+ */
 export async function endCall(deps: CallDeps, callId: string, reason: EndReason): Promise<void> {
   const handle = deps.temporal.workflow.getHandle(callWorkflowId(callId));
+  const limitSecs = deps.config.CALL_END_TIMEOUT_SECS;
+  let acknowledged = false;
   try {
     const description = await handle.describe();
     if (description.status.name !== 'RUNNING') return;
-    await handle.executeUpdate(endCallUpdate, { args: [{ reason }] });
-    // The final record write happens just before the workflow completes.
-    await handle.result().catch(() => undefined);
+    const ending = (async () => {
+      await handle.executeUpdate(endCallUpdate, { args: [{ reason }] });
+      acknowledged = true;
+      // The final record write happens just before the workflow completes.
+      await handle.result().catch(() => undefined);
+    })();
+    if (await settlesWithin(ending, limitSecs * 1000)) return;
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return;
     if (err instanceof WorkflowUpdateFailedError) return;
-    throw err;
+    // Anything else (e.g. "Workflow Task in failed state"): the workflow cannot end the call.
+  }
+  if (acknowledged) return;
+  const message = `the call workflow did not end the call within ${limitSecs} s of POST /api/calls/end; it was terminated`;
+  try {
+    await handle.terminate(message);
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+    return; // it finished meanwhile
+  }
+  await recordForcedEnd(deps.db, callId, message);
+}
+
+/** True when `work` settles within `ms` (rethrowing its error); false on timeout. */
+async function settlesWithin(work: Promise<void>, ms: number): Promise<boolean> {
+  work.catch(() => undefined); // a late rejection must not go unhandled
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([work.then(() => true as const), timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -31,6 +31,7 @@ export async function loadAgentSnapshot(db: Database, agentName: string): Promis
     pipeline: { ...PIPELINE_DEFAULTS, ...(agent.pipeline_settings as Partial<typeof PIPELINE_DEFAULTS>) },
     pre_call_tool_ids: agent.pre_call_tool_ids,
     tool_ids: agent.tool_ids,
+    context_variables: agent.context_variables,
     webhook_url: agent.webhook_url,
     webhook_events: agent.webhook_events,
     webhook_secret_encrypted: agent.webhook_secret_encrypted,

@@ -7,10 +7,12 @@ import { Client } from 'pg';
 import type { QueryInterface, Sequelize } from 'sequelize';
 import * as m0001 from './migrations/0001-initial';
 import * as m0002 from './migrations/0002-security';
+import * as m0004 from './migrations/0004-call-channel';
 
 const MIGRATIONS = [
   { name: '0001-initial', module: m0001 },
   { name: '0002-security', module: m0002 },
+  { name: '0004-call-channel', module: m0004 },
 ];
 
 // Any fixed number: several processes starting at once (API, workers) take turns migrating.

@@ -43,6 +43,8 @@ export interface RunningGateway {
   url: string;
   taskQueue: string;
   calls: CallRegistry;
+  /** Accepting streams: listening, with its worker running the calls' activities. */
+  isReady(): boolean;
   /** Closes every call's stream (their workflows see the gateway go), then the worker and server. */
   stop(): Promise<void>;
 }
@@ -83,7 +85,10 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   const server = http.createServer((req, res) => {
     const pathname = (req.url ?? '').split('?')[0];
     if (pathname === '/healthz') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', calls: calls.size, task_queue: taskQueue, vad: vad.stats }));
+      // Without its worker the gateway could take a stream but never speak on it.
+      const ok = worker.getState() === 'RUNNING';
+      const body = { status: ok ? 'ok' : 'down', calls: calls.size, task_queue: taskQueue, vad: vad.stats, ...(ok ? {} : { detail: 'Unavailable: gateway worker' }) };
+      res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       return;
     }
     res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: 'Not found' }));
@@ -119,6 +124,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     url: `ws://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${actualPort}`,
     taskQueue,
     calls,
+    isReady: () => server.listening && worker.getState() === 'RUNNING',
     stop: () =>
       (stopping ??= (async () => {
         server.close();

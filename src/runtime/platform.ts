@@ -18,6 +18,7 @@ import { createLogger, setLogLevel } from '../shared/logger';
 import { connectTemporal } from '../temporal/client';
 import { startWorker } from '../worker/worker';
 import { openDatabase } from './database';
+import { Readiness } from './readiness';
 import { resolveTemporal } from './temporal';
 
 export type Part = 'api' | 'worker' | 'gateway';
@@ -39,6 +40,9 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
     for (const stop of stops.reverse()) await stop().catch((err) => log.error('stop failed', { error: err }));
   };
   const urls: Record<string, string> = {};
+  // The API starts first; its /healthz says ready once the worker and gateway here are too.
+  const readiness = new Readiness();
+  for (const part of parts.filter((p) => p !== 'api')) readiness.expect(part);
   try {
     // Whatever the platform and its children (Temporal's SQLite, PostgreSQL) create is private to
     // this user; files of older versions are tightened too.
@@ -72,6 +76,7 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
           temporal,
           notifier: logNotifier(createLogger('notifier'), config.PUBLIC_BASE_URL),
           log: createLogger('api'),
+          readiness,
         },
         config.PORT,
         config.HOST,
@@ -88,6 +93,7 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
         deps: { config, db: database!.db, box, log: createLogger('worker') },
       });
       stops.push(worker.stop);
+      readiness.started('worker', worker.isRunning);
       urls['Worker task queue'] = config.TEMPORAL_TASK_QUEUE;
     }
     if (parts.includes('gateway')) {
@@ -104,6 +110,7 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
         config.HOST,
       );
       stops.push(gateway.stop);
+      readiness.started('gateway', gateway.isReady);
       urls['Media gateway'] = `ws://localhost:${gateway.port}`;
     }
   } catch (err) {

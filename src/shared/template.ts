@@ -16,6 +16,29 @@ export function substitute(text: string, vars: Variables): string {
   });
 }
 
+/**
+ * Substitutes inside every string of a JSON-like value (tool arguments), keeping its structure:
+ * a value holding quotes, backslashes or newlines stays one intact string. Keys are not touched.
+ */
+export function substituteDeep(value: unknown, vars: Variables): unknown {
+  if (typeof value === 'string') return substitute(value, vars);
+  if (Array.isArray(value)) return value.map((item) => substituteDeep(item, vars));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, substituteDeep(item, vars)]));
+  }
+  return value;
+}
+
+/**
+ * The variables of a call at its start: the custom parameters, plus every variable the agent
+ * declares in `context_variables` that the caller did not supply, as missing (rendered empty).
+ * A placeholder for a name that is neither stays as written.
+ */
+export function callVariables(customParameters: Variables, declared: Record<string, unknown> | undefined): Variables {
+  const missing = Object.fromEntries(Object.keys(declared ?? {}).map((name) => [name, null]));
+  return { ...missing, ...customParameters };
+}
+
 /** The call-context line injected into the system prompt: `name: value` pairs. */
 export function contextLine(vars: Variables): string {
   return Object.entries(vars)

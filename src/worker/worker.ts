@@ -7,6 +7,8 @@ import { createActivities, type ActivityDeps } from '../../activities';
 
 export interface RunningWorker {
   worker: Worker;
+  /** Polling its task queue. */
+  isRunning(): boolean;
   stop(): Promise<void>;
 }
 
@@ -33,12 +35,15 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
     maxCachedWorkflows: 1000,
   });
   const running = worker.run();
+  let stopping: Promise<void> | undefined;
   return {
     worker,
-    stop: async () => {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running.catch(() => undefined);
-      await connection.close();
-    },
+    isRunning: () => worker.getState() === 'RUNNING',
+    stop: () =>
+      (stopping ??= (async () => {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        await running.catch(() => undefined);
+        await connection.close();
+      })()),
   };
 }

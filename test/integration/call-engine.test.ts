@@ -380,7 +380,7 @@ describe('client-managed calls', () => {
       body: { phone_number: '+919876543210', agent_name: 'manual-agent', direction: 'outbound', metadata: { crm_id: 'x1' } },
     });
     expect(started.status).toBe(201);
-    expect(started.body).toMatchObject({ status: 'in_progress', direction: 'outbound', agent_name: 'manual-agent', metadata: { crm_id: 'x1', channel: 'manual' } });
+    expect(started.body).toMatchObject({ status: 'in_progress', direction: 'outbound', agent_name: 'manual-agent', channel: 'manual', metadata: { crm_id: 'x1' } });
     const ended = await hangUp(started.body.id);
     expect(ended).toMatchObject({ status: 'completed', end_reason: 'user_ended' });
     expect(ended.end_time).not.toBeNull();

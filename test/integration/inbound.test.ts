@@ -109,7 +109,7 @@ describe('incoming calls', () => {
       provider: 'twilio',
       provider_call_sid: fake.sid,
     });
-    expect(call.metadata).toMatchObject({ channel: 'voice', to_number: OUR_NUMBER });
+    expect(call).toMatchObject({ channel: 'voice', metadata: { to_number: OUR_NUMBER } });
     // The fake's caller reached the (stand-in) gateway with the same parameters.
     expect((await eventually(async () => gateway.streamFor(callId))).callSid).toBe(fake.sid);
 

@@ -2,6 +2,8 @@
  * The OpenAPI document is generated from the same route definitions that serve requests, so
  * every endpoint must be in it, with its request schema and its error statuses.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { allRoutes } from '../../src/api/routes';
 import { startHarness, type Harness } from '../support/harness';
 
@@ -58,6 +60,28 @@ it('documents every route the API serves, with errors as {detail}', async () => 
   ]) {
     expect(Object.keys(doc.paths)).toContain(path);
   }
+});
+
+it('serves the docs page with Swagger UI from the swagger-ui-dist package, offline', async () => {
+  const page = await h.request('GET', '/api/docs', { token: null });
+  expect(page.status).toBe(200);
+  expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+  // Nothing from a CDN: every script and stylesheet is a file of this server.
+  expect(page.body).not.toMatch(/(src|href)="(https?:)?\/\//);
+  const files = [...(page.body as string).matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+  expect(files).toEqual(expect.arrayContaining(['/api/docs/swagger-ui.css', '/api/docs/swagger-ui-bundle.js', '/api/docs/init.js']));
+  for (const file of files) expect((await h.request('GET', file, { token: null })).status).toBe(200);
+
+  const bundle = await fetch(`${h.api.url}/api/docs/swagger-ui-bundle.js`);
+  expect(bundle.headers.get('content-type')).toMatch(/javascript/);
+  const shipped = fs.readFileSync(path.join(path.dirname(require.resolve('swagger-ui-dist/package.json')), 'swagger-ui-bundle.js'), 'utf8');
+  expect(await bundle.text()).toBe(shipped);
+  const init = await h.request('GET', '/api/docs/init.js', { token: null });
+  expect(init.body).toContain("url: '/api/openapi.json'");
+
+  const other = await h.request('GET', '/api/docs/package.json', { token: null });
+  expect(other.status).toBe(404);
+  expect(other.body.detail).toBeDefined();
 });
 
 it('answers /healthz with 503 when the database is down', async () => {

@@ -36,9 +36,7 @@ describe('telephony settings', () => {
     expect(Object.keys(res.body).sort()).toEqual(['provider', 'public_base_url', ...ALL_FIELDS].sort());
     expect(res.body.provider).toBeNull();
     expect(res.body.public_base_url).toBeNull();
-    for (const field of ALL_FIELDS) {
-      expect(res.body[field]).toBe(field.endsWith('max_concurrent') ? DEFAULT_MAX_CONCURRENT : null);
-    }
+    for (const field of ALL_FIELDS) expect(res.body[field]).toBeNull();
   });
 
   it('stores the active provider fields, masks secrets and keeps them encrypted at rest', async () => {
@@ -59,7 +57,7 @@ describe('telephony settings', () => {
       twilio_phone_number: '+14155550123',
       twilio_max_concurrent: 5,
       plivo_auth_token: null,
-      exotel_max_concurrent: DEFAULT_MAX_CONCURRENT,
+      exotel_max_concurrent: null,
     });
     const get = await h.request('GET', '/api/settings/telephony');
     expect(get.body).toEqual(res.body);
@@ -78,8 +76,10 @@ describe('telephony settings', () => {
   it('updates partially: fields not sent are kept, a masked secret sent back is not stored, null clears', async () => {
     const res = await put({ provider: 'twilio', public_base_url: 'https://voice.example.com', twilio_auth_token: '****9876', twilio_max_concurrent: null });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ twilio_account_sid: 'AC0123456789', twilio_auth_token: '****9876', twilio_max_concurrent: DEFAULT_MAX_CONCURRENT });
-    expect((await loadTelephonySettings(h.db, h.box)).twilio.auth_token).toBe('tw-secret-token-9876');
+    expect(res.body).toMatchObject({ twilio_account_sid: 'AC0123456789', twilio_auth_token: '****9876', twilio_max_concurrent: null });
+    const loaded = await loadTelephonySettings(h.db, h.box);
+    expect(loaded.twilio.auth_token).toBe('tw-secret-token-9876');
+    expect(loaded.twilio.max_concurrent).toBe(DEFAULT_MAX_CONCURRENT);
 
     const cleared = await put({ provider: 'twilio', public_base_url: 'https://voice.example.com', twilio_account_sid: null });
     expect(cleared.body.twilio_account_sid).toBeNull();

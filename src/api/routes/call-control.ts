@@ -67,7 +67,7 @@ export function callControlRoutes(ctx: ApiContext) {
       access: 'member',
       summary: 'Register a call managed by the client',
       description:
-        'For testing or non-standard telephony integrations. Creates the call record (status `in_progress`) and its call workflow; the client ends it with POST /api/calls/end. Utterances can be sent with POST /api/calls/{call_id}/test/messages.',
+        'For testing or non-standard telephony integrations where the client manages the call lifecycle. Creates the call record (status `in_progress`, `channel` `manual`, `metadata` stored as sent) and its call workflow. The server does not greet, speak on its own or end the call for silence: the client sends utterances with POST /api/calls/{call_id}/test/messages and ends the call with POST /api/calls/end (a call left without a message for 24 h is ended as `idle_timeout`).',
       body: StartBody,
       responses: {
         201: { description: 'The call record', schema: z.object({ id: z.uuid(), status: z.string() }).loose() },
@@ -94,7 +94,7 @@ export function callControlRoutes(ctx: ApiContext) {
       access: 'member',
       summary: 'End a call and mark it complete',
       description:
-        'Ends the call (status `completed`, end_reason `user_ended`; a call still ringing becomes `no_answer`) and answers once the workflow has recorded the final state. Ending a call that already ended returns it unchanged. Hanging up a phone call uses the stored provider credentials: administrators only (403 for a member).',
+        'Ends the call (status `completed`, end_reason `user_ended`; a call still ringing becomes `no_answer`) and answers once the workflow has recorded the final state. Ending a call that already ended returns it unchanged. Hanging up a phone call uses the stored provider credentials: administrators only (403 for a member). A call whose workflow does not end it within CALL_END_TIMEOUT_SECS (default 30; no worker running it, or its task failing) is terminated and recorded as `failed` with end_reason `error` and an `error` event.',
       body: z.strictObject({ call_id: z.uuid() }),
       responses: {
         200: { description: 'The final call record', schema: z.object({ id: z.uuid(), status: z.string() }).loose() },
@@ -152,8 +152,7 @@ export function callControlRoutes(ctx: ApiContext) {
       },
       async handler({ params, body }) {
         const call = await requireCall(params.call_id as string);
-        const channel = (call.metadata as { channel?: string }).channel;
-        if (channel === 'voice') throw new HttpError(409, 'This is a phone call; speak to it on the phone');
+        if (call.channel === 'voice') throw new HttpError(409, 'This is a phone call; speak to it on the phone');
         const result = await sendText(deps, call.id, body.text).catch(asHttp);
         return { status: 200, body: result };
       },

@@ -4,9 +4,9 @@ import type { ApiContext } from '../context';
 import { notFound } from '../errors';
 import { route, uuidParam } from '../route';
 import { plain, plainAll } from '../../db/database';
-import type { CallRow } from '../../db/models';
+import type { CallEventRow, CallRow } from '../../db/models';
 import { CALL_STATUSES, DIRECTIONS } from '../../shared/catalog';
-import { callDetailJson, callJson, eventJson } from '../serializers/call';
+import { callDetailJson, callJson, eventJson, transcriptOf } from '../serializers/call';
 import { CallDetailSchema, CallEventSchema, CallListSchema } from '../schemas/call';
 
 export const CALLS_PAGE_SIZE_DEFAULT = 20;
@@ -30,6 +30,11 @@ const CallListQuery = z
     direction: z.enum(DIRECTIONS).optional(),
     created_after: QueryTimestamp.optional().describe('calls created at or after this time (UTC unless an offset is given)'),
     created_before: QueryTimestamp.optional().describe('calls created strictly before this time'),
+    include_transcript: z
+      .enum(['true', 'false'])
+      .default('true')
+      .transform((v) => v === 'true')
+      .describe('false leaves the transcripts out (a lighter page)'),
   })
   .superRefine((q, ctx) => {
     if (q.created_after && q.created_before && q.created_before <= q.created_after) {
@@ -56,7 +61,7 @@ export function callRoutes(ctx: ApiContext) {
       tag: 'Calls',
       access: 'member',
       summary: 'List calls, newest first',
-      description: `Paginated (\`page\` from 1, \`page_size\` default ${CALLS_PAGE_SIZE_DEFAULT}, max ${CALLS_PAGE_SIZE_MAX}); filters combine with AND. \`total\` counts all matching calls. The time range is half-open: created_after <= created_at < created_before.`,
+      description: `Paginated (\`page\` from 1, \`page_size\` default ${CALLS_PAGE_SIZE_DEFAULT}, max ${CALLS_PAGE_SIZE_MAX}); filters combine with AND. \`total\` counts all matching calls. The time range is half-open: created_after <= created_at < created_before. Each call carries its transcript unless \`include_transcript=false\`.`,
       query: CallListQuery,
       responses: { 200: { description: 'One page of calls', schema: CallListSchema } },
       async handler({ query }) {
@@ -79,7 +84,18 @@ export function callRoutes(ctx: ApiContext) {
           limit: query.page_size,
           offset: (query.page - 1) * query.page_size,
         });
-        return { status: 200, body: { calls: plainAll(rows).map((r) => callJson(r)), total: count } };
+        const calls = plainAll(rows);
+        if (!query.include_transcript) return { status: 200, body: { calls: calls.map((r) => callJson(r)), total: count } };
+        // One query for the whole page's speech events.
+        const speech = calls.length
+          ? plainAll(await CallEvent.findAll({ where: { call_id: calls.map((c) => c.id), event_type: SPEECH_EVENTS }, order: [['seq', 'ASC']] }))
+          : [];
+        const byCall = new Map<string, CallEventRow[]>();
+        for (const e of speech) {
+          if (!byCall.has(e.call_id)) byCall.set(e.call_id, []);
+          byCall.get(e.call_id)!.push(e);
+        }
+        return { status: 200, body: { calls: calls.map((r) => callJson(r, { transcript: transcriptOf(byCall.get(r.id) ?? []) })), total: count } };
       },
     }),
     route({

@@ -60,7 +60,7 @@ export function settingsRoutes(ctx: ApiContext) {
       path: '/api/settings/telephony',
       tag: 'Settings',
       summary: 'Telephony provider settings',
-      description: `Every field of every provider (\`<provider>_<suffix>\`), null when unset; secrets masked. \`max_concurrent\` shows ${DEFAULT_MAX_CONCURRENT} when not set.`,
+      description: `Every field of every provider (\`<provider>_<suffix>\`), null when unset; secrets masked. An unset (null) \`max_concurrent\` means the default of ${DEFAULT_MAX_CONCURRENT} concurrent calls.`,
       responses: { 200: { description: 'The settings', schema: TelephonySettingsSchema } },
       async handler() {
         return { status: 200, body: telephonySettingsJson(await loadTelephonySettings(db, box)) };

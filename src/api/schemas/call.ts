@@ -11,6 +11,9 @@ export const CallSchema = z.object({
   phone_number: z.string().describe('E.164'),
   agent_name: z.string(),
   direction: z.enum(DIRECTIONS),
+  channel: z
+    .enum(['voice', 'text', 'manual'])
+    .describe('how the audio reaches the platform: a phone stream, the text test channel, or the client (POST /api/calls/start)'),
   status: z.enum(CALL_STATUSES),
   start_time: timestamp.nullable().describe('when the call connected'),
   end_time: timestamp.nullable(),
@@ -49,4 +52,8 @@ export const CallEventSchema = z.object({
   data: z.record(z.string(), z.unknown()),
 });
 
-export const CallListSchema = z.object({ calls: z.array(CallSchema), total: z.number().int() });
+export const CallListItemSchema = CallSchema.extend({
+  transcript: z.array(TranscriptEntrySchema).optional().describe('as in GET /api/calls/{call_id}; left out with include_transcript=false'),
+});
+
+export const CallListSchema = z.object({ calls: z.array(CallListItemSchema), total: z.number().int() });

@@ -40,7 +40,7 @@ const FIELD_DOC: Record<FieldKind, string> = {
   secret: 'secret: stored encrypted, returned masked (****last4); sending the masked value back keeps the stored secret',
   phone: 'E.164',
   url: 'URL',
-  int: `concurrent calls; default ${DEFAULT_MAX_CONCURRENT}`,
+  int: `concurrent calls; null = the default, ${DEFAULT_MAX_CONCURRENT}`,
 };
 
 /** Every provider field, nullable (null clears it). */
@@ -65,7 +65,7 @@ export const TelephonySettingsSchema = z.object({
   provider: z.string().nullable(),
   public_base_url: z.string().nullable(),
   ...Object.fromEntries(
-    ALL_PROVIDER_FIELDS.map((f) => [f.name, (f.kind === 'int' ? z.number().int() : z.string().nullable()).describe(FIELD_DOC[f.kind])]),
+    ALL_PROVIDER_FIELDS.map((f) => [f.name, (f.kind === 'int' ? z.number().int() : z.string()).nullable().describe(FIELD_DOC[f.kind])]),
   ),
 });
 

@@ -11,7 +11,7 @@ export interface TranscriptEntry {
   timestamp: string;
 }
 
-/** List form: the spec's Call fields except the transcript. `extra` is merged last. */
+/** The spec's Call fields except the transcript (added by the list and the detail forms). `extra` is merged last. */
 export function callJson(row: CallRow, extra: Record<string, unknown> = {}) {
   return {
     id: row.id,
@@ -19,6 +19,7 @@ export function callJson(row: CallRow, extra: Record<string, unknown> = {}) {
     phone_number: row.phone_number,
     agent_name: row.agent_name,
     direction: row.direction,
+    channel: row.channel,
     status: row.status,
     start_time: apiTimestamp(row.start_time),
     end_time: apiTimestamp(row.end_time),

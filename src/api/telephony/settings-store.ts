@@ -26,19 +26,28 @@ export interface TelephonySettings {
   twilio: ProviderSettings<'twilio'>;
   exotel: ProviderSettings<'exotel'>;
   plivo: ProviderSettings<'plivo'>;
+  /** API names of the fields not stored, whose default applies (the API shows them as null). */
+  defaulted?: string[];
 }
 
 const column = (f: ProviderField) => (f.kind === 'secret' ? `${f.name}_encrypted` : f.name) as keyof TelephonySettingsRow;
 
 export async function loadTelephonySettings(db: Database, box: SecretBox): Promise<TelephonySettings> {
   const row = plain(await db.models.TelephonySettings.findByPk(SETTINGS_ROW_ID));
-  const result = { provider: (row?.provider as TelephonyProvider | null) ?? null, public_base_url: row?.public_base_url ?? null } as TelephonySettings;
+  const result = {
+    provider: (row?.provider as TelephonyProvider | null) ?? null,
+    public_base_url: row?.public_base_url ?? null,
+    defaulted: [],
+  } as unknown as TelephonySettings;
   for (const provider of TELEPHONY_PROVIDERS) (result as unknown as Record<string, Record<string, unknown>>)[provider] = {};
   for (const f of ALL_PROVIDER_FIELDS) {
     const stored = (row?.[column(f)] ?? null) as string | number | null;
     let value: unknown = stored;
     if (f.kind === 'secret') value = box.decryptNullable(stored as string | null);
-    if (f.kind === 'int') value = stored ?? DEFAULT_MAX_CONCURRENT;
+    if (f.kind === 'int' && stored === null) {
+      value = DEFAULT_MAX_CONCURRENT;
+      result.defaulted!.push(f.name);
+    }
     (result[f.provider] as Record<string, unknown>)[f.suffix] = value;
   }
   return result;
@@ -49,11 +58,14 @@ export function effectivePublicBaseUrl(settings: Pick<TelephonySettings, 'public
   return (settings.public_base_url ?? config.PUBLIC_BASE_URL).replace(/\/+$/, '');
 }
 
-/** API form: every field of every provider (`<provider>_<suffix>`), secrets masked. */
+/**
+ * API form: every field of every provider (`<provider>_<suffix>`), null when unset (the spec) —
+ * also where a default applies, e.g. max_concurrent — and secrets masked.
+ */
 export function telephonySettingsJson(settings: TelephonySettings): Record<string, unknown> {
   const out: Record<string, unknown> = { provider: settings.provider, public_base_url: settings.public_base_url };
   for (const f of ALL_PROVIDER_FIELDS) {
-    const value = (settings[f.provider] as Record<string, unknown>)[f.suffix] ?? null;
+    const value = settings.defaulted?.includes(f.name) ? null : ((settings[f.provider] as Record<string, unknown>)[f.suffix] ?? null);
     out[f.name] = f.kind === 'secret' ? mask(value as string | null) : value;
   }
   return out;

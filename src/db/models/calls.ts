@@ -4,6 +4,7 @@ import { jsonb, modelOptions, nullableInt, nullableText, requiredText, uuidPk, t
 export type CallStatus = 'ringing' | 'in_progress' | 'completed' | 'failed' | 'no_answer';
 export type EndReason = 'agent_ended' | 'user_ended' | 'idle_timeout' | 'error';
 export type Direction = 'inbound' | 'outbound';
+export type CallChannel = 'voice' | 'text' | 'manual';
 
 export interface CallRow extends Timestamps {
   id: string;
@@ -27,6 +28,8 @@ export interface CallRow extends Timestamps {
   tts_characters: number;
   metadata: Record<string, unknown>;
   context: Record<string, string | number>;
+  /** How the audio reaches the platform: `voice` (phone stream), `text` (test channel), `manual` (client-managed). */
+  channel: CallChannel;
 }
 
 export interface CallEventRow {
@@ -65,6 +68,7 @@ export function defineCallModels(sequelize: Sequelize) {
       tts_characters: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
       metadata: jsonb({}),
       context: jsonb({}),
+      channel: { type: DataTypes.TEXT, allowNull: false, defaultValue: 'voice' },
     },
     { ...modelOptions, tableName: 'calls' },
   );
