@@ -78,12 +78,17 @@ async function callEvents(callId: string) {
   return res.body as Array<{ event_type: string; data: any }>;
 }
 
-/** Connects a call and returns its id (from the TwiML's call_id parameter). */
-async function connectedCall(from: string): Promise<{ callId: string; fake: FakeCallRecord }> {
-  const fake = await ring({ from });
+/** The call id in the TwiML's <Connect><Stream> (its call_id parameter). */
+function callIdOf(fake: FakeCallRecord): string {
   const verb = fake.verbs?.[0];
   if (verb?.verb !== 'Connect') throw new Error(`expected <Connect>, got ${fake.twiml}`);
-  return { callId: verb.stream.parameters.call_id!, fake };
+  return verb.stream.parameters.call_id!;
+}
+
+/** Connects a call and returns its id. */
+async function connectedCall(from: string): Promise<{ callId: string; fake: FakeCallRecord }> {
+  const fake = await ring({ from });
+  return { callId: callIdOf(fake), fake };
 }
 
 describe('incoming calls', () => {
@@ -151,6 +156,20 @@ describe('incoming calls', () => {
     const accepted = await ring({ from: '+14155550114' });
     expect(accepted.verbs?.[0]?.verb).toBe('Connect');
     expect(await callsFrom('+14155550114')).toBe(1);
+  });
+
+  it("lets the number's endpoint decide the agent: a URL naming another or a removed agent still reaches the endpoint's agent", async () => {
+    await createAgent(h.db, h.box, { name: 'sales-bot' });
+    await h.request('POST', '/api/settings/endpoints', { body: { phone_number: OUR_NUMBER, provider: 'twilio', inbound_agent_name: 'sales-bot' } });
+    // The URL configured in Twilio's console still names the number's old agent.
+    const old = await ring({ agent: 'support-bot', from: '+14155550131' });
+    expect((await callRow(callIdOf(old))).agent_name).toBe('sales-bot');
+    // … or an agent that was renamed away since.
+    const renamed = await ring({ agent: 'support-bot-v1', from: '+14155550132' });
+    expect((await callRow(callIdOf(renamed))).agent_name).toBe('sales-bot');
+    // A number without an endpoint: the URL's agent answers.
+    const other = await ring({ agent: 'support-bot', from: '+14155550133', to: '+15005550009' });
+    expect((await callRow(callIdOf(other))).agent_name).toBe('support-bot');
   });
 
   it('tells callers over max_concurrent that all agents are busy, shares the cap with outbound calls, and frees the slot when a call ends', async () => {
