@@ -49,8 +49,8 @@ const configure = (fields: Record<string, unknown> = {}) =>
 const inboundUrl = (agent = 'support-bot') => `${h.api.url}/telephony/twilio/inbound/${agent}`;
 
 /** Twilio rings our number: the fake posts the voice webhook and follows the TwiML. */
-const ring = (opts: { agent?: string; from?: string; to?: string; authToken?: string } = {}) =>
-  twilio.simulateInbound({ webhookUrl: inboundUrl(opts.agent), from: opts.from ?? CALLER, to: opts.to ?? OUR_NUMBER, authToken: opts.authToken });
+const ring = (opts: { agent?: string; from?: string; to?: string; authToken?: string; method?: 'GET' | 'POST' } = {}) =>
+  twilio.simulateInbound({ webhookUrl: inboundUrl(opts.agent), from: opts.from ?? CALLER, to: opts.to ?? OUR_NUMBER, authToken: opts.authToken, method: opts.method });
 
 const webhookAnswer = (call: FakeCallRecord) => call.callbacks.find((c) => c.kind === 'inbound')!;
 
@@ -132,6 +132,15 @@ describe('incoming calls', () => {
     const verb = parseTwiml(again.text)[0];
     expect(verb?.verb === 'Connect' && verb.stream.parameters.call_id).toBe(callId);
     expect(await callsFrom('+14155550112')).toBe(1);
+  });
+
+  it('takes the voice webhook as a signed GET too (a number configured with HTTP GET)', async () => {
+    const fake = await ring({ from: '+14155550141', method: 'GET' });
+    expect(webhookAnswer(fake)).toMatchObject({ status: 200, method: 'GET' });
+    expect((await callRow(callIdOf(fake))).provider_call_sid).toBe(fake.sid);
+    const forged = await ring({ from: '+14155550142', method: 'GET', authToken: 'not-our-token' });
+    expect(webhookAnswer(forged).status).toBe(403);
+    expect(await callsFrom('+14155550142')).toBe(0);
   });
 
   it('rejects calls for an unknown agent without creating a call', async () => {
