@@ -6,7 +6,6 @@
 import { z } from 'zod';
 import { plain, plainAll } from '../../db/database';
 import { CallError, endCall, sendText, startCall, type CallDeps } from '../../calls/call-service';
-import { hangupProviderCall } from '../../calls/telephony-calls';
 import { CALL_STATUSES, DIRECTIONS } from '../../shared/catalog';
 import type { ApiContext } from '../context';
 import { forbidden, HttpError, notFound } from '../errors';
@@ -94,7 +93,7 @@ export function callControlRoutes(ctx: ApiContext) {
       access: 'member',
       summary: 'End a call and mark it complete',
       description:
-        'Ends the call (status `completed`, end_reason `user_ended`; a call still ringing becomes `no_answer`) and answers once the workflow has recorded the final state. Ending a call that already ended returns it unchanged. Hanging up a phone call uses the stored provider credentials: administrators only (403 for a member). A call whose workflow does not end it within CALL_END_TIMEOUT_SECS (default 30; no worker running it, or its task failing) is terminated and recorded as `failed` with end_reason `error` and an `error` event.',
+        'Ends the call (status `completed`, end_reason `user_ended`; a call still ringing becomes `no_answer`) and answers once the workflow has recorded the final state. A phone call is also hung up (or, still ringing, canceled) at the provider, with the stored provider credentials: administrators only (403 for a member). Ending a call that already ended returns it unchanged. A call whose workflow does not end it within CALL_END_TIMEOUT_SECS (default 30; no worker running it, or its task failing) is terminated and recorded as `failed` with end_reason `error` and an `error` event.',
       body: z.strictObject({ call_id: z.uuid() }),
       responses: {
         200: { description: 'The final call record', schema: z.object({ id: z.uuid(), status: z.string() }).loose() },
@@ -104,7 +103,7 @@ export function callControlRoutes(ctx: ApiContext) {
       async handler({ body, auth }) {
         const call = await requireCall(body.call_id);
         if (call.provider && auth.role !== 'admin') throw forbidden('Only an administrator may hang up a phone call');
-        await hangupProviderCall(ctx, call);
+        // A phone call's workflow hangs the provider's call up as it ends (hangupProviderCall).
         await endCall(deps, body.call_id, 'user_ended').catch(asHttp);
         return { status: 200, body: await loadDetail(body.call_id) };
       },
