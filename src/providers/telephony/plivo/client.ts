@@ -9,7 +9,7 @@
  * request function built for that URL — the SDK's extension point is the request function its
  * resources take.
  */
-import plivo from 'plivo';
+import { Client } from 'plivo';
 import { CallInterface } from 'plivo/dist/resources/call';
 import { Axios } from 'plivo/dist/rest/axios';
 import { camelCaseRequestWrapper } from 'plivo/dist/rest/utils';
@@ -76,7 +76,7 @@ function callsFor(creds: PlivoCredentials): SdkCalls {
   if (!calls) {
     calls = creds.apiBaseUrl
       ? (new CallInterface(requestFor({ ...creds, apiBaseUrl: creds.apiBaseUrl })) as unknown as SdkCalls)
-      : (new plivo.Client(creds.authId, creds.authToken, { timeout: REQUEST_TIMEOUT_MS }).calls as unknown as SdkCalls);
+      : (new Client(creds.authId, creds.authToken, { timeout: REQUEST_TIMEOUT_MS }).calls as unknown as SdkCalls);
     if (clients.size >= MAX_CACHED_CLIENTS) clients.delete(clients.keys().next().value as string);
     clients.set(key, calls);
   }

@@ -10,7 +10,7 @@
  * The check itself is the SDK's (`validateV3Signature`).
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import plivo from 'plivo';
+import { validateV3Signature } from 'plivo';
 // The public-URL rebuild is vendor-neutral; it lives with the first vendor that needed it.
 import { publicRequestUrl } from '../twilio/signature';
 
@@ -50,7 +50,7 @@ export function validatePlivoSignature(
   // Surrounding blanks around the comma-separated signatures are not part of any signature.
   const signatures = signatureHeader.split(',').map((s) => s.trim()).filter(Boolean).join(',');
   try {
-    return Boolean(plivo.validateV3Signature(m, fullUrl, nonceHeader, authToken, signatures, m === 'POST' ? cleanParams(params) : {}));
+    return Boolean(validateV3Signature(m, fullUrl, nonceHeader, authToken, signatures, m === 'POST' ? cleanParams(params) : {}));
   } catch {
     return false;
   }

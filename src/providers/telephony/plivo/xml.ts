@@ -2,7 +2,7 @@
  * The Plivo XML documents we answer Plivo with, built with the SDK's XML builder (which escapes
  * attribute values and text and checks attribute names).
  */
-import plivo from 'plivo';
+import { Response } from 'plivo';
 import type { PlivoContentType } from './media-messages';
 
 /** The SDK's element builder; `addStream` exists at run time but is missing from its typings. */
@@ -14,7 +14,7 @@ interface PlivoXmlResponse {
 }
 
 function response(): PlivoXmlResponse {
-  return (plivo as unknown as { Response(): PlivoXmlResponse }).Response();
+  return (Response as unknown as () => PlivoXmlResponse)();
 }
 
 export interface StreamXmlOptions {
