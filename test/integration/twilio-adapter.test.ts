@@ -8,7 +8,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { createTwilioCall, hangupTwilioCall, twilioAdapter, type TwilioCredentials } from '../../src/providers/telephony/twilio/client';
+import { createTwilioCall, hangupTwilioCall, type TwilioCredentials } from '../../src/providers/telephony/twilio/client';
+import { twilioVendor } from '../../src/providers/telephony/twilio';
 import {
   computeTwilioSignature,
   publicRequestUrl,
@@ -24,7 +25,10 @@ import {
   parseTwilioStreamMessage,
   type TwilioStreamMessage,
 } from '../../src/providers/telephony/twilio/media-messages';
-import { TelephonyProviderError, type ProviderStatusUpdate } from '../../src/providers/telephony/types';
+import { CALL_STATUS_OF, TelephonyProviderError, type CallTransition, type StatusUpdate } from '../../src/providers/telephony/types';
+
+/** A decoded status callback with the call status it moves a call to. */
+type ProviderStatusUpdate = StatusUpdate & { transition: CallTransition | null };
 import { encodeMulaw } from '../../src/audio/g711';
 import { connectTwilioCaller, tonePcm } from '../fakes/twilio-caller';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
@@ -95,7 +99,7 @@ async function startStandIn(): Promise<StandIn> {
     const update = parseTwilioStatusCallback(req.body);
     if (!update) return void res.status(400).json({ detail: 'not a status callback' });
     const list = standIn.statusUpdates.get(req.params.callId) ?? [];
-    list.push(update);
+    list.push({ ...update, transition: update.status && CALL_STATUS_OF[update.status] });
     standIn.statusUpdates.set(req.params.callId, list);
     res.status(204).end();
   });
@@ -309,14 +313,16 @@ describe('an outbound call end to end', () => {
     await expect(hangupTwilioCall(creds, ref.sid)).resolves.toEqual({ sid: ref.sid, status: 'completed' });
   });
 
-  it('cancels a call that is still ringing (through the provider-neutral adapter): it ends canceled → no_answer', async () => {
+  it('cancels a call that is still ringing (through the provider-neutral vendor): it ends canceled → no_answer', async () => {
     fake.setOutcome({ outcome: 'answer', ringMs: 5000 }, '+15558670002');
-    const adapter = twilioAdapter(creds);
-    const { twimlUrl, ...rest } = outboundRequest('c-cancel', '+15558670002');
-    const ref = await adapter.placeCall({ ...rest, answerUrl: twimlUrl });
+    const { twimlUrl, statusCallbackUrl, to, from, timeoutSecs } = outboundRequest('c-cancel', '+15558670002');
+    const stream = { streamUrl: `${site.gatewayUrl}/media/twilio`, callId: 'c-cancel', token: 'tok' };
+    const dialed = await twilioVendor.dial(creds, { callId: 'c-cancel', to, from, answerUrl: twimlUrl!, statusUrl: statusCallbackUrl, stream, ringTimeoutSecs: timeoutSecs });
+    const ref = dialed.response;
     expect(ref.status).toBe('queued');
+    expect(dialed.providerCallId).toBe(ref.sid);
     await new Promise((r) => setTimeout(r, 100));
-    await adapter.hangup(ref.sid);
+    await twilioVendor.hangup(creds, ref.sid);
     const call = await fake.call(ref.sid)!.ended;
     expect(call.status).toBe('canceled');
     expect(site.statusUpdates.get('c-cancel')!.at(-1)).toMatchObject({ providerStatus: 'canceled', transition: 'no_answer' });

@@ -140,14 +140,18 @@ describe('status mapping', () => {
     expect(parseTwilioStatusCallback({ CallSid: CALL, CallStatus: 'completed', CallDuration: '42', SequenceNumber: '3', Duration: '1' })).toEqual({
       providerCallId: CALL,
       providerStatus: 'completed',
-      transition: 'completed',
+      status: 'completed',
       durationSecs: 42,
       sequenceNumber: 3,
     });
     expect(parseTwilioStatusCallback({ CallSid: CALL, CallStatus: 'ringing', CallDuration: '-1' })).toEqual({
       providerCallId: CALL,
       providerStatus: 'ringing',
-      transition: 'ringing',
+      status: 'ringing',
+    });
+    expect(parseTwilioStatusCallback({ CallSid: CALL, CallStatus: 'busy', SipResponseCode: '486' })).toMatchObject({
+      status: 'busy',
+      detail: { sip_response_code: '486' },
     });
     expect(parseTwilioStatusCallback({ CallStatus: 'completed' })).toBeNull();
     expect(parseTwilioStatusCallback({ CallSid: CALL, CallStatus: ['a', 'b'] })).toBeNull();

@@ -155,7 +155,7 @@ export function twilioTelephonyRoutes(ctx: ApiContext) {
       res.status(204).end();
       return;
     }
-    await rememberSid(call, update.providerCallId);
+    await rememberSid(call, update.providerCallId ?? undefined);
     const detail: Record<string, unknown> = { provider: 'twilio', provider_status: update.providerStatus, call_sid: update.providerCallId };
     if (update.sequenceNumber !== undefined) detail.sequence_number = update.sequenceNumber;
     if (update.durationSecs !== undefined) detail.duration = update.durationSecs;

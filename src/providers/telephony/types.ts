@@ -1,12 +1,62 @@
 /**
- * The provider-neutral surface of a telephony adapter: what the API needs to place and end a call
- * and to understand the provider's status callbacks, whatever the vendor. Each vendor folder
- * (twilio/, …) implements it against that vendor's real wire protocol.
+ * The telephony seam: what the platform needs from a phone company, whatever the vendor. Each
+ * vendor folder (twilio/, exotel/, plivo/) implements these interfaces against that vendor's real
+ * wire protocol, and the registries (registry.ts for the API and worker, media-registry.ts for
+ * the media gateway) list the vendors. Routes, the outbound endpoint, hang-ups and the gateway's
+ * `/media/<provider>` stream endpoint are generic and look the vendor up there; only the vendor
+ * folder knows its wire formats.
+ *
+ * Two halves, so the media gateway does not load the REST SDKs:
+ * - TelephonyVendor (this file): REST (dial, hang up), webhook authentication and parsing, and
+ *   the HTTP answer documents (connect a bidirectional stream, refuse, say and hang up).
+ * - MediaStreamProtocol (stream.ts): the media WebSocket codec.
  */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Config } from '../../config';
+import type { TelephonySettings } from '../../api/telephony/settings-store';
 import type { TelephonyProvider } from '../../shared/catalog';
+import type { TelephonyStatusSignal } from '../../../workflows/call-definitions';
 
-/** The platform's call statuses a provider status update can move a call to. */
+// ---- call statuses ---------------------------------------------------------------------------
+
+/** The platform's five call statuses, the ones a provider status can move a call to. */
 export type CallTransition = 'ringing' | 'in_progress' | 'completed' | 'no_answer' | 'failed';
+
+/**
+ * A provider status in neutral words: each vendor maps its own status words to these, in one
+ * table in its folder. Finer than the five call statuses (busy, no answer and canceled all end a
+ * call as `no_answer`) so the call_status event keeps what happened.
+ */
+export type ProviderCallStatus = TelephonyStatusSignal['status'];
+
+/** The call status each neutral provider status moves a call to (the workflow applies it). */
+export const CALL_STATUS_OF: Readonly<Record<ProviderCallStatus, CallTransition>> = Object.freeze({
+  ringing: 'ringing',
+  answered: 'in_progress',
+  completed: 'completed',
+  busy: 'no_answer',
+  no_answer: 'no_answer',
+  canceled: 'no_answer',
+  failed: 'failed',
+});
+
+export const TERMINAL_PROVIDER_STATUSES: ReadonlySet<ProviderCallStatus> = new Set(['completed', 'busy', 'no_answer', 'canceled', 'failed']);
+
+const RANK: Record<CallTransition, number> = { ringing: 0, in_progress: 1, completed: 2, no_answer: 2, failed: 2 };
+const TERMINAL = new Set<string>(['completed', 'no_answer', 'failed']);
+
+/**
+ * Whether a call in `current` status should take `next`. Providers deliver callbacks
+ * concurrently and out of order, so a status never moves backwards (in_progress → ringing) and a
+ * terminal status (completed, no_answer, failed) is final.
+ */
+export function canApplyTransition(current: string, next: CallTransition): boolean {
+  if (TERMINAL.has(current)) return false;
+  const from = RANK[current as CallTransition];
+  return from === undefined || RANK[next] > from;
+}
+
+// ---- REST --------------------------------------------------------------------------------------
 
 /** The provider's own reply to "place a call"; returned to clients as `provider_response`. */
 export interface ProviderCallRef {
@@ -14,39 +64,42 @@ export interface ProviderCallRef {
   status: string;
 }
 
-export interface PlaceCallRequest {
+/** How a call's audio reaches the media gateway: handed to the vendor in answers (and dials). */
+export interface StreamConnection {
+  /** ws(s)://<gateway>/media/<provider>, no query string (add your own parameters if the vendor allows). */
+  streamUrl: string;
+  /** Our call id and its per-call stream token; the vendor carries both to the stream's start. */
+  callId: string;
+  token: string;
+}
+
+export interface DialRequest {
+  /** Our call id (the call row and workflow exist already). */
+  callId: string;
   /** Destination, E.164. */
   to: string;
   /** Our number / caller ID, E.164. */
   from: string;
-  /** URL the provider fetches the call instructions from once the callee answers. */
+  /** {public_base_url}/telephony/<provider>/answer/<call_id>: fetched when the callee answers. */
   answerUrl: string;
-  /** URL receiving the provider's status callbacks. */
-  statusCallbackUrl: string;
+  /** {public_base_url}/telephony/<provider>/status/<call_id>: status (and hang-up) callbacks. */
+  statusUrl: string;
+  /** For vendors that take the stream on the dial request itself rather than in an answer. */
+  stream: StreamConnection;
   /** How long to let the phone ring before giving up (no_answer). */
-  timeoutSecs: number;
+  ringTimeoutSecs: number;
   /** Hard cap on the call length; the provider hangs up after it. */
   timeLimitSecs?: number;
 }
 
-export interface TelephonyAdapter {
-  readonly provider: TelephonyProvider;
-  placeCall(request: PlaceCallRequest): Promise<ProviderCallRef>;
-  /** Ends a live call (or cancels a ringing one). Ending a call that already ended is not an error. */
-  hangup(providerCallId: string): Promise<ProviderCallRef>;
-}
-
-/** One status callback, decoded: which call, what the provider said, and what it means for us. */
-export interface ProviderStatusUpdate {
+export interface DialResult {
+  /**
+   * The id the provider's callbacks and hang-up use (stored as the call's provider_call_sid).
+   * A vendor whose dial answer only has a request id returns that; a callback carrying the real
+   * call id replaces it (see StatusUpdate.providerCallId).
+   */
   providerCallId: string;
-  /** The provider's own status word (e.g. Twilio `no-answer`), kept for the call_status event. */
-  providerStatus: string;
-  /** null when the update does not move the call (unknown status). */
-  transition: CallTransition | null;
-  /** Seconds the call was connected, on terminal updates. */
-  durationSecs?: number;
-  /** Provider's ordering counter; callbacks may arrive out of order. */
-  sequenceNumber?: number;
+  response: ProviderCallRef;
 }
 
 /**
@@ -74,16 +127,117 @@ export class TelephonyProviderError extends Error {
   }
 }
 
-const RANK: Record<CallTransition, number> = { ringing: 0, in_progress: 1, completed: 2, no_answer: 2, failed: 2 };
-const TERMINAL = new Set<string>(['completed', 'no_answer', 'failed']);
+/** The stored settings lack what a provider request needs; `missing` names the settings fields. */
+export class TelephonyNotConfigured extends Error {
+  constructor(
+    readonly provider: TelephonyProvider,
+    readonly label: string,
+    readonly missing: string[],
+  ) {
+    super(`${label} is not configured: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set (PUT /api/settings/telephony)`);
+  }
+}
 
-/**
- * Whether a call in `current` status should take `next`. Providers deliver callbacks
- * concurrently and out of order, so a status never moves backwards (in_progress → ringing) and a
- * terminal status (completed, no_answer, failed) is final.
- */
-export function canApplyTransition(current: string, next: CallTransition): boolean {
-  if (TERMINAL.has(current)) return false;
-  const from = RANK[current as CallTransition];
-  return from === undefined || RANK[next] > from;
+// ---- webhooks ----------------------------------------------------------------------------------
+
+/** The parts of an HTTP request from the provider that vendors read (structural: no Express here). */
+export interface WebhookRequest {
+  method: string;
+  /** Path and query as received (Express `req.originalUrl`). */
+  originalUrl: string;
+  headers: IncomingHttpHeaders;
+  /** Parsed body: form fields (urlencoded) or a JSON object; {} when there is none. */
+  body: Record<string, unknown>;
+  query: Record<string, unknown>;
+}
+
+export interface WebhookAuthContext {
+  settings: TelephonySettings;
+  /** public_base_url (or PUBLIC_BASE_URL), no trailing slash: the URLs the provider was given start with it. */
+  publicBaseUrl: string;
+}
+
+/** ok, or a refusal answered 403 `{detail}` (logged with `log`, e.g. the URL a signature was checked against). */
+export type WebhookVerdict = { ok: true } | { ok: false; detail: string; log?: Record<string, unknown> };
+
+/** A webhook with missing or malformed fields: answered `status` `{detail}` (never a 500). */
+export class WebhookInputError extends Error {
+  constructor(
+    readonly status: 400 | 422,
+    readonly detail: string,
+  ) {
+    super(detail);
+  }
+}
+
+/** An incoming call, from the vendor's inbound webhook; numbers validated by the vendor. */
+export interface InboundCall {
+  /** The provider's id of the call: a replayed webhook with the same id creates no second call. */
+  providerCallId: string;
+  /** The caller: E.164, or the vendor's word for a hidden number (e.g. `anonymous`). */
+  from: string;
+  /** The number called, E.164 (looked up in the telephony endpoints). */
+  to: string;
+}
+
+/** One status callback, decoded. */
+export interface StatusUpdate {
+  /** The provider's call id when the callback carries one (finds inbound calls; replaces a request id). */
+  providerCallId: string | null;
+  /** The vendor's own status word, kept in the call_status event (`provider_status`). */
+  providerStatus: string;
+  /** null: a status the vendor does not define (logged and ignored). */
+  status: ProviderCallStatus | null;
+  /** Seconds the call was connected, on terminal updates. */
+  durationSecs?: number;
+  /** The provider's ordering counter; callbacks may arrive out of order. */
+  sequenceNumber?: number;
+  /** Extra fields for the call_status event (sip_response_code, hangup_cause, error…), snake_case. */
+  detail?: Record<string, unknown>;
+}
+
+/** A whole HTTP answer to the provider (TwiML, Plivo XML, Exotel JSON…). */
+export interface HttpAnswer {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+export interface VendorWebhooks {
+  /**
+   * Is this request from the provider? Signature (Twilio, Plivo) or whatever the vendor offers.
+   * Called first on every webhook; a refusal is answered 403 `{detail}`.
+   */
+  verify(req: WebhookRequest, ctx: WebhookAuthContext): WebhookVerdict;
+  /** The inbound-call webhook's fields; throws WebhookInputError (no call id → 400, bad numbers → 422). */
+  inboundCall(req: WebhookRequest): InboundCall;
+  /** A status (or hang-up) callback; null when the request is not one (answered 204, ignored). */
+  statusUpdate(req: WebhookRequest): StatusUpdate | null;
+  /** The provider's call id in any webhook (e.g. the answer fetch of an outbound call), if present. */
+  providerCallId(req: WebhookRequest): string | null;
+  /** The answer that connects the call's audio to the media gateway (a bidirectional stream). */
+  connect(stream: StreamConnection): HttpAnswer;
+  /** Refuse an incoming call without answering it (unknown agent, inactive number). */
+  reject(): HttpAnswer;
+  /** Answer, say `text` with the vendor's own TTS, hang up (busy, unavailable, call gone). */
+  sayAndHangup(text: string): HttpAnswer;
+}
+
+/** A phone company. `C` is its REST credentials, built from the stored settings. */
+export interface TelephonyVendor<C = unknown> {
+  readonly name: TelephonyProvider;
+  /** For messages: "Twilio". */
+  readonly label: string;
+  /** Settings fields the credentials come from, named in "check your credentials" errors. */
+  readonly credentialFields: readonly string[];
+  /** REST credentials from the stored settings; throws TelephonyNotConfigured naming what is missing. */
+  credentials(settings: TelephonySettings, config: Config): C;
+  /** Places an outbound call; throws TelephonyProviderError. */
+  dial(creds: C, req: DialRequest): Promise<DialResult>;
+  /**
+   * Ends a live call or cancels a ringing one. A call that already ended is success, not an
+   * error (the platform hangs up defensively whenever a call ends on its side).
+   */
+  hangup(creds: C, providerCallId: string): Promise<void>;
+  readonly webhooks: VendorWebhooks;
 }

@@ -4,7 +4,7 @@
  * fake (test/fakes/twilio-server.ts), which is reached by pointing `apiBaseUrl` at it.
  */
 import twilio from 'twilio';
-import { TelephonyProviderError, type ProviderCallRef, type ProviderErrorKind, type TelephonyAdapter } from '../types';
+import { TelephonyProviderError, type ProviderCallRef, type ProviderErrorKind } from '../types';
 
 export interface TwilioCredentials {
   accountSid: string;
@@ -142,21 +142,4 @@ export function toProviderError(err: unknown): TelephonyProviderError {
   const e = err as { code?: string; message?: string };
   const reason = e?.code ?? e?.message ?? String(err);
   return new TelephonyProviderError('twilio', 'unavailable', `Twilio could not be reached: ${reason}`);
-}
-
-/** The provider-neutral adapter over the functions above. */
-export function twilioAdapter(creds: TwilioCredentials): TelephonyAdapter {
-  return {
-    provider: 'twilio',
-    placeCall: (req) =>
-      createTwilioCall(creds, {
-        to: req.to,
-        from: req.from,
-        twimlUrl: req.answerUrl,
-        statusCallbackUrl: req.statusCallbackUrl,
-        timeoutSecs: req.timeoutSecs,
-        timeLimitSecs: req.timeLimitSecs,
-      }),
-    hangup: (callSid) => hangupTwilioCall(creds, callSid),
-  };
 }

@@ -6,6 +6,7 @@
  * The parser never throws: the gateway reads untrusted bytes and must survive any of them, so
  * malformed input comes back as a typed error the caller can log and skip.
  */
+import { BASE64, base64Of, messageText } from '../stream-support';
 
 export interface TwilioConnectedMessage {
   event: 'connected';
@@ -21,7 +22,7 @@ export interface TwilioMediaFormat {
 
 export interface TwilioStartMessage {
   event: 'start';
-  sequenceNumber: string;
+  sequenceNumber?: string;
   streamSid: string;
   start: {
     accountSid: string;
@@ -35,7 +36,7 @@ export interface TwilioStartMessage {
 
 export interface TwilioMediaMessage {
   event: 'media';
-  sequenceNumber: string;
+  sequenceNumber?: string;
   streamSid: string;
   media: {
     track: string;
@@ -49,7 +50,7 @@ export interface TwilioMediaMessage {
 
 export interface TwilioDtmfMessage {
   event: 'dtmf';
-  sequenceNumber: string;
+  sequenceNumber?: string;
   streamSid: string;
   dtmf: { track: string; digit: string };
 }
@@ -57,14 +58,14 @@ export interface TwilioDtmfMessage {
 /** Echo of a mark we sent: the audio queued before it has played (or a `clear` dropped it). */
 export interface TwilioMarkMessage {
   event: 'mark';
-  sequenceNumber: string;
+  sequenceNumber?: string;
   streamSid: string;
   mark: { name: string };
 }
 
 export interface TwilioStopMessage {
   event: 'stop';
-  sequenceNumber: string;
+  sequenceNumber?: string;
   streamSid: string;
   stop: { accountSid: string; callSid: string };
 }
@@ -91,7 +92,6 @@ export type TwilioParseResult =
 export const MAX_TWILIO_MESSAGE_CHARS = 64 * 1024;
 
 const DIGITS = /^\d+$/;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const DTMF_DIGIT = /^[0-9*#A-Da-dw]$/;
 
 class Invalid extends Error {}
@@ -113,6 +113,11 @@ function nonEmpty(o: Obj, key: string, field: string): string {
   const v = str(o, key, field);
   if (v === '') throw new Invalid(`${field}.${key}: must not be empty`);
   return v;
+}
+
+/** Twilio numbers its messages, but nothing here depends on it: absent is fine, malformed is not. */
+function optionalDigits(o: Obj, key: string, field: string): string | undefined {
+  return o[key] === undefined ? undefined : digits(o, key, field);
 }
 
 function digits(o: Obj, key: string, field: string): string {
@@ -142,7 +147,7 @@ function parseStart(m: Obj): TwilioStartMessage {
   const f = obj(s.mediaFormat, 'start.mediaFormat');
   return {
     event: 'start',
-    sequenceNumber: digits(m, 'sequenceNumber', 'message'),
+    sequenceNumber: optionalDigits(m, 'sequenceNumber', 'message'),
     streamSid: nonEmpty(m, 'streamSid', 'message'),
     start: {
       accountSid: nonEmpty(s, 'accountSid', 'start'),
@@ -165,7 +170,7 @@ function parseMedia(m: Obj): TwilioMediaMessage {
   if (!BASE64.test(payload)) throw new Invalid('media.payload: expected base64');
   return {
     event: 'media',
-    sequenceNumber: digits(m, 'sequenceNumber', 'message'),
+    sequenceNumber: optionalDigits(m, 'sequenceNumber', 'message'),
     streamSid: nonEmpty(m, 'streamSid', 'message'),
     media: {
       // Older streams omit the track on single-track media; inbound is the only one we ask for.
@@ -193,7 +198,7 @@ function parseObject(m: Obj): TwilioStreamMessage {
       if (!DTMF_DIGIT.test(digit)) throw new Invalid('dtmf.digit: expected one DTMF digit');
       return {
         event,
-        sequenceNumber: digits(m, 'sequenceNumber', 'message'),
+        sequenceNumber: optionalDigits(m, 'sequenceNumber', 'message'),
         streamSid: nonEmpty(m, 'streamSid', 'message'),
         dtmf: { track: d.track === undefined ? 'inbound_track' : str(d, 'track', 'dtmf'), digit },
       };
@@ -202,7 +207,7 @@ function parseObject(m: Obj): TwilioStreamMessage {
       const k = obj(m.mark, 'mark');
       return {
         event,
-        sequenceNumber: digits(m, 'sequenceNumber', 'message'),
+        sequenceNumber: optionalDigits(m, 'sequenceNumber', 'message'),
         streamSid: nonEmpty(m, 'streamSid', 'message'),
         mark: { name: str(k, 'name', 'mark') },
       };
@@ -211,7 +216,7 @@ function parseObject(m: Obj): TwilioStreamMessage {
       const s = obj(m.stop, 'stop');
       return {
         event,
-        sequenceNumber: digits(m, 'sequenceNumber', 'message'),
+        sequenceNumber: optionalDigits(m, 'sequenceNumber', 'message'),
         streamSid: nonEmpty(m, 'streamSid', 'message'),
         stop: { accountSid: str(s, 'accountSid', 'stop'), callSid: str(s, 'callSid', 'stop') },
       };
@@ -223,18 +228,14 @@ function parseObject(m: Obj): TwilioStreamMessage {
 
 class UnknownEvent extends Error {}
 
-/** Text of a `ws` message (string, Buffer, Buffer[] or ArrayBuffer); null for anything else. */
-function textOf(data: unknown): string | null {
-  if (typeof data === 'string') return data;
-  if (Buffer.isBuffer(data)) return data.toString('utf8');
-  if (Array.isArray(data) && data.every((d) => Buffer.isBuffer(d))) return Buffer.concat(data).toString('utf8');
-  if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
-  return null;
-}
-
 /** Parses one WebSocket message from Twilio. Never throws. */
 export function parseTwilioStreamMessage(data: unknown): TwilioParseResult {
-  const text = textOf(data);
+  let text: string | null;
+  try {
+    text = messageText(data);
+  } catch {
+    text = null;
+  }
   if (text === null) return { ok: false, code: 'invalid_message', error: 'message is not text' };
   if (text.length > MAX_TWILIO_MESSAGE_CHARS) {
     return { ok: false, code: 'too_large', error: `message of ${text.length} characters exceeds ${MAX_TWILIO_MESSAGE_CHARS}` };
@@ -279,8 +280,7 @@ export type TwilioOutboundMessage = TwilioOutboundMedia | TwilioOutboundMark | T
 
 /** Audio for the caller: raw mu-law 8 kHz, queued and played in order (send 20 ms = 160 bytes). */
 export function mediaMessage(streamSid: string, mulaw: Uint8Array): string {
-  const payload = Buffer.from(mulaw.buffer, mulaw.byteOffset, mulaw.byteLength).toString('base64');
-  return JSON.stringify({ event: 'media', streamSid, media: { payload } } satisfies TwilioOutboundMedia);
+  return JSON.stringify({ event: 'media', streamSid, media: { payload: base64Of(mulaw) } } satisfies TwilioOutboundMedia);
 }
 
 /** Twilio echoes the mark once all audio sent before it has played. */
