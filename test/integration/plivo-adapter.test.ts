@@ -20,10 +20,10 @@ import {
   type PlivoStreamMessage,
 } from '../../src/providers/telephony/plivo/media-messages';
 import { validatePlivoHttpRequest } from '../../src/providers/telephony/plivo/signature';
-import { parsePlivoCallback, type PlivoStatusUpdate } from '../../src/providers/telephony/plivo/status';
+import { parsePlivoCallback } from '../../src/providers/telephony/plivo/status';
 import { plivoStreamCredentials, plivoStreamExtraHeaders } from '../../src/providers/telephony/plivo/stream-auth';
 import { rejectXml, speakAndHangupXml, streamXml } from '../../src/providers/telephony/plivo/xml';
-import { TelephonyProviderError } from '../../src/providers/telephony/types';
+import { TelephonyProviderError, type StatusUpdate } from '../../src/providers/telephony/types';
 import { startFakePlivo, type FakePlivo } from '../fakes/plivo-server';
 
 const AUTH_ID = 'MAODUZYTQ0Y2FMYJBLOW';
@@ -34,7 +34,7 @@ const CALL_ID = '6f1c2d3e-4a5b-4c6d-8e7f-0123456789ab';
 interface StandIn {
   publicBaseUrl: string;
   gatewayUrl: string;
-  updates: Map<string, PlivoStatusUpdate[]>;
+  updates: Map<string, StatusUpdate[]>;
   rejected: string[];
   streams: Array<{ messages: PlivoStreamMessage[]; parseErrors: string[]; closedAtMs?: number; ws: WebSocket }>;
   contentType: PlivoContentType;
@@ -186,26 +186,26 @@ describe('Plivo REST through the SDK', () => {
     expect(site.rejected).toEqual([]);
     // The callbacks carry the call's own UUID, which differs from the request's.
     const updates = site.updates.get('out-1')!;
-    expect(updates.map((u) => [u.providerStatus, u.transition])).toEqual([
+    expect(updates.map((u) => [u.providerStatus, u.status])).toEqual([
       ['ringing', 'ringing'],
-      ['in-progress', 'in_progress'],
+      ['in-progress', 'answered'],
       ['completed', 'completed'],
     ]);
     expect(new Set(updates.map((u) => u.providerCallId))).toEqual(new Set([call.callUuid]));
     expect(call.callUuid).not.toBe(ref.sid);
-    expect(updates[2]).toMatchObject({ requestUuid: ref.sid, hangupCause: 'NORMAL_CLEARING', durationSecs: expect.any(Number) });
+    expect(updates[2]).toMatchObject({ durationSecs: expect.any(Number), detail: { request_uuid: ref.sid, hangup_cause: 'NORMAL_CLEARING' } });
   });
 
   it.each([
-    ['busy', 'busy', 'USER_BUSY', 'no_answer'],
+    ['busy', 'busy', 'USER_BUSY', 'busy'],
     ['no-answer', 'no-answer', 'NO_ANSWER', 'no_answer'],
     ['failed', 'failed', 'UNALLOCATED_NUMBER', 'failed'],
-  ] as const)('reports a %s outcome on the hangup URL', async (outcome, status, cause, transition) => {
+  ] as const)('reports a %s outcome on the hangup URL', async (outcome, providerStatus, cause, status) => {
     fake.setOutcome(outcome);
     const id = `out-${outcome}`;
     const ref = await place(id);
     await fake.callByRequest(ref.sid)!.ended;
-    expect(site.updates.get(id)!.at(-1)).toMatchObject({ providerStatus: status, hangupCause: cause, transition });
+    expect(site.updates.get(id)!.at(-1)).toMatchObject({ providerStatus, status, detail: { hangup_cause: cause } });
   });
 
   it('cancels a ringing call by its request and hangs up a live call by its UUID', async () => {
@@ -213,7 +213,7 @@ describe('Plivo REST through the SDK', () => {
     const ringing = await place('out-cancel');
     await hangupPlivoCall(creds, ringing.sid);
     await fake.callByRequest(ringing.sid)!.ended;
-    expect(site.updates.get('out-cancel')!.at(-1)).toMatchObject({ providerStatus: 'cancel', transition: 'no_answer', hangupCause: 'ORIGINATOR_CANCEL' });
+    expect(site.updates.get('out-cancel')!.at(-1)).toMatchObject({ providerStatus: 'cancel', status: 'canceled', detail: { hangup_cause: 'ORIGINATOR_CANCEL' } });
     expect(fake.requests.filter((r) => r.method === 'DELETE').map((r) => [r.path, r.status])).toEqual([
       [`/v1/Account/${AUTH_ID}/Call/${ringing.sid}/`, 404],
       [`/v1/Account/${AUTH_ID}/Request/${ringing.sid}/`, 204],

@@ -23,6 +23,9 @@ import { parsePlivoCallback, plivoStatusTransition } from '../../src/providers/t
 import { plivoStreamCredentials, plivoStreamExtraHeaders } from '../../src/providers/telephony/plivo/stream-auth';
 import { rejectXml, speakAndHangupXml, streamXml } from '../../src/providers/telephony/plivo/xml';
 import { streamToken, verifyStreamToken } from '../../src/gateway/stream-token';
+import { encodeMulaw } from '../../src/audio/g711';
+import { plivoVendor } from '../../src/providers/telephony/plivo';
+import { plivoMedia } from '../../src/providers/telephony/plivo/media';
 import { plivoSignatureV3 } from '../fakes/plivo-server';
 import { parseXml } from '../fakes/twilio-twiml';
 
@@ -189,10 +192,17 @@ describe('Plivo statuses', () => {
 
   it('parses a hangup callback', () => {
     expect(
-      parsePlivoCallback({ CallUUID: 'c-1', RequestUUID: 'r-1', CallStatus: 'busy', HangupCause: 'USER_BUSY', Duration: '0', Event: 'Hangup' }),
-    ).toEqual({ providerCallId: 'c-1', providerStatus: 'busy', transition: 'no_answer', durationSecs: 0, requestUuid: 'r-1', hangupCause: 'USER_BUSY', event: 'Hangup' });
+      parsePlivoCallback({ CallUUID: 'c-1', RequestUUID: 'r-1', CallStatus: 'busy', HangupCause: 'USER_BUSY', Duration: '0', BillDuration: '0', Event: 'Hangup' }),
+    ).toEqual({
+      providerCallId: 'c-1',
+      providerStatus: 'busy',
+      status: 'busy',
+      durationSecs: 0,
+      detail: { request_uuid: 'r-1', hangup_cause: 'USER_BUSY', plivo_event: 'Hangup', bill_duration: 0 },
+    });
     expect(parsePlivoCallback({ CallStatus: 'busy' })).toBeNull();
-    expect(parsePlivoCallback({ CallUUID: 'c-1', CallStatus: 'completed', Duration: 'long' })).toEqual({ providerCallId: 'c-1', providerStatus: 'completed', transition: 'completed' });
+    expect(parsePlivoCallback({ Event: 'StartStream', StreamID: 's-1' })).toBeNull();
+    expect(parsePlivoCallback({ CallUUID: 'c-1', CallStatus: 'completed', Duration: 'long' })).toEqual({ providerCallId: 'c-1', providerStatus: 'completed', status: 'completed' });
   });
 });
 
@@ -261,5 +271,99 @@ describe('X-Plivo-Signature-V3', () => {
     };
     expect(validatePlivoHttpRequest(req, { authToken: token, publicBaseUrl: 'https://voice.example.com' })).toBe(true);
     expect(validatePlivoHttpRequest(req, { authToken: token, publicBaseUrl: 'http://127.0.0.1:8000' })).toBe(false);
+  });
+});
+
+describe('Plivo media codec (neutral events)', () => {
+  const secret = 'jwt-secret-for-tests';
+  const callId = '6f1c2d3e-4a5b-4c6d-8e7f-0123456789ab';
+  const token = streamToken(secret, callId);
+  const startOf = (encoding: string, sampleRate: number, extra = plivoStreamExtraHeaders(callId, token)) =>
+    Buffer.from(JSON.stringify({ ...real.start, start: { ...real.start.start, mediaFormat: { encoding, sampleRate } }, extra_headers: extra }));
+  const mediaOf = (payload: Buffer, streamId = STREAM) => Buffer.from(JSON.stringify({ ...real.media, streamId, media: { ...real.media.media, payload: payload.toString('base64') } }));
+
+  it('starts with the stream format and our credentials, then decodes audio once to PCM', () => {
+    const codec = plivoMedia.open({ url: new URL('ws://x/media/plivo'), headers: {}, remoteAddress: '127.0.0.1' });
+    expect(codec.decode(startOf('audio/x-mulaw', 8000), false)).toEqual({
+      type: 'start',
+      start: { streamId: STREAM, providerCallId: CALL, callId, token, format: MULAW_8K },
+    });
+    const audio = codec.decode(mediaOf(encodeMulaw(Int16Array.from([1000, -1000, 0]))), false);
+    expect(audio.type).toBe('audio');
+    if (audio.type === 'audio') expect(Array.from(audio.pcm).map((s) => Math.sign(s))).toEqual([1, -1, 0]);
+    expect(codec.decode(Buffer.from(JSON.stringify(real.playedStream)), false)).toEqual({ type: 'mark', name: 'utt-1' });
+    expect(codec.decode(Buffer.from(JSON.stringify(real.clearedAudio)), false)).toEqual({ type: 'cleared' });
+    expect(codec.decode(Buffer.from(JSON.stringify(real.dtmf)), false)).toEqual({ type: 'dtmf', digit: '5' });
+    expect(JSON.parse(codec.media(Buffer.from([1, 2])))).toEqual({ event: 'playAudio', media: { contentType: 'audio/x-mulaw', sampleRate: 8000, payload: 'AQI=' } });
+    expect(JSON.parse(codec.mark('m1'))).toEqual({ event: 'checkpoint', streamId: STREAM, name: 'm1' });
+    expect(JSON.parse(codec.clear())).toEqual({ event: 'clearAudio', streamId: STREAM });
+  });
+
+  it('speaks L16 at 16 kHz when the stream is L16', () => {
+    const codec = plivoMedia.open({ url: new URL('ws://x/media/plivo'), headers: {}, remoteAddress: '127.0.0.1' });
+    expect(codec.decode(startOf('audio/x-l16', 16000), false)).toMatchObject({ type: 'start', start: { format: PCM16_16K } });
+    const samples = Int16Array.from([1234, -4321]);
+    const audio = codec.decode(mediaOf(Buffer.from(samples.buffer)), false);
+    expect(audio.type === 'audio' && Array.from(audio.pcm)).toEqual([1234, -4321]);
+    // An odd number of bytes is not L16 audio.
+    expect(codec.decode(mediaOf(Buffer.from([1, 2, 3])), false)).toMatchObject({ type: 'invalid' });
+    expect(JSON.parse(codec.media(Buffer.from(samples.buffer))).media).toMatchObject({ contentType: 'audio/x-l16', sampleRate: 16000 });
+  });
+
+  it('reports bad or out-of-place messages without throwing, and refuses formats it cannot play', () => {
+    const codec = plivoMedia.open({ url: new URL('ws://x/media/plivo'), headers: {}, remoteAddress: '127.0.0.1' });
+    expect(codec.decode(mediaOf(Buffer.alloc(160, 0xff)), false)).toMatchObject({ type: 'invalid', error: expect.stringMatching(/before start/) });
+    expect(codec.decode(Buffer.from('{"event":"sendDTMF"}'), false)).toMatchObject({ type: 'ignored' });
+    expect(codec.decode(Buffer.from([1, 2, 3]), true)).toMatchObject({ type: 'invalid' });
+    expect(codec.decode(startOf('audio/x-mulaw', 8000, ''), false)).toMatchObject({ type: 'start', start: { callId: null, token: null } });
+    expect(codec.decode(startOf('audio/x-mulaw', 8000), false)).toMatchObject({ type: 'invalid', error: 'a second start message' });
+    expect(codec.decode(mediaOf(Buffer.alloc(160, 0xff), 'another-stream'), false)).toMatchObject({ type: 'invalid', error: expect.stringMatching(/another stream/) });
+    expect(codec.decode(Buffer.from(JSON.stringify({ ...real.media, media: { ...real.media.media, track: 'outbound' } })), false)).toMatchObject({ type: 'ignored' });
+    for (const garbage of ['', '{', 'null', '{"event":"media"}', '{"event":"playedStream","streamId":"x"}']) {
+      expect(() => codec.decode(Buffer.from(garbage), false)).not.toThrow();
+      expect(codec.decode(Buffer.from(garbage), false).type).toBe('invalid');
+    }
+    const other = plivoMedia.open({ url: new URL('ws://x/media/plivo'), headers: {}, remoteAddress: '127.0.0.1' });
+    expect(other.decode(startOf('audio/x-mulaw', 16000), false)).toMatchObject({ type: 'refused' });
+  });
+});
+
+describe('Plivo webhooks (neutral)', () => {
+  const settings = { plivo: { auth_token: 'tok' } } as never;
+  it('reads an incoming call, turning Plivo’s digits into E.164', () => {
+    const req = (body: Record<string, unknown>) => ({ method: 'POST', originalUrl: '/x', headers: {}, body, query: {} });
+    expect(plivoVendor.webhooks.inboundCall(req({ CallUUID: CALL, From: '919876543210', To: '14155550100' }))).toEqual({
+      providerCallId: CALL,
+      from: '+919876543210',
+      to: '+14155550100',
+    });
+    expect(plivoVendor.webhooks.inboundCall(req({ CallUUID: CALL, From: '', To: '14155550100' })).from).toBe('anonymous');
+    expect(() => plivoVendor.webhooks.inboundCall(req({ From: '1', To: '14155550100' }))).toThrow(/CallUUID is missing/);
+    expect(() => plivoVendor.webhooks.inboundCall(req({ CallUUID: CALL, From: '919876543210', To: 'x' }))).toThrow(/E.164/);
+    expect(plivoVendor.webhooks.providerCallId(req({ CallUUID: CALL }))).toBe(CALL);
+    expect(plivoVendor.webhooks.providerCallId(req({ CallUUID: 'nope' }))).toBeNull();
+  });
+
+  it('refuses requests without a signature, a nonce, or a stored token, saying which', () => {
+    const req = (headers: Record<string, string>) => ({ method: 'POST', originalUrl: '/telephony/plivo/status', headers, body: {}, query: {} });
+    const ctx = { settings, publicBaseUrl: 'https://voice.example.com' };
+    expect(plivoVendor.webhooks.verify(req({}), ctx)).toEqual({ ok: false, detail: 'Missing X-Plivo-Signature-V3' });
+    expect(plivoVendor.webhooks.verify(req({ 'x-plivo-signature-v3': 'abc' }), ctx)).toEqual({ ok: false, detail: 'Missing X-Plivo-Signature-V3-Nonce' });
+    expect(plivoVendor.webhooks.verify(req({ 'x-plivo-signature-v3': 'abc', 'x-plivo-signature-v3-nonce': '1' }), ctx)).toMatchObject({ ok: false, detail: 'Invalid X-Plivo-Signature-V3' });
+    expect(plivoVendor.webhooks.verify(req({}), { ...ctx, settings: { plivo: {} } as never })).toMatchObject({ ok: false, detail: expect.stringMatching(/not configured/) });
+    const nonce = '12345';
+    const good = plivoSignatureV3('tok', 'POST', 'https://voice.example.com/telephony/plivo/status', {}, nonce);
+    expect(plivoVendor.webhooks.verify(req({ 'x-plivo-signature-v3': good, 'x-plivo-signature-v3-nonce': nonce }), ctx)).toEqual({ ok: true });
+  });
+
+  it('connects the stream with the credentials, and refuses or speaks in Plivo XML', () => {
+    const token = streamToken('s', '6f1c2d3e-4a5b-4c6d-8e7f-0123456789ab');
+    const answer = plivoVendor.webhooks.connect({ streamUrl: 'wss://voice.example.com/media/plivo', callId: '6f1c2d3e-4a5b-4c6d-8e7f-0123456789ab', token });
+    expect(answer).toMatchObject({ status: 200, contentType: 'text/xml' });
+    const stream = parseXml(answer.body).children[0];
+    expect(stream.attrs).toMatchObject({ contentType: DEFAULT_PLIVO_CONTENT_TYPE, bidirectional: 'true', keepCallAlive: 'true' });
+    expect(plivoStreamCredentials(parseExtraHeaders(stream.attrs.extraHeaders))).toEqual({ callId: '6f1c2d3e-4a5b-4c6d-8e7f-0123456789ab', token });
+    expect(parseXml(plivoVendor.webhooks.reject().body).children[0].name).toBe('Hangup');
+    expect(parseXml(plivoVendor.webhooks.sayAndHangup('Bye.').body).children.map((c) => c.name)).toEqual(['Speak', 'Hangup']);
   });
 });

@@ -1,77 +1,77 @@
 /**
- * Plivo call statuses → the platform's call statuses.
+ * Plivo call statuses → neutral provider statuses (→ the platform's call statuses, through
+ * CALL_STATUS_OF). The one place Plivo's status words are mapped.
  *
- * | Plivo `CallStatus`         | platform      | why                                                  |
- * |----------------------------|---------------|------------------------------------------------------|
- * | `queued`, `ringing`        | `ringing`     | dialing; nobody has answered yet                     |
- * | `in-progress`              | `in_progress` | the callee picked up (the answer URL is being asked) |
- * | `completed`                | `completed`   | an answered call ended (either side hung up)         |
- * | `busy`                     | `no_answer`   | the line was busy: never answered                    |
- * | `no-answer`, `timeout`     | `no_answer`   | rang unanswered (`timeout`: our ring_timeout)        |
- * | `cancel`                   | `no_answer`   | canceled by us while queued or ringing               |
- * | `failed`                   | `failed`      | Plivo could not place the call                       |
+ * | Plivo `CallStatus`   | neutral     | call status   | why                                           |
+ * |----------------------|-------------|---------------|-----------------------------------------------|
+ * | `queued`, `ringing`  | `ringing`   | `ringing`     | dialing; nobody has answered yet              |
+ * | `in-progress`        | `answered`  | `in_progress` | the callee picked up (answer URL requested)   |
+ * | `completed`          | `completed` | `completed`   | an answered call ended (either side hung up)  |
+ * | `busy`               | `busy`      | `no_answer`   | the line was busy: never answered             |
+ * | `no-answer`          | `no_answer` | `no_answer`   | the callee did not pick up                    |
+ * | `timeout`            | `no_answer` | `no_answer`   | rang for `ring_timeout` seconds               |
+ * | `cancel`             | `canceled`  | `no_answer`   | canceled by us while queued or ringing        |
+ * | `failed`             | `failed`    | `failed`      | Plivo could not place the call                |
  *
  * Plivo reports these on the ring URL (`ringing`), the answer URL (`in-progress` outbound,
  * `ringing` inbound) and the hangup URL (the final status, with `HangupCause`, `Duration`,
- * `BillDuration`). Anything else maps to null (recorded, no transition).
+ * `BillDuration`). Anything else maps to null (ignored).
  */
-import type { CallTransition, ProviderStatusUpdate } from '../types';
+import { CALL_STATUS_OF, type CallTransition, type ProviderCallStatus, type StatusUpdate } from '../types';
+import { countField, field } from '../webhook-fields';
 
-const TRANSITIONS: Record<string, CallTransition> = {
+export const PLIVO_CALL_STATUSES = ['queued', 'ringing', 'in-progress', 'completed', 'busy', 'no-answer', 'timeout', 'cancel', 'failed'] as const;
+export type PlivoCallStatus = (typeof PLIVO_CALL_STATUSES)[number];
+
+const NEUTRAL: Record<PlivoCallStatus, ProviderCallStatus> = {
   queued: 'ringing',
   ringing: 'ringing',
-  'in-progress': 'in_progress',
+  'in-progress': 'answered',
   completed: 'completed',
-  busy: 'no_answer',
+  busy: 'busy',
   'no-answer': 'no_answer',
   timeout: 'no_answer',
-  cancel: 'no_answer',
-  canceled: 'no_answer',
+  cancel: 'canceled',
   failed: 'failed',
 };
 
+export function plivoNeutralStatus(callStatus: string): ProviderCallStatus | null {
+  return Object.hasOwn(NEUTRAL, callStatus) ? NEUTRAL[callStatus as PlivoCallStatus] : null;
+}
+
+/** The platform call status a Plivo CallStatus moves a call to; null for a word Plivo does not define. */
 export function plivoStatusTransition(callStatus: string): CallTransition | null {
-  return Object.hasOwn(TRANSITIONS, callStatus) ? TRANSITIONS[callStatus] : null;
+  const neutral = plivoNeutralStatus(callStatus);
+  return neutral === null ? null : CALL_STATUS_OF[neutral];
 }
 
-export function isTerminalPlivoStatus(callStatus: string): boolean {
-  const t = plivoStatusTransition(callStatus);
-  return t === 'completed' || t === 'no_answer' || t === 'failed';
-}
-
-function nonNegativeInt(value: unknown): number | undefined {
-  return typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : undefined;
-}
-
-/** A decoded Plivo callback: the neutral update plus Plivo's own words for the call_status event. */
-export interface PlivoStatusUpdate extends ProviderStatusUpdate {
-  /** `RequestUUID` of an outbound call placed through the API (differs from `CallUUID`). */
-  requestUuid?: string;
-  /** `HangupCause` on the hangup URL, e.g. `NORMAL_CLEARING`, `USER_BUSY`. */
-  hangupCause?: string;
-  /** `Event`: `Ring`, `StartApp`, `Hangup`, … */
-  event?: string;
-}
+const DETAIL_FIELDS = [
+  ['HangupCause', 'hangup_cause'],
+  ['HangupSource', 'hangup_source'],
+  ['RequestUUID', 'request_uuid'],
+  ['Event', 'plivo_event'],
+] as const;
 
 /**
  * Decodes the form parameters of a Plivo call callback (ring, answer or hangup URL): `CallUUID`,
- * `CallStatus`, `Duration`, `HangupCause`, `RequestUUID`, `Event`. Returns null when `CallUUID` or
- * `CallStatus` is missing — not a call callback. Check the signature first.
+ * `CallStatus`, `Duration`, `BillDuration`, `HangupCause`, `HangupSource`, `RequestUUID`, `Event`.
+ * Returns null when `CallUUID` or `CallStatus` is missing — not a call callback (e.g. a stream
+ * status callback). Check the signature first.
  */
-export function parsePlivoCallback(params: Record<string, unknown>): PlivoStatusUpdate | null {
-  const callUuid = params.CallUUID;
-  const callStatus = params.CallStatus;
-  if (typeof callUuid !== 'string' || callUuid === '' || typeof callStatus !== 'string' || callStatus === '') return null;
-  const update: PlivoStatusUpdate = {
-    providerCallId: callUuid,
-    providerStatus: callStatus,
-    transition: plivoStatusTransition(callStatus),
-  };
-  const duration = nonNegativeInt(params.Duration);
+export function parsePlivoCallback(params: Record<string, unknown>): StatusUpdate | null {
+  const callUuid = field(params, 'CallUUID');
+  const callStatus = field(params, 'CallStatus');
+  if (!callUuid || !callStatus) return null;
+  const update: StatusUpdate = { providerCallId: callUuid, providerStatus: callStatus, status: plivoNeutralStatus(callStatus) };
+  const duration = countField(params, 'Duration');
   if (duration !== undefined) update.durationSecs = duration;
-  for (const [key, field] of [['RequestUUID', 'requestUuid'], ['HangupCause', 'hangupCause'], ['Event', 'event']] as const) {
-    const v = params[key];
-    if (typeof v === 'string' && v !== '') update[field] = v;
+  const detail: Record<string, unknown> = {};
+  for (const [from, to] of DETAIL_FIELDS) {
+    const v = field(params, from);
+    if (v) detail[to] = v.slice(0, 200);
   }
+  const billed = countField(params, 'BillDuration');
+  if (billed !== undefined) detail.bill_duration = billed;
+  if (Object.keys(detail).length) update.detail = detail;
   return update;
 }
