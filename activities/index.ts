@@ -8,6 +8,7 @@ import type { SecretBox } from '../src/security/crypto';
 import type { Logger } from '../src/shared/logger';
 import { createLlmActivities } from './llm';
 import { createPersistenceActivities } from './persistence';
+import { createTelephonyActivities } from './telephony';
 import { createToolActivities } from './tools';
 import { createWebhookActivities } from './webhooks';
 
@@ -24,6 +25,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createLlmActivities(deps),
     ...createToolActivities(deps),
     ...createWebhookActivities(deps),
+    ...createTelephonyActivities(deps),
   };
 }
 

@@ -32,6 +32,7 @@ import {
 import { CallRecorder } from './call-recorder';
 import { GatewayLost, LlmUnavailable, SpeechUnavailable, TextChannel, VoiceChannel, type CallChannel, type Spoken, type Thought } from './channels';
 import { canMove, isFinal } from './call-status';
+import { hangUpProviderCall } from './provider-hangup';
 import {
   END_CALL,
   findNode,
@@ -92,6 +93,8 @@ export class CallSession {
   private recordingPath: string | null = null;
   private mediaClosed = false;
   private speechIds = 0;
+  /** The provider reported the call over (a terminal status): nothing to hang up. */
+  private providerEnded = false;
 
   constructor(private readonly input: CallWorkflowInput) {
     const carried = input.carried;
@@ -150,6 +153,7 @@ export class CallSession {
 
   onTelephonyStatus(signal: TelephonyStatusSignal): void {
     this.recorder.record('call_status', { status: signal.status, source: 'provider', ...(signal.detail ?? {}) });
+    if (signal.status !== 'ringing' && signal.status !== 'answered') this.providerEnded = true;
     switch (signal.status) {
       case 'answered':
         this.moveTo('in_progress');
@@ -511,6 +515,7 @@ export class CallSession {
       this.moveTo('completed', reason);
     }
     await this.closeMedia();
+    if (this.input.channel === 'voice' && !this.providerEnded) await hangUpProviderCall(this.input.callId);
     const endMs = Date.now();
     const duration = this.startTimeMs === null ? null : Math.max(0, (endMs - this.startTimeMs) / 1000);
     this.recorder.record('call_ended', {

@@ -1,16 +1,16 @@
 /**
  * One call's audio on this gateway: the pipeline between the provider's stream and the call
- * workflow. Caller audio goes to the VAD, the STT and the recording; the turn detector turns VAD
- * and transcripts into utterance signals and barge-ins; agent speech goes TTS → playback →
- * socket and recording. Activities (speak, voiceTurn, endMedia, mediaSession) act on it through
- * the methods below. Vendor failures become `error` events and the call goes on where it can.
+ * workflow, in the stream's own audio format. Caller audio arrives as 16-bit PCM at the stream's
+ * rate (decoded once by the vendor codec) and goes to the VAD, the STT and the recording; the turn
+ * detector turns VAD and transcripts into utterance signals and barge-ins; agent speech goes
+ * TTS (in the stream's format) → playback → socket and recording. Activities (speak, voiceTurn,
+ * endMedia, mediaSession) act on it through the methods below. Vendor failures become `error`
+ * events and the call goes on where it can.
  */
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
+import { toPcm16, type AudioFormat } from '../audio/format';
 import type { Config } from '../config';
-import { createAgentStt, type SttStream } from '../providers/stt';
-import { createAgentTts, type TtsSession } from '../providers/tts';
-import type { SpeechProviderError } from '../providers/speech-socket';
 import type { Logger } from '../shared/logger';
 import {
   utteranceSignal,
@@ -21,17 +21,19 @@ import {
   type UtteranceSignal,
   type VoiceConfig,
 } from '../../workflows/call-definitions';
-import { decodeMulaw } from '../audio/g711';
-import { FRAME_MS } from '../audio/pcm';
 import { GatewayEventLog } from './events';
 import { Playback, type AgentSpeech, type SpeechResult } from './playback';
 import { WavRecorder } from './recording/wav-recorder';
 import { splitSentences } from './sentences';
+import { SttLink } from './stt-link';
+import { TtsLink } from './tts-link';
 import { TurnDetector, type CompletedTurn } from './turn-detector';
 import { vadParamsFromPipeline, VadAnalyzer } from './vad/vad-analyzer';
 import type { SpeechProbability } from './vad/silero';
 
-/** How the call talks to its provider socket (Twilio Media Streams framing lives in the caller). */
+export { SpeechUnavailable } from './tts-link';
+
+/** How the call talks to its provider socket (the vendor's framing lives in the stream's codec). */
 export interface StreamOutput {
   media(frame: Buffer): void;
   mark(name: string): void;
@@ -42,11 +44,15 @@ export interface StreamOutput {
 export interface CallMediaOptions {
   callId: string;
   streamSid: string;
+  /** The stream's audio format, both ways. */
+  format: AudioFormat;
+  /** Length of each outgoing media frame (default 20 ms). */
+  frameMs?: number;
   voice: VoiceConfig;
   config: Config;
   workflow: WorkflowHandle;
-  /** Per-call speech model streams (the gateway's shared, batched Silero). */
-  vad: { createStream(): SpeechProbability };
+  /** Per-call speech model streams at the stream's rate (the gateway's shared, batched Silero). */
+  vad: { createStream(sampleRate: 8000 | 16000): SpeechProbability };
   out: StreamOutput;
   log: Logger;
   /** performance.now() when the stream started: time 0 of the recording and media timestamps. */
@@ -62,18 +68,12 @@ export interface MediaClosure {
   events: GatewayEvent[];
 }
 
-/** Thrown by speech requests when the agent's TTS could not be set up (e.g. no API key). */
-export class SpeechUnavailable extends Error {}
-
-// Reopening a dropped STT stream: first at once, then backing off.
-const STT_RECONNECT_DELAYS_MS = [0, 500, 1000, 2000, 5000];
-// A TTS utterance whose text is complete but whose audio stopped arriving this long is abandoned.
-const TTS_STALL_MS = 10_000;
 const SIGNAL_ATTEMPTS = 3;
 
 export class CallMedia {
   readonly callId: string;
   readonly streamSid: string;
+  readonly format: AudioFormat;
   readonly recordingPath: string;
   readonly events = new GatewayEventLog();
   readonly playback: Playback;
@@ -84,22 +84,14 @@ export class CallMedia {
   private readonly turns: TurnDetector;
   private readonly vad: VadAnalyzer;
   private readonly recorder: WavRecorder;
-  private stt: SttStream | null = null;
-  private sttFatal = false;
-  private sttReconnects = 0;
-  private sttTimer: NodeJS.Timeout | undefined;
-  private readonly tts: TtsSession | null = null;
-  private readonly ttsProblem: string | null = null;
-  private readonly speeches = new Map<string, { speech: AgentSpeech; firstTextPerf: number | null; lastAudioPerf: number; textEnded: boolean }>();
-  private readonly usedTtsIds = new Set<string>();
+  private readonly stt: SttLink;
+  private readonly tts: TtsLink;
   private readonly llmStreams = new Set<AbortController>();
-  private stallTimer: NodeJS.Timeout | undefined;
   private cutting: 'barge_in' | null = null;
   /** Set when an utterance was signalled: its end of speech, for the e2e latency of the reply. */
   private pendingE2e: { speechEndPerf: number; vadStopPerf: number; signalledPerf: number } | null = null;
   private signals: Promise<void> = Promise.resolve();
-  private pcm = new Int16Array(FRAME_MS * 8);
-  private agentPcm = new Int16Array(FRAME_MS * 8);
+  private agentPcm = new Int16Array(0);
   private closing = false;
   private closedBy: CloseReason | null = null;
   private readonly interruptsOnSpeechStart: boolean;
@@ -109,11 +101,13 @@ export class CallMedia {
     this.opts = opts;
     this.callId = opts.callId;
     this.streamSid = opts.streamSid;
+    this.format = opts.format;
     this.log = opts.log;
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
     this.recordingPath = path.join(opts.config.dataDir, 'recordings', `${opts.callId}.wav`);
     this.recorder = new WavRecorder({
       path: this.recordingPath,
+      sampleRate: opts.format.sampleRate,
       onError: (err) => this.events.error(`recording failed: ${err.message}`, 'recording'),
     });
 
@@ -128,6 +122,7 @@ export class CallMedia {
       // Only when speech start alone interrupts (min_words ≤ 1): holding for every backchannel
       // onset would chop the agent's speech.
       () => this.interruptsOnSpeechStart && this.vad.state === 'starting',
+      { format: opts.format, frameMs: opts.frameMs },
     );
 
     const pipeline = opts.voice.pipeline;
@@ -135,26 +130,14 @@ export class CallMedia {
     this.turns = new TurnDetector(pipeline.min_words ?? 3, {
       agentSpeaking: () => this.playback.speaking,
       bargeIn: () => this.bargeIn(),
-      finalize: () => this.stt?.finalize(),
+      finalize: () => this.stt.finalize(),
       utterance: (turn) => this.utterance(turn),
     });
-    this.vad = new VadAnalyzer(opts.vad.createStream(), vadParamsFromPipeline(pipeline), (e) => this.turns.onVad(e));
-
-    this.openStt();
-    try {
-      const { tts } = opts.voice;
-      this.tts = createAgentTts(
-        { tts_provider: tts.provider, tts_model: tts.model, voice: tts.voice, tts_language: tts.language, tts_settings: tts.settings },
-        opts.config,
-      );
-      this.tts.on('audio', ({ id, audio }) => this.ttsAudio(id, audio));
-      this.tts.on('done', ({ id, reason, characters }) => this.ttsDone(id, reason, characters));
-      this.tts.on('error', (err) => this.events.error(err.message, 'tts', ttsErrorDetails(err)));
-    } catch (err) {
-      this.ttsProblem = (err as Error).message;
-      this.events.error(this.ttsProblem, 'tts');
-      this.log.error('TTS unavailable for call', { callId: this.callId, error: this.ttsProblem });
-    }
+    const rate = opts.format.sampleRate as 8000 | 16000;
+    this.vad = new VadAnalyzer(opts.vad.createStream(rate), vadParamsFromPipeline(pipeline), (e) => this.turns.onVad(e));
+    const common = { callId: opts.callId, format: opts.format, config: opts.config, events: this.events, log: opts.log };
+    this.stt = new SttLink({ ...common, stt: opts.voice.stt, onTranscript: (t) => this.turns.onTranscript(t) });
+    this.tts = new TtsLink({ ...common, tts: opts.voice.tts, playback: this.playback });
   }
 
   get isClosed(): boolean {
@@ -168,17 +151,16 @@ export class CallMedia {
 
   // ---- caller audio ----------------------------------------------------------------------------
 
-  /** One media frame from the provider: base64 mu-law, `timestampMs` since the stream started. */
-  onCallerAudio(payloadBase64: string, timestampMs: number): void {
-    if (this.closing) return;
-    const mulaw = Buffer.from(payloadBase64, 'base64');
-    if (mulaw.length === 0) return;
-    if (this.pcm.length < mulaw.length) this.pcm = new Int16Array(mulaw.length);
-    const pcm = decodeMulaw(mulaw, this.pcm);
-    // Both copy what they need: the scratch buffer is reused for the next frame.
+  /**
+   * Caller audio: 16-bit PCM at the stream's rate, `timestampMs` since the stream started (null:
+   * now). The VAD, the STT and the recorder copy what they need: `pcm` may be a reused buffer.
+   */
+  onCallerAudio(pcm: Int16Array, timestampMs: number | null): void {
+    if (this.closing || pcm.length === 0) return;
     this.vad.push(pcm);
-    this.recorder.writeCaller(pcm, Number.isFinite(timestampMs) && timestampMs >= 0 ? timestampMs : performance.now() - this.opts.startPerf);
-    this.stt?.sendAudio(mulaw);
+    const atMs = timestampMs !== null && Number.isFinite(timestampMs) && timestampMs >= 0 ? timestampMs : performance.now() - this.opts.startPerf;
+    this.recorder.writeCaller(pcm, atMs);
+    this.stt.send(pcm);
   }
 
   onMark(name: string): void {
@@ -187,42 +169,25 @@ export class CallMedia {
 
   // ---- agent speech ----------------------------------------------------------------------------
 
-  /** Starts an agent utterance; a reused id (an activity retry) gets a fresh TTS id. */
+  /** Starts an agent utterance (throws SpeechUnavailable without TTS). */
   beginSpeech(utteranceId: string): AgentSpeech {
-    if (this.ttsProblem || !this.tts) throw new SpeechUnavailable(this.ttsProblem ?? 'TTS unavailable');
-    let ttsId = utteranceId;
-    for (let n = 2; this.usedTtsIds.has(ttsId); n++) ttsId = `${utteranceId}~${n}`;
-    this.usedTtsIds.add(ttsId);
-    const speech = this.playback.start(utteranceId, ttsId);
-    if (speech.state !== 'active') return speech;
-    this.speeches.set(ttsId, { speech, firstTextPerf: null, lastAudioPerf: performance.now(), textEnded: false });
-    this.tts.startUtterance(ttsId);
-    return speech;
+    return this.tts.begin(utteranceId);
   }
 
   /** One sentence of the utterance: TTS is asked for its audio at once. */
   sayMore(speech: AgentSpeech, sentence: string): void {
-    const entry = this.speeches.get(speech.ttsId);
-    if (!entry || speech.state !== 'active' || !sentence) return;
-    entry.firstTextPerf ??= performance.now();
-    this.playback.addSentence(speech, sentence);
-    this.tts!.pushText(speech.ttsId, sentence);
+    this.tts.push(speech, sentence);
   }
 
   /** No more text for this utterance. */
   endSpeech(speech: AgentSpeech): void {
-    const entry = this.speeches.get(speech.ttsId);
-    if (!entry || speech.state !== 'active') return;
-    entry.textEnded = true;
-    entry.lastAudioPerf = performance.now();
-    this.tts!.endText(speech.ttsId);
-    this.armStallCheck();
+    this.tts.end(speech);
   }
 
   /** Stops one utterance (its activity was cancelled or its LLM failed). */
   stopSpeech(speech: AgentSpeech): void {
     this.playback.stop(speech);
-    if (this.speeches.has(speech.ttsId)) this.tts?.cancel(speech.ttsId);
+    this.tts.cancel(speech);
   }
 
   /** An LLM stream feeding the current speech: aborted on barge-in. */
@@ -264,7 +229,7 @@ export class CallMedia {
     } finally {
       this.cutting = null;
     }
-    for (const s of cut) if (this.speeches.has(s.ttsId)) this.tts?.cancel(s.ttsId);
+    for (const s of cut) this.tts.cancel(s);
     for (const c of this.llmStreams) c.abort();
     if (cut.length) this.log.debug('barge-in', { callId: this.callId, utterances: cut.map((s) => s.id) });
   }
@@ -280,9 +245,7 @@ export class CallMedia {
     return this.close('closed', 1000, `call ended: ${reason}`);
   }
 
-  /**
-   * Closes everything once (see CloseReason). Resolves when the recording is final.
-   */
+  /** Closes everything once (see CloseReason). Resolves when the recording is final. */
   close(reason: CloseReason, code = 1000, message = ''): Promise<MediaClosure> {
     if (this.closing) return this.closed;
     this.closing = true;
@@ -291,12 +254,8 @@ export class CallMedia {
     this.turns.close();
     for (const c of this.llmStreams) c.abort();
     this.playback.close();
-    if (this.stallTimer) clearInterval(this.stallTimer);
-    if (this.sttTimer) clearTimeout(this.sttTimer);
     this.opts.out.close(code, message);
-    const stt = this.stt;
-    this.stt = null;
-    void Promise.allSettled([stt?.close(), this.tts?.close()]);
+    void Promise.allSettled([this.stt.close(), this.tts.close()]);
     void (async () => {
       try {
         await this.recorder.close(endMs);
@@ -311,82 +270,10 @@ export class CallMedia {
 
   // ---- internals -------------------------------------------------------------------------------
 
-  private openStt(): void {
-    if (this.closing || this.sttFatal) return;
-    const { stt: s } = this.opts.voice;
-    let stt: SttStream;
-    try {
-      stt = createAgentStt({ stt_provider: s.provider, stt_model: s.model, stt_language: s.language, stt_settings: s.settings }, this.opts.config);
-    } catch (err) {
-      this.sttFatal = true;
-      this.events.error((err as Error).message, 'stt');
-      this.log.error('STT unavailable for call', { callId: this.callId, error: (err as Error).message });
-      return;
-    }
-    this.stt = stt;
-    stt.on('transcript', (t) => {
-      this.sttReconnects = 0;
-      this.turns.onTranscript(t);
-    });
-    stt.on('error', (err) => {
-      if (err.details.fatal) this.sttFatal = true;
-      this.events.error(err.message, 'stt');
-    });
-    stt.on('closed', () => {
-      if (this.stt !== stt || this.closing) return;
-      this.stt = null;
-      // A dropped stream is reopened so the caller is heard again; a rejected one is not.
-      if (this.sttFatal) return;
-      const delay = STT_RECONNECT_DELAYS_MS[Math.min(this.sttReconnects++, STT_RECONNECT_DELAYS_MS.length - 1)]!;
-      this.sttTimer = setTimeout(() => this.openStt(), delay);
-    });
-  }
-
-  private ttsAudio(ttsId: string, mulaw: Buffer): void {
-    const entry = this.speeches.get(ttsId);
-    if (!entry) return;
-    const now = performance.now();
-    if (entry.speech.audioBytes === 0 && entry.firstTextPerf !== null) {
-      this.events.add('ttfb_metric', { processor: 'tts', ms: Math.round(now - entry.firstTextPerf), utterance_id: entry.speech.id }, now);
-    }
-    entry.lastAudioPerf = now;
-    this.playback.audio(ttsId, mulaw);
-  }
-
-  private ttsDone(ttsId: string, reason: string, characters: number): void {
-    const entry = this.speeches.get(ttsId);
-    this.speeches.delete(ttsId);
-    if (characters > 0) {
-      this.events.add('tts_usage', { characters, provider: this.tts?.provider, utterance_id: entry?.speech.id ?? ttsId });
-    }
-    this.playback.ttsFinished(ttsId, reason === 'completed');
-  }
-
-  private armStallCheck(): void {
-    if (this.stallTimer || this.closing) return;
-    this.stallTimer = setInterval(() => {
-      const now = performance.now();
-      let waiting = 0;
-      for (const [ttsId, entry] of this.speeches) {
-        if (!entry.textEnded) continue;
-        waiting++;
-        if (now - entry.lastAudioPerf > TTS_STALL_MS) {
-          this.events.error(`TTS sent no audio for ${TTS_STALL_MS / 1000} s; utterance abandoned`, 'tts', { utterance_id: entry.speech.id });
-          this.tts?.cancel(ttsId);
-        }
-      }
-      if (waiting === 0) {
-        clearInterval(this.stallTimer);
-        this.stallTimer = undefined;
-      }
-    }, 1000);
-    this.stallTimer.unref();
-  }
-
   private recordAgent(frame: Buffer, slotPerf: number): void {
     if (this.agentPcm.length < frame.length) this.agentPcm = new Int16Array(frame.length);
     const atMs = Math.max(0, slotPerf - this.opts.startPerf);
-    this.recorder.writeAgent(decodeMulaw(frame, this.agentPcm), atMs);
+    this.recorder.writeAgent(toPcm16(frame, this.format, this.agentPcm), atMs);
   }
 
   private speechStarted(speech: AgentSpeech, atPerf: number): void {
@@ -439,8 +326,4 @@ export class CallMedia {
       }
     }
   }
-}
-
-function ttsErrorDetails(err: SpeechProviderError): Record<string, unknown> {
-  return err.details.utteranceId ? { utterance_id: err.details.utteranceId } : {};
 }

@@ -1,11 +1,13 @@
 /**
- * A call's outgoing agent audio: TTS audio re-framed into 20 ms frames and sent in real time, so
- * the provider holds only ~LEAD_MS of it and a `clear` on barge-in silences the line at once.
+ * A call's outgoing agent audio: TTS audio (in the stream's format) re-framed into frames of the
+ * stream's frame length (20 ms unless the vendor needs longer) and sent in real time, so the
+ * provider holds only ~LEAD_MS of it and a `clear` on barge-in silences the line at once.
  *
  * Each agent utterance (`speak` text or one LLM reply) is an AgentSpeech; they play in order.
  * The pacing model is one number per call, `lineFreePerf`: the moment the provider's buffer
  * runs empty (the end of the last frame sent). A frame is sent while the buffer would then hold
- * at most LEAD_MS, and it plays in the slot [max(now, lineFreePerf), +20 ms) — an underrun
+ * at most the lead (LEAD_MS, or two frames when frames are longer), and it plays in the slot
+ * [max(now, lineFreePerf), +frameMs) — an underrun
  * simply restarts the timeline. After the last frame of an utterance a mark `<ttsId>:end` goes out; its
  * echo means the caller heard it all. Marks `<ttsId>:<k>` after the estimated end of sentence k
  * report progress (Twilio echoes marks once the audio before them has played). While `hold()`
@@ -18,8 +20,8 @@
  * TTS is complete, else the call's running estimate from earlier utterances.
  */
 import { countCharacters } from '../providers/speech-socket';
-import { MULAW_SILENCE } from '../audio/g711';
-import { FRAME_MS, FrameSplitter, MULAW_FRAME_BYTES } from '../audio/pcm';
+import { bytesForMs, MULAW_8K, msForBytes, silenceByte, type AudioFormat } from '../audio/format';
+import { FRAME_MS, FrameSplitter } from '../audio/pcm';
 import { sharedPacer, type Pacer, type Paced } from './pacer';
 
 /** Audio the provider holds ahead of what is playing: enough to ride out a late timer tick. */
@@ -28,6 +30,20 @@ export const LEAD_MS = 60;
 export const END_MARK_GRACE_MS = 1500;
 /** A typical speaking rate (≈15 characters/s) until a call has measured its voice. */
 export const DEFAULT_MS_PER_CHAR = 65;
+
+/** The stream's audio format and outgoing frame length. */
+export interface PlaybackFraming {
+  /** Default μ-law 8 kHz. */
+  format?: AudioFormat;
+  /** Default 20 ms. */
+  frameMs?: number;
+}
+
+interface Framing {
+  format: AudioFormat;
+  frameMs: number;
+  frameBytes: number;
+}
 
 export interface PlaybackOutput {
   media(frame: Buffer): void;
@@ -74,7 +90,7 @@ export class AgentSpeech {
   /** @internal */ sentenceMarks = 0;
   /** @internal */ sentencesConfirmed = 0;
   /** @internal */ buffered = 0;
-  /** @internal */ readonly splitter = new FrameSplitter(MULAW_FRAME_BYTES, MULAW_SILENCE);
+  /** @internal */ readonly splitter: FrameSplitter;
   /** @internal */ resolve!: (r: SpeechResult) => void;
 
   constructor(
@@ -83,8 +99,10 @@ export class AgentSpeech {
     /** The TTS utterance id, unique per call (names marks). */
     readonly ttsId: string,
     readonly createdPerf: number,
+    private readonly framing: Framing = { format: MULAW_8K, frameMs: FRAME_MS, frameBytes: bytesForMs(MULAW_8K, FRAME_MS) },
   ) {
     this.result = new Promise((resolve) => (this.resolve = resolve));
+    this.splitter = new FrameSplitter(framing.frameBytes, silenceByte(framing.format));
   }
 
   get text(): string {
@@ -92,7 +110,7 @@ export class AgentSpeech {
   }
 
   get audioMs(): number {
-    return (this.audioBytes / MULAW_FRAME_BYTES) * FRAME_MS;
+    return msForBytes(this.framing.format, this.audioBytes);
   }
 
   get endMark(): string {
@@ -107,6 +125,9 @@ export class Playback implements Paced {
   private idleWaiters: Array<() => void> = [];
   /** Running estimate of the voice's ms per character (exponential average over utterances). */
   msPerChar = DEFAULT_MS_PER_CHAR;
+  private readonly framing: Framing;
+  private readonly frameMs: number;
+  private readonly leadMs: number;
 
   constructor(
     private readonly out: PlaybackOutput,
@@ -117,8 +138,15 @@ export class Playback implements Paced {
      * inaudible; a confirmed barge-in then finds the line already silent.
      */
     private readonly hold: () => boolean = () => false,
+    framing: PlaybackFraming = {},
     private readonly pacer: Pacer = sharedPacer,
-  ) {}
+  ) {
+    const format = framing.format ?? MULAW_8K;
+    this.frameMs = framing.frameMs ?? FRAME_MS;
+    this.framing = { format, frameMs: this.frameMs, frameBytes: bytesForMs(format, this.frameMs) };
+    // Longer frames (a vendor's minimum chunk) need a deeper buffer to stay gapless.
+    this.leadMs = Math.max(LEAD_MS, 2 * this.frameMs);
+  }
 
   /** True while any utterance is being generated, queued or played. */
   get speaking(): boolean {
@@ -131,7 +159,7 @@ export class Playback implements Paced {
   }
 
   start(id: string, ttsId: string): AgentSpeech {
-    const speech = new AgentSpeech(id, ttsId, performance.now());
+    const speech = new AgentSpeech(id, ttsId, performance.now(), this.framing);
     if (this.closed) {
       speech.state = 'interrupted';
       speech.resolve({ heardText: '', interrupted: true, playedMs: 0, whole: false });
@@ -149,11 +177,12 @@ export class Playback implements Paced {
     speech.sentenceEnds.push(speech.characters);
   }
 
-  audio(ttsId: string, mulaw: Buffer): void {
+  /** TTS audio in the stream's format, any chunk size. */
+  audio(ttsId: string, audio: Buffer): void {
     const speech = this.find(ttsId);
     if (!speech || speech.ttsDone) return;
-    speech.audioBytes += mulaw.length;
-    for (const frame of speech.splitter.push(mulaw)) speech.frames.push(frame);
+    speech.audioBytes += audio.length;
+    for (const frame of speech.splitter.push(audio)) speech.frames.push(frame);
     this.kick();
   }
 
@@ -260,12 +289,12 @@ export class Playback implements Paced {
   }
 
   private sendFrames(s: AgentSpeech, nowPerf: number): void {
-    // Send while the provider would then hold at most LEAD_MS of unplayed audio.
-    while (s.head < s.frames.length && Math.max(this.lineFreePerf, nowPerf) + FRAME_MS - nowPerf <= LEAD_MS) {
+    // Send while the provider would then hold at most the lead of unplayed audio.
+    while (s.head < s.frames.length && Math.max(this.lineFreePerf, nowPerf) + this.frameMs - nowPerf <= this.leadMs) {
       const frame = s.frames[s.head]!;
       s.frames[s.head++] = undefined;
       const slot = Math.max(nowPerf, this.lineFreePerf);
-      this.lineFreePerf = slot + FRAME_MS;
+      this.lineFreePerf = slot + this.frameMs;
       this.out.media(frame);
       this.out.sent(frame, slot);
       if (s.framesSent++ === 0) {
@@ -283,7 +312,7 @@ export class Playback implements Paced {
   /** A progress mark once the audio sent passes the estimated end of a sentence (not the last). */
   private markSentences(s: AgentSpeech): void {
     const rate = this.rateOf(s);
-    const sentMs = s.framesSent * FRAME_MS;
+    const sentMs = s.framesSent * this.frameMs;
     while (s.sentenceMarks < s.sentences.length - 1 && s.sentenceEnds[s.sentenceMarks]! * rate <= sentMs) {
       this.out.mark(`${s.ttsId}:${s.sentenceMarks}`);
       s.sentenceMarks++;
@@ -292,7 +321,7 @@ export class Playback implements Paced {
 
   private cutOff(speeches: AgentSpeech[], nowPerf: number): void {
     // Frames whose slot has not begun are still in the provider's buffer: unheard.
-    let buffered = Math.max(0, Math.floor((this.lineFreePerf - nowPerf) / FRAME_MS));
+    let buffered = Math.max(0, Math.floor((this.lineFreePerf - nowPerf) / this.frameMs));
     for (let i = this.speeches.length - 1; i >= 0; i--) {
       const s = this.speeches[i]!;
       s.buffered = Math.min(buffered, s.framesSent);
@@ -300,7 +329,7 @@ export class Playback implements Paced {
     }
     if (speeches.length === this.speeches.filter((s) => s.state === 'active').length) this.lineFreePerf = Math.min(this.lineFreePerf, nowPerf);
     for (const s of speeches) {
-      const playedMs = (s.framesSent - s.buffered) * FRAME_MS;
+      const playedMs = (s.framesSent - s.buffered) * this.frameMs;
       s.frames = [];
       s.head = 0;
       s.splitter.reset();
@@ -333,7 +362,7 @@ export class Playback implements Paced {
 
   /** An utterance that played to its end: all its text, unless TTS failed part-way. */
   private playedOut(s: AgentSpeech): SpeechResult {
-    const playedMs = s.framesSent * FRAME_MS;
+    const playedMs = s.framesSent * this.frameMs;
     return { heardText: s.ttsCompleted ? s.text : this.heardText(s, playedMs), interrupted: false, playedMs, whole: s.ttsCompleted };
   }
 

@@ -1,6 +1,7 @@
 /**
- * The media gateway: an HTTP server (`/healthz`) whose WebSocket endpoint `/media/twilio` holds
- * each call's Twilio Media Stream, and a Temporal worker on a task queue of this instance alone
+ * The media gateway: an HTTP server (`/healthz`) whose WebSocket endpoints `/media/<provider>`
+ * hold each call's media stream (any vendor of media-registry.ts), and a Temporal worker on a
+ * task queue of this instance alone
  * (`gateway-<host>-<pid>-<random>`), running the GatewayActivities for the calls whose sockets
  * are here. Several instances can run side by side: each call workflow learns its gateway's
  * queue from the `mediaConnected` signal.
@@ -13,15 +14,16 @@ import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { WebSocketServer } from 'ws';
 import type { Config } from '../config';
-import { MAX_TWILIO_MESSAGE_CHARS } from '../providers/telephony/twilio/media-messages';
+import { maxMediaMessageBytes, mediaProtocol } from '../providers/telephony/media-registry';
 import { createLogger, type Logger } from '../shared/logger';
 import { createGatewayActivities } from './activities';
 import { CallRegistry } from './call-registry';
-import { acceptTwilioStream } from './twilio-stream';
+import { acceptMediaStream } from './media-stream';
+import { StreamStats } from './stream-stats';
 import { sharedSileroModel } from './vad/silero';
 import { SileroBatcher } from './vad/silero-batch';
 
-export const TWILIO_MEDIA_PATH = '/media/twilio';
+const MEDIA_PATH = /^\/media\/([a-z0-9_-]{1,32})$/;
 
 export interface GatewayDeps {
   config: Config;
@@ -39,7 +41,7 @@ export interface GatewayDeps {
 
 export interface RunningGateway {
   port: number;
-  /** ws://host:port of the HTTP server (the stream URL is this + /media/twilio). */
+  /** ws://host:port of the HTTP server (stream URLs are this + /media/<provider>). */
   url: string;
   taskQueue: string;
   calls: CallRegistry;
@@ -55,6 +57,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   const log = deps.log ?? createLogger('gateway');
   const taskQueue = deps.taskQueue ?? gatewayTaskQueue();
   const calls = new CallRegistry();
+  const stats = new StreamStats();
   // Loaded once for every call; a broken model install fails the start, not the first call.
   const vad = SileroBatcher.of(await sharedSileroModel());
 
@@ -79,24 +82,26 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     log.error('gateway worker stopped', { error: err.message });
   });
 
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_TWILIO_MESSAGE_CHARS, perMessageDeflate: false });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: maxMediaMessageBytes(), perMessageDeflate: false });
   const server = http.createServer((req, res) => {
     const pathname = (req.url ?? '').split('?')[0];
     if (pathname === '/healthz') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', calls: calls.size, task_queue: taskQueue, vad: vad.stats }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', calls: calls.size, task_queue: taskQueue, vad: vad.stats, streams: stats }));
       return;
     }
     res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: 'Not found' }));
   });
   server.on('upgrade', (req, socket, head) => {
     socket.on('error', () => undefined);
-    const pathname = (req.url ?? '').split('?')[0];
-    if (pathname !== TWILIO_MEDIA_PATH) {
+    const url = URL.parse(req.url ?? '/', 'http://gateway');
+    const protocol = url && mediaProtocol(MEDIA_PATH.exec(url.pathname)?.[1] ?? '');
+    if (!url || !protocol) {
       socket.end('HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"detail":"Not found"}');
       return;
     }
+    const upgrade = { url, headers: req.headers, remoteAddress: req.socket.remoteAddress ?? '' };
     wss.handleUpgrade(req, socket, head, (ws) => {
-      acceptTwilioStream(ws, { calls, streamSecret: deps.streamSecret, temporal: deps.temporal, config: deps.config, taskQueue, vad, log }, req.socket.remoteAddress ?? '');
+      acceptMediaStream(ws, protocol, upgrade, { calls, streamSecret: deps.streamSecret, temporal: deps.temporal, config: deps.config, taskQueue, vad, stats, log });
     });
   });
   try {

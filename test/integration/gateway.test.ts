@@ -122,6 +122,11 @@ const eventsOf = (events: GatewayEvent[], type: GatewayEvent['type']) => events.
 const heardSpeechMs = (caller: TwilioCaller) => caller.speechFrames().length * FRAME_MS;
 
 /** A raw socket on the stream endpoint, for protocol abuse; resolves the close code. */
+/** The gateway's /healthz (stream statistics per provider under `streams`). */
+async function health(): Promise<any> {
+  return (await fetch(`${gateway.url.replace('ws:', 'http:')}/healthz`)).json();
+}
+
 async function rawStream(): Promise<{ ws: WebSocket; closed: Promise<number> }> {
   const ws = new WebSocket(`${gateway.url}/media/twilio`);
   const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
@@ -468,13 +473,13 @@ describe('media gateway', () => {
     expect(bytes.readUInt32LE(4)).toBe(bytes.length - 8);
   });
 
-  it('closes only the offending socket on bad input; other calls go on', async () => {
+  it('closes only unauthenticated, flooding or unknown-call sockets; a live call ignores bad messages and goes on', async () => {
     const good = await newCall();
-    const victim = await newCall();
+    const live = await newCall();
 
     const cases: Array<[string, (ws: WebSocket) => void, number]> = [
-      ['malformed JSON', (ws) => ws.send('{"event": "media", oops'), 1007],
-      ['binary frame', (ws) => ws.send(Buffer.from([1, 2, 3])), 1003],
+      ['malformed JSON before start', (ws) => ws.send('{"event": "media", oops'), 1008],
+      ['binary frame before start', (ws) => ws.send(Buffer.from([1, 2, 3])), 1008],
       ['media before start', (ws) => ws.send(JSON.stringify({ event: 'media', sequenceNumber: '2', streamSid: 'MZ1', media: { track: 'inbound', chunk: '1', timestamp: '0', payload: '' } })), 1008],
       ['bad token', (ws) => ws.send(startMessage(good.callId, 'not-the-token')), 1008],
       ['unknown call', (ws) => ws.send(startMessage('no-such-call', streamToken(h.config.JWT_SECRET!, 'no-such-call'))), 1008],
@@ -487,18 +492,35 @@ describe('media gateway', () => {
       abuse(raw.ws);
       await expect(raw.closed.then((c) => `${name}: ${c}`)).resolves.toBe(`${name}: ${code}`);
     }
-    // An unknown event is ignored; malformed JSON on a live call ends that call only.
-    const victimWs = (victim.caller as unknown as { ws: WebSocket }).ws;
-    victimWs.send(JSON.stringify({ event: 'someFutureEvent', streamSid: victim.caller.streamSid }));
-    await sleep(100);
-    expect(victim.caller.isOpen).toBe(true);
-    victimWs.send('not json at all');
-    expect((await victim.caller.closed).code).toBe(1007);
-    const victimState = await eventually(async () => {
-      const s = await victim.state();
-      return s.session && s;
-    });
-    expect(victimState.session!.result!.reason).toBe('hangup');
+
+    // On an authenticated, live call every kind of bad message is logged, counted and ignored.
+    const before = (await health()).streams.twilio;
+    const liveWs = (live.caller as unknown as { ws: WebSocket }).ws;
+    const sid = live.caller.streamSid;
+    const junk = [
+      JSON.stringify({ event: 'someFutureEvent', streamSid: sid }),
+      'not json at all',
+      Buffer.from([1, 2, 3]),
+      JSON.stringify({ event: 'mark', streamSid: sid, mark: { name: 'u1:end' } }), // a mark echo without sequenceNumber
+      JSON.stringify({ event: 'mark', streamSid: sid, mark: {} }),
+      JSON.stringify({ event: 'media', streamSid: 'MZ-another-stream', media: { track: 'inbound', chunk: '1', timestamp: '0', payload: 'AAAA' } }),
+      JSON.stringify({ event: 'media', streamSid: sid, media: { track: 'inbound', chunk: '1', timestamp: '0', payload: 'not base64!' } }),
+      startMessage(live.callId, 'a second start'),
+    ];
+    for (const message of junk) liveWs.send(message);
+    await sleep(200);
+    expect(live.caller.isOpen).toBe(true);
+    const after = (await health()).streams.twilio;
+    expect(after.invalid_messages - before.invalid_messages).toBe(6);
+    expect(after.ignored_messages - before.ignored_messages).toBe(1);
+    expect(after.rejected.unauthenticated).toBeGreaterThanOrEqual(4);
+    expect(after.rejected.flood).toBeGreaterThanOrEqual(1);
+    expect(after.rejected.unknown_or_finished_call).toBeGreaterThanOrEqual(2);
+    // The live call still hears the agent and is heard.
+    const heard = await speak(live, 'after-junk', 'Still talking to you.');
+    expect(heard.interrupted).toBe(false);
+    expect(live.caller.speechFrames().length).toBeGreaterThan(0);
+    expect(live.caller.isOpen).toBe(true);
 
     const outcome = await speak(good, 'still-here', 'Still here.');
     expect(outcome.interrupted).toBe(false);

@@ -4,7 +4,7 @@
  * refusals as TwiML, the stream TwiML with its token, max_concurrent, and status callbacks.
  */
 import { Op } from 'sequelize';
-import { BUSY_MESSAGE, CALL_GONE_MESSAGE } from '../../src/api/routes/telephony-twilio';
+import { BUSY_MESSAGE, CALL_GONE_MESSAGE } from '../../src/api/routes/telephony';
 import { verifyStreamToken } from '../../src/gateway/stream-token';
 import { callWorkflowId, stateQuery } from '../../workflows/call-definitions';
 import { startFakeTwilio, twilioSignature, type FakeCallRecord, type FakeTwilio } from '../fakes/twilio-server';

@@ -91,7 +91,7 @@ describe('placing a call', () => {
     const created = twilio.call(res.body.provider_response.sid)!;
     expect(created.to).toBe(CALLEE);
     expect(created.from).toBe(OUR_NUMBER);
-    expect(created.params.Url).toBe(`${h.api.url}/telephony/twilio/twiml/${callId}`);
+    expect(created.params.Url).toBe(`${h.api.url}/telephony/twilio/answer/${callId}`);
     expect(created.params.StatusCallback).toBe(`${h.api.url}/telephony/twilio/status/${callId}`);
     expect(created.statusCallbackEvents.sort()).toEqual(['answered', 'completed', 'initiated', 'ringing']);
 

@@ -3,7 +3,7 @@
  * playback and what the caller heard, and turn detection / barge-in decisions.
  */
 import type { Pacer } from '../../src/gateway/pacer';
-import { LEAD_MS, Playback, type AgentSpeech, type SpeechResult } from '../../src/gateway/playback';
+import { LEAD_MS, Playback, type AgentSpeech, type PlaybackFraming, type SpeechResult } from '../../src/gateway/playback';
 import { MAX_SENTENCE_CHARS, SentenceSplitter, splitSentences } from '../../src/gateway/sentences';
 import { FINAL_WAIT_MS, TurnDetector, type CompletedTurn } from '../../src/gateway/turn-detector';
 import type { SttTranscript } from '../../src/providers/stt/types';
@@ -39,7 +39,7 @@ describe('sentence splitting', () => {
 
 const inertPacer = { add() {}, remove() {} } as unknown as Pacer;
 
-function makePlayback(hold = () => false) {
+function makePlayback(hold = () => false, framing: PlaybackFraming = {}) {
   const sent: Array<{ kind: string; name?: string; slot?: number }> = [];
   const finished: Array<{ id: string; result: SpeechResult }> = [];
   const playback = new Playback(
@@ -51,6 +51,7 @@ function makePlayback(hold = () => false) {
     },
     { started: () => undefined, finished: (s: AgentSpeech, result) => finished.push({ id: s.id, result }) },
     hold,
+    framing,
     inertPacer,
   );
   return { playback, sent, finished, frames: () => sent.filter((m) => m.kind === 'media').length };

@@ -6,7 +6,6 @@
 import { z } from 'zod';
 import { plain, plainAll } from '../../db/database';
 import { CallError, endCall, sendText, startCall, type CallDeps } from '../../calls/call-service';
-import { hangupProviderCall } from '../../calls/telephony-calls';
 import { CALL_STATUSES, DIRECTIONS } from '../../shared/catalog';
 import type { ApiContext } from '../context';
 import { HttpError, notFound } from '../errors';
@@ -92,12 +91,12 @@ export function callControlRoutes(ctx: ApiContext) {
       tag: 'Calls',
       summary: 'End a call and mark it complete',
       description:
-        'Ends the call (status `completed`, end_reason `user_ended`; a call still ringing becomes `no_answer`) and answers once the workflow has recorded the final state. Ending a call that already ended returns it unchanged.',
+        'Ends the call (status `completed`, end_reason `user_ended`; a call still ringing becomes `no_answer`) and answers once the workflow has recorded the final state. A phone call is also hung up (or, still ringing, canceled) at the provider. Ending a call that already ended returns it unchanged.',
       body: z.strictObject({ call_id: z.uuid() }),
       responses: { 200: { description: 'The final call record', schema: z.object({ id: z.uuid(), status: z.string() }).loose() }, 404: { description: 'Unknown call' } },
       async handler({ body }) {
-        const call = await requireCall(body.call_id);
-        await hangupProviderCall(ctx, call);
+        await requireCall(body.call_id);
+        // A phone call's workflow hangs the provider's call up as it ends (hangupProviderCall).
         await endCall(deps, body.call_id, 'user_ended').catch(asHttp);
         return { status: 200, body: await loadDetail(body.call_id) };
       },

@@ -10,25 +10,14 @@ import { route } from '../route';
 import { plain } from '../../db/database';
 import { CallError, startCall, type CallDeps } from '../../calls/call-service';
 import { CAPACITY_RETRY_AFTER_SECS, CapacityError, capacityCheck } from '../../calls/concurrency';
-import {
-  FINAL_CALL_STATUSES,
-  signalTelephonyStatus,
-  TelephonyNotConfigured,
-  twilioCallUrls,
-  twilioCredentials,
-} from '../../calls/telephony-calls';
-import { createTwilioCall } from '../../providers/telephony/twilio/client';
-import { TelephonyProviderError } from '../../providers/telephony/types';
-import { TELEPHONY_ALIASES, type TelephonyProvider } from '../../shared/catalog';
+import { callUrls, FINAL_CALL_STATUSES, signalTelephonyStatus, streamConnection } from '../../calls/telephony-calls';
+import { callCapableProvidersText, telephonyVendor } from '../../providers/telephony/registry';
+import { TelephonyNotConfigured, TelephonyProviderError, type TelephonyVendor } from '../../providers/telephony/types';
+import type { TelephonyProvider } from '../../shared/catalog';
 import { callWorkflowId } from '../../../workflows/call-definitions';
 import { effectivePublicBaseUrl, loadTelephonySettings } from '../telephony/settings-store';
 import { PhoneNumberSchema, ProviderSchema } from '../schemas/settings';
 
-const SUPPORTED_PROVIDERS: TelephonyProvider[] = ['twilio'];
-const aliasOf = (p: TelephonyProvider) => Object.entries(TELEPHONY_ALIASES).find(([, real]) => real === p)?.[0];
-const SUPPORTED_TEXT = SUPPORTED_PROVIDERS.map((p) => `${p} (${aliasOf(p)})`).join(', ');
-// Twilio's own bounds for Timeout.
-const MAX_RING_SECS = 600;
 // How long a refused call may take to be recorded as failed before the API answers anyway.
 const FAILURE_RECORD_WAIT_MS = 5_000;
 
@@ -49,7 +38,7 @@ const OutboundBody = z.strictObject({
     .describe(
       'number shown to the callee (E.164; must be a number of the account or a verified caller ID). Default: the active endpoint whose outbound_agent_name is this agent, else the provider phone_number setting',
     ),
-  provider: ProviderSchema.optional().describe(`overrides the stored provider; supported for calls: ${SUPPORTED_TEXT}`),
+  provider: ProviderSchema.optional().describe(`overrides the stored provider; supported for calls: ${callCapableProvidersText()}`),
   custom_parameters: CustomParameters.describe('string or number values; substituted into prompts and merged into tool arguments'),
 });
 
@@ -60,7 +49,7 @@ const OutboundResponse = z.object({
 });
 
 export function outboundRoutes(ctx: ApiContext) {
-  const { db, box, config, temporal, log } = ctx;
+  const { db, box, config, temporal, log, jwtSecret } = ctx;
   const deps: CallDeps = { config, db, temporal };
   const { Agent, Call, TelephonyEndpoint } = db.models;
 
@@ -105,15 +94,15 @@ export function outboundRoutes(ctx: ApiContext) {
     }
   }
 
-  function providerHttpError(err: TelephonyProviderError): HttpError {
+  function providerHttpError(vendor: TelephonyVendor, err: TelephonyProviderError): HttpError {
     const code = err.code !== null ? ` (${err.provider} error ${err.code})` : '';
     switch (err.kind) {
       case 'auth':
-        return new HttpError(502, `${err.message}${code}. Check twilio_account_sid and twilio_auth_token in PUT /api/settings/telephony`);
+        return new HttpError(502, `${err.message}${code}. Check ${vendor.credentialFields.join(' and ')} in PUT /api/settings/telephony`);
       case 'unavailable':
         return new HttpError(503, `${err.message}${code}`);
       default:
-        return new HttpError(502, `Twilio refused the call: ${err.message}${code}`);
+        return new HttpError(502, `${vendor.label} refused the call: ${err.message}${code}`);
     }
   }
 
@@ -125,10 +114,10 @@ export function outboundRoutes(ctx: ApiContext) {
       summary: 'Place an outbound phone call',
       description: [
         'Creates the call (status `ringing`, direction `outbound`) and its workflow, then asks the provider to dial.',
-        'The provider is `provider` or the stored telephony provider; only Twilio places calls so far.',
-        'Caller ID: `caller_id`, else the oldest active endpoint whose `outbound_agent_name` is the agent, else `twilio_phone_number`.',
+        `The provider is \`provider\` or the stored telephony provider; supported for calls: ${callCapableProvidersText()}.`,
+        'Caller ID: `caller_id`, else the oldest active endpoint of the provider whose `outbound_agent_name` is the agent, else `<provider>_phone_number`.',
         'Status callbacks then move the call through `ringing` → `in_progress` → `completed` (or `no_answer` for busy / no answer / canceled, `failed` when the provider cannot connect).',
-        `At most \`twilio_max_concurrent\` calls of the provider (inbound and outbound, status ringing or in_progress) run at once across all API instances; over the cap the answer is 429 with \`Retry-After: ${CAPACITY_RETRY_AFTER_SECS}\`.`,
+        `At most \`<provider>_max_concurrent\` calls of the provider (inbound and outbound, status ringing or in_progress) run at once across all API instances; over the cap the answer is 429 with \`Retry-After: ${CAPACITY_RETRY_AFTER_SECS}\`.`,
         "When the provider refuses the call, the call is recorded as `failed` (its `call_status` event holds the provider's message) and the answer is 502 with that message.",
       ].join(' '),
       body: OutboundBody,
@@ -145,12 +134,13 @@ export function outboundRoutes(ctx: ApiContext) {
         const settings = await loadTelephonySettings(db, box);
         const provider = body.provider ?? settings.provider;
         if (!provider) throw badRequest('No telephony provider is configured: set one with PUT /api/settings/telephony, or pass provider');
-        if (!SUPPORTED_PROVIDERS.includes(provider)) {
-          throw unprocessable('provider', `${provider} is not supported yet for calls; supported: ${SUPPORTED_TEXT}`);
+        const vendor = telephonyVendor(provider);
+        if (!vendor) {
+          throw unprocessable('provider', `${provider} is not supported yet for calls; supported: ${callCapableProvidersText()}`);
         }
-        let creds;
+        let creds: unknown;
         try {
-          creds = twilioCredentials(settings, config);
+          creds = vendor.credentials(settings, config);
         } catch (err) {
           if (err instanceof TelephonyNotConfigured) throw badRequest(err.message);
           throw err;
@@ -158,7 +148,7 @@ export function outboundRoutes(ctx: ApiContext) {
         if (!(await Agent.findOne({ where: { name: body.agent_name }, attributes: ['id'] }))) {
           throw new HttpError(404, `Agent ${body.agent_name} not found`);
         }
-        const from = await fromNumber(provider, body.agent_name, body.caller_id, settings.twilio.phone_number);
+        const from = await fromNumber(provider, body.agent_name, body.caller_id, settings[provider].phone_number);
         const baseUrl = effectivePublicBaseUrl(settings, config);
 
         let callId: string;
@@ -172,7 +162,7 @@ export function outboundRoutes(ctx: ApiContext) {
             metadata: { from_number: from },
             initialStatus: 'ringing',
             provider,
-            admit: capacityCheck(db, provider, settings.twilio.max_concurrent),
+            admit: capacityCheck(db, provider, settings[provider].max_concurrent),
           }));
         } catch (err) {
           if (err instanceof CapacityError) throw new HttpError(429, err.message, { 'Retry-After': String(CAPACITY_RETRY_AFTER_SECS) });
@@ -180,23 +170,26 @@ export function outboundRoutes(ctx: ApiContext) {
           throw err;
         }
 
-        let ref;
+        let dialed;
         try {
-          ref = await createTwilioCall(creds, {
+          dialed = await vendor.dial(creds, {
+            callId,
             to: body.phone_number,
             from,
-            ...twilioCallUrls(baseUrl, callId),
-            timeoutSecs: Math.min(config.RING_TIMEOUT_SECS, MAX_RING_SECS),
+            ...callUrls(baseUrl, provider, callId),
+            stream: streamConnection(config, baseUrl, provider, jwtSecret, callId),
+            ringTimeoutSecs: config.RING_TIMEOUT_SECS,
           });
         } catch (err) {
           if (!(err instanceof TelephonyProviderError)) throw err;
-          log.warn('provider refused an outbound call', { call_id: callId, kind: err.kind, code: err.code, message: err.message });
+          log.warn('provider refused an outbound call', { call_id: callId, provider, kind: err.kind, code: err.code, message: err.message });
           await recordRefusal(callId, err);
-          throw providerHttpError(err);
+          throw providerHttpError(vendor, err);
         }
-        // Callbacks may already have arrived; they are routed by call id, not by the SID.
-        await Call.update({ provider_call_sid: ref.sid }, { where: { id: callId } });
-        return { status: 201, body: { status: 'initiated', call_id: callId, provider_response: { sid: ref.sid, status: ref.status } } };
+        // Callbacks may already have arrived (routed by call id) and stored the provider's id.
+        await Call.update({ provider_call_sid: dialed.providerCallId }, { where: { id: callId, provider_call_sid: null } });
+        const { sid, status } = dialed.response;
+        return { status: 201, body: { status: 'initiated', call_id: callId, provider_response: { sid, status } } };
       },
     }),
   ];

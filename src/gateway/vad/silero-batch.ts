@@ -8,17 +8,17 @@
  * whose audio arrived in the same event-loop turn — or while the previous batch runs. An idle
  * gateway runs batches of one; a busy one (many sockets readable per turn) batches more by itself.
  *
- * Each stream keeps its own recurrent state and 32-sample context exactly like SileroStream
- * (silero.ts); the batch rows are just those per-stream inputs side by side — Silero v5 takes
- * input [B, 32+256] and state [2, B, 128].
+ * Each stream keeps its own recurrent state and context exactly like SileroStream (silero.ts);
+ * the batch rows are just those per-stream inputs side by side — Silero v5 takes input
+ * [B, context+window] and state [2, B, 128]. The sample rate is one input for the whole batch,
+ * so 8 kHz streams (32+256 samples) and 16 kHz streams (64+512) queue apart and run as separate
+ * batches.
  */
 import * as ort from 'onnxruntime-node';
-import type { SileroVadModel, SpeechProbability } from './silero';
+import type { SileroSampleRate, SileroVadModel, SpeechProbability } from './silero';
 
-const SAMPLE_RATE = 8000;
-const WINDOW = 256;
-const CONTEXT = 32;
-const ROW = CONTEXT + WINDOW;
+const WINDOW: Record<SileroSampleRate, number> = { 8000: 256, 16000: 512 };
+const CONTEXT: Record<SileroSampleRate, number> = { 8000: 32, 16000: 64 };
 const STATE = 128;
 
 interface Pending {
@@ -28,7 +28,10 @@ interface Pending {
 }
 
 export class SileroBatcher {
-  private readonly sr = new ort.Tensor('int64', BigInt64Array.from([BigInt(SAMPLE_RATE)]), []);
+  private readonly sr: Record<SileroSampleRate, ort.Tensor> = {
+    8000: new ort.Tensor('int64', BigInt64Array.from([8000n]), []),
+    16000: new ort.Tensor('int64', BigInt64Array.from([16000n]), []),
+  };
   private pending: Pending[] = [];
   private scheduled = false;
   private inFlight = false;
@@ -44,8 +47,9 @@ export class SileroBatcher {
     return new SileroBatcher(model.session);
   }
 
-  createStream(): BatchedSileroStream {
-    return new BatchedSileroStream(this);
+  createStream(sampleRate: SileroSampleRate = 8000): BatchedSileroStream {
+    if (!(sampleRate in WINDOW)) throw new RangeError(`Silero VAD runs at 8000 or 16000 Hz, not ${sampleRate}`);
+    return new BatchedSileroStream(this, sampleRate);
   }
 
   /** @internal */
@@ -59,20 +63,23 @@ export class SileroBatcher {
     });
   }
 
-  private ensureCapacity(n: number): void {
-    if (n <= this.capacity) return;
+  private ensureCapacity(n: number, row: number): void {
+    if (n * row <= this.input.length && n <= this.capacity) return;
     this.capacity = Math.max(n, this.capacity * 2, 8);
-    this.input = new Float32Array(this.capacity * ROW);
+    this.input = new Float32Array(this.capacity * (CONTEXT[16000] + WINDOW[16000]));
     this.state = new Float32Array(2 * this.capacity * STATE);
   }
 
   private run(): void {
     this.scheduled = false;
     if (this.inFlight || this.pending.length === 0) return;
-    const batch = this.pending;
-    this.pending = [];
+    // One rate per batch: the rate of the oldest request; the other rate's requests wait for the next.
+    const rate = this.pending[0]!.stream.sampleRate;
+    const batch = this.pending.filter((p) => p.stream.sampleRate === rate);
+    this.pending = batch.length === this.pending.length ? [] : this.pending.filter((p) => p.stream.sampleRate !== rate);
     const n = batch.length;
-    this.ensureCapacity(n);
+    const ROW = CONTEXT[rate] + WINDOW[rate];
+    this.ensureCapacity(n, ROW);
     for (let b = 0; b < n; b++) {
       const s = batch[b]!.stream;
       this.input.set(s.row, b * ROW);
@@ -83,7 +90,7 @@ export class SileroBatcher {
     const feeds = {
       input: new ort.Tensor('float32', this.input.subarray(0, n * ROW), [n, ROW]),
       state: new ort.Tensor('float32', this.state.subarray(0, 2 * n * STATE), [2, n, STATE]),
-      sr: this.sr,
+      sr: this.sr[rate],
     };
     // One batch at a time: the buffers above are reused, and what queues meanwhile is the next batch.
     this.inFlight = true;
@@ -120,21 +127,30 @@ export class SileroBatcher {
 
 /** One call's Silero state on a shared batcher; same contract as SileroStream. */
 export class BatchedSileroStream implements SpeechProbability {
-  readonly sampleRate = SAMPLE_RATE;
-  readonly windowSamples = WINDOW;
+  readonly windowSamples: number;
   /** @internal context + window, the batch row of the next inference */
-  readonly row = new Float32Array(ROW);
+  readonly row: Float32Array;
   /** @internal recurrent state, [2, 128] */
   readonly state = new Float32Array(2 * STATE);
+  private readonly context: number;
   private busy = false;
 
-  constructor(private readonly batcher: SileroBatcher) {}
+  constructor(
+    private readonly batcher: SileroBatcher,
+    readonly sampleRate: SileroSampleRate,
+  ) {
+    this.windowSamples = WINDOW[sampleRate];
+    this.context = CONTEXT[sampleRate];
+    this.row = new Float32Array(this.context + this.windowSamples);
+  }
 
   async probability(window: Float32Array): Promise<number> {
-    if (window.length !== WINDOW) throw new RangeError(`Silero at 8000 Hz takes ${WINDOW}-sample windows, got ${window.length}`);
+    if (window.length !== this.windowSamples) {
+      throw new RangeError(`Silero at ${this.sampleRate} Hz takes ${this.windowSamples}-sample windows, got ${window.length}`);
+    }
     if (this.busy) throw new Error('BatchedSileroStream: windows must be analysed one at a time');
     this.busy = true;
-    this.row.set(window, CONTEXT);
+    this.row.set(window, this.context);
     try {
       return await this.batcher.request(this);
     } finally {
@@ -144,7 +160,7 @@ export class BatchedSileroStream implements SpeechProbability {
 
   /** @internal The next window's context is the tail of this one. */
   advance(): void {
-    this.row.copyWithin(0, ROW - CONTEXT);
+    this.row.copyWithin(0, this.row.length - this.context);
   }
 
   reset(): void {

@@ -37,6 +37,8 @@ const MAX_QUEUED_AUDIO_BYTES = 240_000;
 
 type Queued = { kind: 'audio'; data: Buffer } | { kind: 'control'; type: 'Finalize' | 'CloseStream' };
 
+const AUDIO_PARAMETERS = new Set(['encoding', 'sample_rate', 'channels']);
+
 /** Builds the `/v1/listen` URL: our defaults, then the agent's stt_settings (null removes a parameter). */
 export function deepgramListenUrl(options: SttOptions): string {
   const params = new Map<string, string[]>();
@@ -54,6 +56,7 @@ export function deepgramListenUrl(options: SttOptions): string {
   set('vad_events', options.vadEvents ?? DEEPGRAM_DEFAULTS.vadEvents);
   set('smart_format', true);
   for (const [key, value] of Object.entries(options.settings ?? {})) {
+    if (AUDIO_PARAMETERS.has(key)) continue; // the audio is what the gateway sends, whatever the settings say
     if (value === null || value === undefined) params.delete(key);
     else if (Array.isArray(value)) params.set(key, value.map((v) => String(v)));
     else if (typeof value === 'object') params.set(key, [JSON.stringify(value)]);

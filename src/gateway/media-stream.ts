@@ -1,37 +1,43 @@
 /**
- * One Twilio Media Streams WebSocket: protocol checks, stream authentication and the hand-over
- * to the call's CallMedia. Everything arriving here is untrusted. Anything wrong with one
- * socket — malformed JSON, a message before `start` or for another stream, a bad token, a call
- * that is unknown, not running or already streaming, binary frames, a flood of messages — is
- * logged and closes that socket only; no handler can throw into the server.
+ * One telephony media WebSocket, for any vendor: the vendor's codec turns its messages into
+ * neutral events, and this class authenticates the stream, looks the call up, hands it to the
+ * call's CallMedia and guards the socket. Everything arriving here is untrusted.
  *
- * Events Twilio may add in future versions are logged once and ignored rather than closing the
- * call (the protocol has grown new events before).
+ * What closes a socket (and only that socket): an unauthenticated stream (a bad or missing token,
+ * no start within START_TIMEOUT_MS, or anything malformed before its start authenticated it), a
+ * stream for an unknown, finished or already streaming call, a stream the codec refuses
+ * (unsupported audio format), a flood (more than MAX_MESSAGES_PER_SEC sustained), a peer that
+ * stops reading. On an authenticated stream everything else — malformed JSON, a message for
+ * another stream, a mark echo missing a field, a binary frame, an event nobody knows — is logged
+ * (the first few per stream), counted in the gateway's stream statistics and ignored: one bad
+ * message never hangs up a live call.
  */
 import type { Client } from '@temporalio/client';
 import WebSocket from 'ws';
+import { STREAM_SAMPLE_RATES, describeFormat, type AudioFormat } from '../audio/format';
 import type { Config } from '../config';
-import { clearMessage, markMessage, parseTwilioStreamMessage, type TwilioStartMessage } from '../providers/telephony/twilio/media-messages';
+import type { MediaStreamCodec, MediaStreamProtocol, StreamStart, StreamUpgrade } from '../providers/telephony/stream';
 import type { Logger } from '../shared/logger';
 import { callWorkflowId, mediaConnectedSignal, voiceConfigQuery, type VoiceConfig } from '../../workflows/call-definitions';
 import { CallMedia, type StreamOutput } from './call-media';
 import type { CallRegistry } from './call-registry';
+import type { StreamStats } from './stream-stats';
 import { verifyStreamToken } from './stream-token';
 import type { SileroBatcher } from './vad/silero-batch';
 
 /** Close codes (RFC 6455) used when refusing a stream. */
 export const CLOSE_POLICY = 1008;
-export const CLOSE_UNSUPPORTED = 1003;
-export const CLOSE_INVALID = 1007;
 export const CLOSE_INTERNAL = 1011;
 
-/** A stream that has not sent `start` this long after connecting is dropped. */
+/** A stream that has not sent an authenticated start this long after connecting is dropped. */
 export const START_TIMEOUT_MS = 10_000;
 /** Twilio sends 50 media messages a second plus marks; this allows bursts but not floods. */
 export const MAX_MESSAGES_PER_SEC = 200;
 export const MESSAGE_BURST = 400;
-/** Media arriving while the call is being set up is kept (at most this many frames, ~5 s). */
-const MAX_EARLY_FRAMES = 250;
+/** Ignored messages logged per stream (all are counted). */
+const LOGGED_PER_STREAM = 5;
+/** Caller audio arriving while the call is being set up is kept (at most this much). */
+const MAX_EARLY_AUDIO_MS = 5000;
 /** A peer not reading what we send (over this much queued) is a dead connection. */
 const MAX_BUFFERED_BYTES = 1 << 20;
 /** Workflow look-ups at stream start must not hold a call forever. */
@@ -47,36 +53,48 @@ export interface StreamContext {
   /** This gateway's task queue, handed to the workflow in `mediaConnected`. */
   taskQueue: string;
   vad: SileroBatcher;
+  stats: StreamStats;
   log: Logger;
 }
 
 type Phase = 'connected' | 'starting' | 'live' | 'closed';
 
-export function acceptTwilioStream(ws: WebSocket, ctx: StreamContext, remote: string): void {
-  new TwilioStream(ws, ctx, remote);
+export function acceptMediaStream(ws: WebSocket, protocol: MediaStreamProtocol, upgrade: StreamUpgrade, ctx: StreamContext): void {
+  new MediaStream(ws, protocol, upgrade, ctx);
 }
 
-class TwilioStream {
+/** The stream's format is one the pipeline runs: μ-law 8 kHz or 16-bit PCM at 8 or 16 kHz. */
+export function isSupportedStreamFormat(format: AudioFormat): boolean {
+  const rateOk = (STREAM_SAMPLE_RATES as readonly number[]).includes(format.sampleRate);
+  return rateOk && (format.encoding === 'pcm16' || format.sampleRate === 8000);
+}
+
+class MediaStream {
   private phase: Phase = 'connected';
-  private streamSid = '';
+  private readonly codec: MediaStreamCodec;
   private callId = '';
+  private streamId = '';
+  private sampleRate = 8000;
   private call: CallMedia | null = null;
-  private early: Array<{ payload: string; timestampMs: number }> = [];
+  private early: Array<{ pcm: Int16Array; timestampMs: number | null }> = [];
+  private earlySamples = 0;
   private tokens = MESSAGE_BURST;
   private lastRefill = performance.now();
-  private unknownLogged = false;
+  private logged = 0;
   private startTimer: NodeJS.Timeout | undefined;
-  private mediaPrefix = '';
 
   constructor(
     private readonly ws: WebSocket,
+    private readonly protocol: MediaStreamProtocol,
+    upgrade: StreamUpgrade,
     private readonly ctx: StreamContext,
-    private readonly remote: string,
   ) {
-    this.startTimer = setTimeout(() => this.reject(CLOSE_POLICY, 'no start message'), START_TIMEOUT_MS);
+    this.codec = protocol.open(upgrade);
+    this.startTimer = setTimeout(() => this.reject(CLOSE_POLICY, 'no authenticated start message'), START_TIMEOUT_MS);
     ws.on('message', (data, isBinary) => this.guard('message', () => this.onMessage(data as Buffer, isBinary)));
     ws.on('close', () => this.guard('close', () => this.onClose()));
-    ws.on('error', (err) => this.ctx.log.warn('media stream socket error', { remote: this.remote, callId: this.callId || undefined, error: err.message }));
+    ws.on('error', (err) => this.ctx.log.warn('media stream socket error', { provider: protocol.name, callId: this.callId || undefined, error: err.message }));
+    ctx.stats.opened(protocol.name);
   }
 
   private guard(what: string, fn: () => void): void {
@@ -91,42 +109,34 @@ class TwilioStream {
   private onMessage(data: Buffer, isBinary: boolean): void {
     if (this.phase === 'closed') return;
     if (!this.takeToken()) return this.reject(CLOSE_POLICY, 'message flood');
-    if (isBinary) return this.reject(CLOSE_UNSUPPORTED, 'binary frames are not Media Streams messages');
-    const parsed = parseTwilioStreamMessage(data);
-    if (!parsed.ok) {
-      if (parsed.code === 'unknown_event') {
-        if (!this.unknownLogged) this.ctx.log.warn('ignoring unknown media stream event', { callId: this.callId || undefined, error: parsed.error });
-        this.unknownLogged = true;
+    if (data.length > this.protocol.maxMessageBytes) return this.ignore('invalid', `message of ${data.length} bytes`);
+    const event = this.codec.decode(data, isBinary);
+    switch (event.type) {
+      case 'connected':
         return;
-      }
-      return this.reject(parsed.code === 'invalid_json' ? CLOSE_INVALID : CLOSE_POLICY, `${parsed.code}: ${parsed.error}`);
+      case 'start':
+        if (this.phase !== 'connected') return this.ignore('invalid', 'a second start');
+        return this.begin(event.start);
+      case 'invalid':
+        return this.ignore('invalid', event.error);
+      case 'ignored':
+        return this.ignore('ignored', event.what);
+      case 'refused':
+        return this.reject(CLOSE_POLICY, event.reason);
     }
-    const msg = parsed.message;
-    if (msg.event === 'connected') {
-      if (this.phase !== 'connected') this.reject(CLOSE_POLICY, 'connected after start');
-      return;
-    }
-    if (msg.event === 'start') {
-      if (this.phase !== 'connected') return this.reject(CLOSE_POLICY, 'second start message');
-      this.begin(msg);
-      return;
-    }
-    if (this.phase === 'connected') return this.reject(CLOSE_POLICY, `${msg.event} before start`);
-    if (msg.streamSid !== this.streamSid) return this.reject(CLOSE_POLICY, `${msg.event} for another stream`);
-    switch (msg.event) {
-      case 'media':
-        if (msg.media.track !== 'inbound') return;
-        if (this.call) this.call.onCallerAudio(msg.media.payload, Number(msg.media.timestamp));
-        else {
-          if (this.early.length >= MAX_EARLY_FRAMES) this.early.shift();
-          this.early.push({ payload: msg.media.payload, timestampMs: Number(msg.media.timestamp) });
-        }
+    if (this.phase === 'connected') return this.ignore('invalid', `${event.type} before start`);
+    switch (event.type) {
+      case 'audio':
+        if (this.call) this.call.onCallerAudio(event.pcm, event.timestampMs);
+        else this.keepEarly(event.pcm, event.timestampMs);
         return;
       case 'mark':
-        this.call?.onMark(msg.mark.name);
+        this.call?.onMark(event.name);
         return;
       case 'dtmf':
-        this.ctx.log.debug('dtmf', { callId: this.callId, digit: msg.dtmf.digit });
+        this.ctx.log.debug('dtmf', { callId: this.callId, digit: event.digit });
+        return;
+      case 'cleared':
         return;
       case 'stop':
         this.hangup();
@@ -134,29 +144,42 @@ class TwilioStream {
     }
   }
 
-  /** Authenticates the stream, looks the call up, sets its media up and tells the workflow. */
-  private begin(msg: TwilioStartMessage): void {
-    this.phase = 'starting';
-    this.streamSid = msg.streamSid;
-    if (msg.start.streamSid !== msg.streamSid) return this.reject(CLOSE_POLICY, 'inconsistent streamSid');
-    const format = msg.start.mediaFormat;
-    if (format.encoding !== 'audio/x-mulaw' || format.sampleRate !== 8000 || format.channels !== 1) {
-      return this.reject(CLOSE_POLICY, `unsupported media format ${format.encoding}/${format.sampleRate}/${format.channels}`);
+  private ignore(kind: 'invalid' | 'ignored', what: string): void {
+    // Nothing to protect yet, and nobody we know: garbage before the start authenticated is not a call.
+    if (kind === 'invalid' && this.phase === 'connected') return this.reject(CLOSE_POLICY, `before an authenticated start: ${what}`);
+    this.ctx.stats.message(this.protocol.name, kind);
+    if (this.logged++ < LOGGED_PER_STREAM) {
+      this.ctx.log.warn(`${kind} media stream message ignored`, { provider: this.protocol.name, callId: this.callId || undefined, what: what.slice(0, 200) });
     }
-    const callId = msg.start.customParameters.call_id ?? '';
-    if (!CALL_ID.test(callId) || !verifyStreamToken(this.ctx.streamSecret, callId, msg.start.customParameters.token)) {
+  }
+
+  private keepEarly(pcm: Int16Array, timestampMs: number | null): void {
+    this.early.push({ pcm: pcm.slice(), timestampMs });
+    this.earlySamples += pcm.length;
+    while (this.early.length > 1 && this.earlySamples > (MAX_EARLY_AUDIO_MS / 1000) * this.sampleRate) this.earlySamples -= this.early.shift()!.pcm.length;
+  }
+
+  /** Authenticates the stream, looks the call up, sets its media up and tells the workflow. */
+  private begin(start: StreamStart): void {
+    this.phase = 'starting';
+    this.streamId = start.streamId;
+    this.sampleRate = start.format.sampleRate;
+    if (!isSupportedStreamFormat(start.format)) return this.reject(CLOSE_POLICY, `unsupported media format ${describeFormat(start.format)}`);
+    const callId = start.callId ?? '';
+    if (!CALL_ID.test(callId) || !verifyStreamToken(this.ctx.streamSecret, callId, start.token)) {
       return this.reject(CLOSE_POLICY, 'invalid stream token');
     }
     if (!this.ctx.calls.reserve(callId)) return this.reject(CLOSE_POLICY, 'call already streaming or finished');
     this.callId = callId;
     const startPerf = performance.now();
-    this.setUp(callId, startPerf).catch((err: Error) => {
+    this.setUp(start, startPerf).catch((err: Error) => {
       this.ctx.calls.release(callId);
       this.reject(CLOSE_POLICY, err.message);
     });
   }
 
-  private async setUp(callId: string, startPerf: number): Promise<void> {
+  private async setUp(start: StreamStart, startPerf: number): Promise<void> {
+    const callId = this.callId;
     const workflow = this.ctx.temporal.workflow.getHandle(callWorkflowId(callId));
     let voice: VoiceConfig;
     try {
@@ -176,10 +199,11 @@ class TwilioStream {
       return;
     }
     if (this.startTimer) clearTimeout(this.startTimer);
-    this.mediaPrefix = `{"event":"media","streamSid":${JSON.stringify(this.streamSid)},"media":{"payload":"`;
     const call = new CallMedia({
       callId,
-      streamSid: this.streamSid,
+      streamSid: this.streamId,
+      format: start.format,
+      frameMs: start.frameMs,
       voice,
       config: this.ctx.config,
       workflow,
@@ -191,12 +215,12 @@ class TwilioStream {
     this.call = call;
     this.phase = 'live';
     this.ctx.calls.add(call);
-    for (const f of this.early.splice(0)) call.onCallerAudio(f.payload, f.timestampMs);
-    this.ctx.log.info('media stream started', { callId, streamSid: this.streamSid });
+    for (const f of this.early.splice(0)) call.onCallerAudio(f.pcm, f.timestampMs);
+    this.ctx.log.info('media stream started', { callId, provider: this.protocol.name, streamId: this.streamId, format: describeFormat(start.format) });
     try {
       await workflow.signal(mediaConnectedSignal, {
         gatewayTaskQueue: this.ctx.taskQueue,
-        streamSid: this.streamSid,
+        streamSid: this.streamId,
         recordingPath: call.recordingPath,
         events: call.events.drain(),
       });
@@ -216,9 +240,9 @@ class TwilioStream {
       this.ws.send(text);
     };
     return {
-      media: (frame) => send(`${this.mediaPrefix}${frame.toString('base64')}"}}`),
-      mark: (name) => send(markMessage(this.streamSid, name)),
-      clear: () => send(clearMessage(this.streamSid)),
+      media: (frame) => send(this.codec.media(frame)),
+      mark: (name) => send(this.codec.mark(name)),
+      clear: () => send(this.codec.clear()),
       close: (code, reason) => {
         if (this.phase !== 'closed') this.phase = 'closed';
         if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(code, reason.slice(0, 120));
@@ -241,7 +265,8 @@ class TwilioStream {
 
   private reject(code: number, reason: string): void {
     if (this.phase === 'closed') return;
-    this.ctx.log.warn('closing media stream', { remote: this.remote, callId: this.callId || undefined, reason });
+    this.ctx.stats.rejected(this.protocol.name, reason);
+    this.ctx.log.warn('closing media stream', { provider: this.protocol.name, callId: this.callId || undefined, reason });
     if (this.startTimer) clearTimeout(this.startTimer);
     // For the workflow this is the stream ending without the platform asking: like a hang-up.
     if (this.call) void this.call.close('hangup', code, reason);

@@ -1,0 +1,18 @@
+/**
+ * Hanging up the provider's side of a phone call when the call ends on the platform's side
+ * (agent end_call, POST /api/calls/end, idle end, failure, a lost media gateway): the workflow
+ * runs this in its finish path, so no caller is left on a dead line. The media gateway cannot
+ * do it (it has no database or credentials), and closing the stream is not enough for every
+ * vendor (Plivo's keepCallAlive holds the call without one).
+ */
+import type { ActivityDeps } from '.';
+import { hangupProviderCall, type HangupOutcome } from '../src/calls/telephony-calls';
+
+export function createTelephonyActivities(deps: ActivityDeps) {
+  return {
+    /** Retried by the workflow while the provider is unreachable; other failures are logged, not thrown. */
+    async hangupProviderCall(input: { callId: string }): Promise<HangupOutcome> {
+      return hangupProviderCall(deps, input.callId);
+    },
+  };
+}
