@@ -297,7 +297,8 @@ export class PlivoCaller implements Paced {
       event: 'media',
       sequenceNumber: this.nextSequence(),
       streamId: this.streamId,
-      media: { track: 'inbound', timestamp: String(Math.round(at)), chunk: this.chunk, payload },
+      // Epoch ms of the chunk's capture (its slot on the caller's clock), as Plivo stamps media.
+      media: { track: 'inbound', timestamp: String(Math.round(this.connectedAtMs + (this.chunk - 1) * FRAME_MS)), chunk: this.chunk, payload },
       extra_headers: this.opts.extraHeaders ?? '',
     });
   }

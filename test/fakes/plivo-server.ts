@@ -116,6 +116,13 @@ export interface FakePlivo {
   calls: FakePlivoCall[];
   requests: RecordedApiRequest[];
   setOutcome(outcome: CallOutcome | OutcomeScript, to?: string): void;
+  /**
+   * While on, a stream that drops without a WebSocket close handshake (code 1006: the peer
+   * process died, or the network between) does not end its call: the call stays up, silent,
+   * until it is hung up through the API or its time limit — what keepCallAlive does when Plivo
+   * has not noticed the peer is gone.
+   */
+  holdDroppedStreams(on: boolean): void;
   /** Resolves when the call has connected its stream (or ended without one). */
   simulateInbound(opts: SimulateInboundOptions): Promise<FakePlivoCall>;
   call(callUuid: string): FakePlivoCall | undefined;
@@ -197,6 +204,7 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
   const callerWaiters: Array<(c: PlivoCaller) => void> = [];
   let lastCaller: PlivoCaller | undefined;
   let stopping = false;
+  let holdDropped = false;
 
   const apiId = () => crypto.randomUUID();
   const plivoError = (res: http.ServerResponse, status: number, error: string) => {
@@ -348,7 +356,11 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
     // Without keepCallAlive the XML goes on while the stream runs in the background.
     if (!stream.keepCallAlive) return;
     const closed = await caller.closed;
-    if (closed.by === 'gateway') c.hangupSource ??= 'Plivo';
+    if (closed.code === 1006 && holdDropped && !s.hungUp) {
+      c.errors.push('stream dropped without a close handshake: call held (keepCallAlive) until hung up');
+      await s.hangupRequested.promise;
+    }
+    c.hangupSource ??= closed.by === 'gateway' ? 'Plivo' : c.direction === 'inbound' ? 'Caller' : 'Callee';
     await streamCallback('StopStream');
   }
 
@@ -476,7 +488,7 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
     );
     res.writeHead(201, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ api_id: apiId(), message: 'call fired', request_uuid: requestUuid }));
-    void simulateOutbound(s, outcomes.get(to) ?? defaultOutcome).catch((err) => {
+    void simulateOutbound(s, outcomes.get(to.replace(/^\+/, '')) ?? defaultOutcome).catch((err) => {
       s.record.errors.push(`simulation failed: ${(err as Error).message}`);
       void finish(s, 'failed', 'INTERNAL_ERROR', 'Error');
     });
@@ -545,9 +557,13 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
     authToken,
     calls,
     requests,
+    holdDroppedStreams(on) {
+      holdDropped = on;
+    },
     setOutcome(outcome, to) {
       const script = typeof outcome === 'string' ? { outcome } : outcome;
-      if (to) outcomes.set(to, script);
+      // Plivo numbers are digits; a leading + is the same number.
+      if (to) outcomes.set(to.replace(/^\+/, ''), script);
       else defaultOutcome = script;
     },
     async simulateInbound(o) {

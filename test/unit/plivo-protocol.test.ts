@@ -291,6 +291,12 @@ describe('Plivo media codec (neutral events)', () => {
     const audio = codec.decode(mediaOf(encodeMulaw(Int16Array.from([1000, -1000, 0]))), false);
     expect(audio.type).toBe('audio');
     if (audio.type === 'audio') expect(Array.from(audio.pcm).map((s) => Math.sign(s))).toEqual([1, -1, 0]);
+    // Plivo's epoch-ms timestamps become positions from the first chunk.
+    expect(audio).toMatchObject({ timestampMs: 0 });
+    const later = Buffer.from(JSON.stringify({ ...real.media, media: { ...real.media.media, timestamp: String(Number(real.media.media.timestamp) + 40) } }));
+    expect(codec.decode(later, false)).toMatchObject({ type: 'audio', timestampMs: 40 });
+    const earlier = Buffer.from(JSON.stringify({ ...real.media, media: { ...real.media.media, timestamp: '1705312199000' } }));
+    expect(codec.decode(earlier, false)).toMatchObject({ type: 'audio', timestampMs: null });
     expect(codec.decode(Buffer.from(JSON.stringify(real.playedStream)), false)).toEqual({ type: 'mark', name: 'utt-1' });
     expect(codec.decode(Buffer.from(JSON.stringify(real.clearedAudio)), false)).toEqual({ type: 'cleared' });
     expect(codec.decode(Buffer.from(JSON.stringify(real.dtmf)), false)).toEqual({ type: 'dtmf', digit: '5' });

@@ -26,6 +26,8 @@ class PlivoCodec implements MediaStreamCodec {
   private streamId = '';
   private format: AudioFormat | null = null;
   private decoder: PayloadDecoder | null = null;
+  /** `media.timestamp` of the first chunk: Plivo's timestamps are epoch ms, positions are relative to it. */
+  private mediaOrigin: number | null = null;
 
   decode(data: Buffer, isBinary: boolean): StreamEvent {
     if (isBinary) return { type: 'invalid', error: 'binary frame (stream messages are JSON text)' };
@@ -43,8 +45,7 @@ class PlivoCodec implements MediaStreamCodec {
         if (msg.media.track !== 'inbound') return { type: 'ignored', what: `media of track ${msg.media.track}` };
         const pcm = this.decoder.decode(msg.media.payload);
         if (!pcm) return { type: 'invalid', error: 'media.payload: not base64 audio in the stream format' };
-        // Plivo's timestamp is wall-clock epoch ms, not a position in the stream: place audio at arrival.
-        return { type: 'audio', pcm, timestampMs: null };
+        return { type: 'audio', pcm, timestampMs: this.position(msg.media.timestamp) };
       }
       case 'playedStream':
         return { type: 'mark', name: msg.name };
@@ -53,6 +54,21 @@ class PlivoCodec implements MediaStreamCodec {
       case 'dtmf':
         return { type: 'dtmf', digit: msg.dtmf.digit };
     }
+  }
+
+  /**
+   * The chunk's position in the stream, in ms. Plivo stamps media with epoch milliseconds; the
+   * first chunk (sent right after `start`) is position 0. Audio held while the call is being set
+   * up thus still lands at its own time in the recording rather than shifting everything after
+   * it. null (place at arrival) when a timestamp is unusable.
+   */
+  private position(timestamp: string): number | null {
+    const ms = Number(timestamp);
+    if (!Number.isSafeInteger(ms) || ms <= 0) return null;
+    this.mediaOrigin ??= ms;
+    const position = ms - this.mediaOrigin;
+    // Out of order or absurd (over a day): not a position we can trust.
+    return position >= 0 && position < 86_400_000 ? position : null;
   }
 
   private start(msg: PlivoStartMessage): StreamEvent {
