@@ -98,7 +98,7 @@ async function createVoiceAgent(body: Record<string, unknown>) {
 const deletes = (uuid: string) => plivo.requests.filter((r) => r.method === 'DELETE' && r.path.endsWith(`/${uuid}/`));
 
 describe('an outbound Plivo call', () => {
-  it('greets in μ-law audio, answers, is interrupted within 300 ms and hangs up through Plivo’s REST API', async () => {
+  it('greets in μ-law audio, answers, is interrupted within 300 ms and ends the call at Plivo', async () => {
     const agent = await createVoiceAgent({ name: 'plivo-outbound', prompt: 'You book appointments.', greeting: 'Namaste {{first_name}}, this is the clinic.' });
     const flow = await h.request('PUT', `/api/agents/${agent.id}/flow`, {
       body: {
