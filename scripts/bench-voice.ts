@@ -1,14 +1,14 @@
 /**
- * `npm run bench:voice [-- --calls N --turns K]` (defaults 50 and 3): N simultaneous simulated
- * Twilio calls through the real API, call workflow and media gateway, with zero-latency vendor
- * fakes, measured from the callers' side and from /proc.
+ * `npm run bench:voice [-- --calls N --turns K --provider twilio|exotel|plivo]` (defaults 50, 3,
+ * twilio): N simultaneous simulated phone calls through the real API, call workflow and media
+ * gateway, with zero-latency vendor fakes, measured from the callers' side and from /proc.
  *
  * Processes: the media gateway runs on its own (`src/gateway/main.ts`, i.e. `npm run gateway`) so
  * its CPU and memory can be read from /proc/<pid>; the call worker runs on its own too, as in a
- * scaled deployment, and so does the API that Twilio's webhooks reach (`npm run api`). The
- * zero-latency vendor fakes (Deepgram, Cartesia, OpenAI) have a process of their own, so
- * answering the gateway never waits behind the callers. This process holds the Twilio fake with
- * its Media Streams callers (the measuring instrument), and configures and reads back through an
+ * scaled deployment, and so does the API that the phone company's webhooks reach (`npm run api`).
+ * The zero-latency vendor fakes (Deepgram, Cartesia, OpenAI) have a process of their own, so
+ * answering the gateway never waits behind the callers. This process holds the telephony fake
+ * with its callers on the media streams (the measuring instrument), and configures and reads back through an
  * API of its own on the same database. Temporal and
  * PostgreSQL are found or started like the tests do. All traffic stays on 127.0.0.1.
  *
@@ -38,8 +38,8 @@ import { VadAnalyzer } from '../src/gateway/vad/vad-analyzer';
 import { setLogLevel } from '../src/shared/logger';
 import { getFreePort } from '../src/temporal/dev-server';
 import { fakeSpeechMs } from '../test/fakes/fake-tts-audio';
-import { FRAME_MS, nowMs, type TwilioCaller } from '../test/fakes/twilio-caller';
-import { startFakeTwilio } from '../test/fakes/twilio-server';
+import { FRAME_MS, nowMs, type PhoneCaller } from '../test/fakes/phone-caller';
+import { startFakeTelephony, type FakeTelephony } from '../test/fakes/telephony-fakes';
 import { startHarness, type Harness } from '../test/support/harness';
 import { callWorkflowId } from '../workflows/call-definitions';
 import { fmtMs, isSpeech, loadClip, percentile, speechTimes, underruns, type SpeechClip } from './lib/caller-audio';
@@ -57,8 +57,6 @@ const replyFor = (turn: number) => REPLIES[turn % REPLIES.length]!;
 const expectedFrames = (text: string) => fakeSpeechMs(text) / FRAME_MS;
 const VAD_STOP_SECS = 0.4;
 const LATE_GAP_MS = 40;
-const ACCOUNT_SID = `AC${'be'.repeat(16)}`;
-const AUTH_TOKEN = 'bench-twilio-auth-token-012345678';
 const OUR_NUMBER = '+15005550006';
 const KEY = 'bench-key';
 const AGENT = 'bench-clinic';
@@ -66,15 +64,16 @@ const RUN_LIMIT_MS = 4 * 60_000;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-function args(): { calls: number; turns: number; staggerMs: number } {
+function args(): { calls: number; turns: number; staggerMs: number; provider: string } {
   const argv = process.argv.slice(2);
+  const p = argv.indexOf('--provider');
   const get = (name: string, def: number) => {
     const i = argv.indexOf(`--${name}`);
     const v = i >= 0 ? Number(argv[i + 1]) : def;
     if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} must be a positive integer`);
     return v;
   };
-  return { calls: get('calls', 50), turns: get('turns', 3), staggerMs: get('stagger-ms', 100) };
+  return { calls: get('calls', 50), turns: get('turns', 3), staggerMs: get('stagger-ms', 100), provider: p >= 0 ? argv[p + 1]! : 'twilio' };
 }
 
 // ---- platform processes ---------------------------------------------------------------------------
@@ -171,12 +170,12 @@ interface CallResult {
   connectedAtMs?: number;
   hungUpAtMs?: number;
   turns: Turn[];
-  caller?: TwilioCaller;
+  caller?: PhoneCaller;
   error?: string;
 }
 
 /** Agent frames received after `afterMs`; resolves once `expected` of them played, or 1.5 s after the last arrived. */
-async function heard(caller: TwilioCaller, afterMs: number, expected: number, timeoutMs: number): Promise<void> {
+async function heard(caller: PhoneCaller, afterMs: number, expected: number, timeoutMs: number): Promise<void> {
   const deadline = nowMs() + timeoutMs;
   for (;;) {
     const played = caller.played;
@@ -195,20 +194,19 @@ async function heard(caller: TwilioCaller, afterMs: number, expected: number, ti
   }
 }
 
-async function runCall(index: number, ctx: { twilio: Awaited<ReturnType<typeof startFakeTwilio>>; webhookUrl: string; clip: SpeechClip; turns: number }): Promise<CallResult> {
+async function runCall(index: number, ctx: { phone: FakeTelephony; webhookUrl: string; clip: SpeechClip; turns: number }): Promise<CallResult> {
   const result: CallResult = { index, turns: [] };
   try {
-    const fake = await ctx.twilio.simulateInbound({ webhookUrl: ctx.webhookUrl, from: `+1415555${String(1000 + index)}`, to: OUR_NUMBER });
-    const verb = fake.verbs?.[0];
-    if (!fake.caller || verb?.verb !== 'Connect') throw new Error(`not connected: ${fake.errors.join('; ') || fake.twiml}`);
+    const fake = await ctx.phone.ringInbound({ webhookUrl: ctx.webhookUrl, from: `+1415555${String(1000 + index)}`, to: OUR_NUMBER });
+    if (!fake.caller || !fake.callId) throw new Error(`not connected: ${fake.answer.status} ${fake.answer.body.slice(0, 200)}`);
     const caller = fake.caller;
     result.caller = caller;
-    result.callId = verb.stream.parameters.call_id;
+    result.callId = fake.callId;
     result.connectedAtMs = caller.connectedAtMs;
     await heard(caller, 0, expectedFrames(GREETING), 20_000);
     for (let k = 0; k < ctx.turns; k++) {
       await sleep(200 + Math.random() * 800);
-      const span = await caller.say(ctx.clip.pcm);
+      const span = await caller.say(ctx.clip.path);
       const { startMs, endMs } = speechTimes(ctx.clip, span);
       result.turns.push({ speechStartMs: startMs, speechEndMs: endMs, latencyMs: null });
       await heard(caller, endMs, expectedFrames(replyFor(k)), 15_000);
@@ -258,7 +256,7 @@ function analyseCall(r: CallResult) {
 // ---- main -----------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const { calls: N, turns: K, staggerMs } = args();
+  const { calls: N, turns: K, staggerMs, provider } = args();
   setLogLevel('warn');
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const watchdog = setTimeout(() => {
@@ -267,14 +265,14 @@ async function main(): Promise<void> {
   }, RUN_LIMIT_MS);
   watchdog.unref();
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-  console.log(`Voice benchmark: ${N} simultaneous calls × ${K} turns, on ${cores()} cores (${cpu}), Node ${process.version}\n\nStarting:`);
+  console.log(`Voice benchmark: ${N} simultaneous ${provider} calls × ${K} turns, on ${cores()} cores (${cpu}), Node ${process.version}\n\nStarting:`);
 
   const clip = loadClip(CLIP_PATH);
   const services = await startLocalServices((l) => console.log(l));
   const stops: Array<() => Promise<void>> = [];
   try {
-    const twilio = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, keepMediaEvents: false });
-    stops.push(() => twilio.stop());
+    const phone = await startFakeTelephony(provider, { keepMediaEvents: false });
+    stops.push(() => phone.stop());
     const fakes = await spawnUntil('vendor fakes', 'scripts/lib/vendor-fakes-process.ts', { BENCH_VENDOR_KEY: KEY, BENCH_CALLER_TEXT: CALLER_TEXT, BENCH_REPLIES: JSON.stringify(REPLIES) }, /fakes ready (\{.*\})/);
     stops.push(() => stopProcess(fakes.child));
     const urls = JSON.parse(fakes.match[1]!) as { deepgram: string; cartesia: string; openai: string };
@@ -307,18 +305,18 @@ async function main(): Promise<void> {
     stops.unshift(() => stopProcess(worker));
     const { child: gateway } = await spawnUntil('gateway', 'src/gateway/main.ts', { ...platformEnv, GATEWAY_PORT: String(gatewayPort), HOST: '127.0.0.1' }, /Media gateway/);
     stops.unshift(() => stopProcess(gateway));
-    // The API that Twilio calls runs on its own too (`npm run api`), so handling the inbound
+    // The API that the phone company calls runs on its own too (`npm run api`), so handling the inbound
     // webhooks never stalls the callers' clock; this process's API only configures and reads back.
     const apiPort = await getFreePort();
     const { child: apiProcess } = await spawnUntil(
       'API',
       'src/api/main.ts',
-      { ...platformEnv, PORT: String(apiPort), HOST: '127.0.0.1', TWILIO_API_BASE_URL: twilio.apiBaseUrl, GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}` },
+      { ...platformEnv, PORT: String(apiPort), HOST: '127.0.0.1', ...phone.env, GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}` },
       /API\s+http/,
     );
     stops.unshift(() => stopProcess(apiProcess));
     const apiUrl = `http://127.0.0.1:${apiPort}`;
-    console.log(`  Fakes        Twilio ${twilio.apiBaseUrl} and its callers (this process); Deepgram, Cartesia, OpenAI (pid ${fakes.child.pid})`);
+    console.log(`  Fakes        ${provider} ${Object.values(phone.env).join(' ')} and its callers (this process); Deepgram, Cartesia, OpenAI (pid ${fakes.child.pid})`);
     console.log(`  Platform     API ${apiUrl} (pid ${apiProcess.pid}), call worker pid ${worker.pid}, media gateway pid ${gateway.pid} on ws://127.0.0.1:${gatewayPort}`);
 
     const api = async (method: string, p: string, body?: unknown) => {
@@ -326,16 +324,9 @@ async function main(): Promise<void> {
       if (res.status >= 300) throw new Error(`${method} ${p} → ${res.status} ${JSON.stringify(res.body)}`);
       return res.body;
     };
-    await api('PUT', '/api/settings/telephony', {
-      provider: 'twilio',
-      public_base_url: apiUrl,
-      twilio_account_sid: ACCOUNT_SID,
-      twilio_auth_token: AUTH_TOKEN,
-      twilio_phone_number: OUR_NUMBER,
-      twilio_max_concurrent: N + 10,
-    });
+    await api('PUT', '/api/settings/telephony', { provider, public_base_url: apiUrl, ...phone.settings(OUR_NUMBER, N + 10) });
     await api('POST', '/api/agents', { name: AGENT, prompt: 'You book appointments. Be brief.', greeting: GREETING, pipeline_settings: { vad_stop_secs: VAD_STOP_SECS } });
-    const endpoint = await api('POST', '/api/settings/endpoints', { phone_number: OUR_NUMBER, provider: 'twilio', inbound_agent_name: AGENT });
+    const endpoint = await api('POST', '/api/settings/endpoints', { phone_number: OUR_NUMBER, provider, inbound_agent_name: AGENT });
 
     const temporalPid = childPids(process.pid, 'temporal')[0];
     const monitor = new ProcMonitor({ gateway: gateway.pid!, worker: worker.pid!, api: apiProcess.pid!, bench: process.pid, fakes: fakes.child.pid!, ...(temporalPid ? { temporal: temporalPid } : {}) }, ['postgres']);
@@ -352,7 +343,7 @@ async function main(): Promise<void> {
     loop.enable();
     const started = Date.now();
     const results = await Promise.all(
-      Array.from({ length: N }, (_, i) => sleep(i * staggerMs).then(() => runCall(i, { twilio, webhookUrl: endpoint.inbound_webhook_url, clip, turns: K }))),
+      Array.from({ length: N }, (_, i) => sleep(i * staggerMs).then(() => runCall(i, { phone, webhookUrl: endpoint.inbound_webhook_url, clip, turns: K }))),
     );
     loop.disable();
     const callsSecs = (Date.now() - started) / 1000;
@@ -464,7 +455,7 @@ async function main(): Promise<void> {
     );
     console.log(`- call worker RSS ${mb(monitor.rss('worker', windowFrom, windowTo).peakBytes)}`);
     console.log(`- event-loop delay of this process (the callers' clock): p99 ${lagP99.toFixed(0)} ms, max ${(loop.max / 1e6).toFixed(0)} ms`);
-    console.log(`- run: ${callsSecs.toFixed(0)} s of calls; command: npm run bench:voice -- --calls ${N} --turns ${K}`);
+    console.log(`- run: ${callsSecs.toFixed(0)} s of calls; command: npm run bench:voice -- --calls ${N} --turns ${K} --provider ${provider}`);
     const lateAt = frames.flatMap((f) => f.lateAt).sort((a, b) => a.atMs - b.atMs);
     if (lateAt.length) {
       // What else happened then: a call's stream connecting or closing, or a reply starting (VAD stop).

@@ -1,12 +1,13 @@
 /**
- * `npm run demo`: one complete inbound phone call, offline, through the real API, call workflow
- * and media gateway. The vendors are the local fakes of test/fakes/ speaking their real
- * protocols on 127.0.0.1: Twilio (webhook, TwiML, Media Streams caller playing recorded speech),
+ * `npm run demo [-- --provider twilio|exotel|plivo]`: one complete inbound phone call, offline,
+ * through the real API, call workflow and media gateway. The vendors are the local fakes of
+ * test/fakes/ speaking their real protocols on 127.0.0.1: the phone company (default Twilio:
+ * webhook, answer document, a caller on its media stream playing recorded speech),
  * Deepgram (scripted transcripts), Cartesia (a tone as long as the text), OpenAI (a scripted
  * receptionist), and a webhook receiver as the clinic's booking backend.
  *
  * Everything is configured through the API as a user would: telephony settings, two webhook
- * tools, an agent, and the phone number's endpoint, whose `inbound_webhook_url` the fake Twilio
+ * tools, an agent, and the phone number's endpoint, whose `inbound_webhook_url` the fake vendor
  * then calls. The caller asks for an appointment, hears the agent check the clinic's calendar
  * and read out the free slots, interrupts it, picks a time, and the agent books it, says goodbye
  * and hangs up. Printed: what the caller hears and says as it happens, then the transcript, the
@@ -27,8 +28,9 @@ import { startFakeCartesia } from '../test/fakes/cartesia-server';
 import { startFakeDeepgram } from '../test/fakes/deepgram-server';
 import { fakeSpeechMs } from '../test/fakes/fake-tts-audio';
 import { startFakeOpenAI, type FakeReply } from '../test/fakes/openai-server';
-import { FRAME_MS, nowMs, type TwilioCaller } from '../test/fakes/twilio-caller';
-import { startFakeTwilio } from '../test/fakes/twilio-server';
+import { bytesForMs } from '../src/audio/format';
+import { FRAME_MS, nowMs } from '../test/fakes/phone-caller';
+import { startFakeTelephony } from '../test/fakes/telephony-fakes';
 import { startWebhookReceiver, type ReceivedRequest } from '../test/fakes/webhook-receiver';
 import type { Harness } from '../test/support/harness';
 import { firstSpeechReceivedAfter, fmtMs, isSpeech, loadClip, silentAfter, speechTimes, type SpeechClip } from './lib/caller-audio';
@@ -41,8 +43,6 @@ const CLIPS = {
 };
 type ClipName = keyof typeof CLIPS;
 
-const ACCOUNT_SID = `AC${'de'.repeat(16)}`;
-const AUTH_TOKEN = 'demo-twilio-auth-token-0123456789';
 const CLINIC_NUMBER = '+15005550006';
 const CALLER_NUMBER = '+14155550123';
 const VENDOR_KEY = 'demo-key';
@@ -66,6 +66,8 @@ export interface DemoOptions {
   print?: (line: string) => void;
   /** `full` (default): the booking to the agent's goodbye. `short`: the caller hangs up after the barge-in. */
   script?: 'full' | 'short';
+  /** The telephony vendor whose fake carries the call (default twilio). */
+  provider?: string;
 }
 
 export interface TurnLatency {
@@ -157,13 +159,14 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const full = (options.script ?? 'full') === 'full';
   const clips = Object.fromEntries(Object.entries(CLIPS).map(([k, v]) => [k, loadClip(v.file)])) as Record<ClipName, SpeechClip>;
 
-  const twilio = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
+  const provider = options.provider ?? 'twilio';
+  const phone = await startFakeTelephony(provider);
   const deepgram = await startFakeDeepgram({ apiKey: VENDOR_KEY });
   const cartesia = await startFakeCartesia({ apiKey: VENDOR_KEY });
   const openai = await startFakeOpenAI();
   const clinic = await startWebhookReceiver();
-  const stops: Array<() => Promise<void>> = [() => twilio.stop(), () => deepgram.stop(), () => cartesia.stop(), () => openai.stop(), () => clinic.stop()];
-  print(`  Fakes        Twilio ${twilio.apiBaseUrl}, Deepgram ${deepgram.url}, Cartesia ${cartesia.url}, OpenAI ${openai.url}`);
+  const stops: Array<() => Promise<void>> = [() => phone.stop(), () => deepgram.stop(), () => cartesia.stop(), () => openai.stop(), () => clinic.stop()];
+  print(`  Fakes        ${provider} ${Object.values(phone.env).join(' ')}, Deepgram ${deepgram.url}, Cartesia ${cartesia.url}, OpenAI ${openai.url}`);
   print(`               clinic backend (webhook receiver) ${clinic.url}`);
   deepgram.script([CLIPS.question.text, CLIPS.stop.text, CLIPS.nine.text]);
   openai.setResponder(receptionist);
@@ -173,7 +176,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   try {
     const gatewayPort = await getFreePort();
     const h = await options.startPlatform({
-      TWILIO_API_BASE_URL: twilio.apiBaseUrl,
+      ...phone.env,
       GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}`,
       DEEPGRAM_API_KEY: VENDOR_KEY,
       DEEPGRAM_BASE_URL: deepgram.url,
@@ -199,15 +202,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       return res.body;
     };
     const show = (method: string, p: string, what: string) => print(`  ${method.padEnd(5)}${p.padEnd(27)} ${what}`);
-    await api('PUT', '/api/settings/telephony', {
-      provider: 'twilio',
-      public_base_url: h.api.url,
-      twilio_account_sid: ACCOUNT_SID,
-      twilio_auth_token: AUTH_TOKEN,
-      twilio_phone_number: CLINIC_NUMBER,
-      twilio_max_concurrent: 5,
-    });
-    show('PUT', '/api/settings/telephony', `Twilio account ${ACCOUNT_SID.slice(0, 8)}…, number ${CLINIC_NUMBER}, public_base_url ${h.api.url}`);
+    await api('PUT', '/api/settings/telephony', { provider, public_base_url: h.api.url, ...phone.settings(CLINIC_NUMBER, 5) });
+    show('PUT', '/api/settings/telephony', `${provider} credentials, number ${CLINIC_NUMBER}, public_base_url ${h.api.url}`);
     const checkSlots = await api('POST', '/api/tools', {
       name: 'check_slots',
       description: 'List the free appointment slots of a day. Use it before offering times to the caller.',
@@ -244,7 +240,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       pipeline_settings: { vad_stop_secs: VAD_STOP_SECS, min_words: 1 },
     });
     show('POST', '/api/agents', `${AGENT}: greeting, 2 tools, deepgram / openai / cartesia, vad_stop_secs ${VAD_STOP_SECS}, min_words 1`);
-    const endpoint = await api('POST', '/api/settings/endpoints', { phone_number: CLINIC_NUMBER, provider: 'twilio', inbound_agent_name: AGENT, label: 'Front desk' });
+    const endpoint = await api('POST', '/api/settings/endpoints', { phone_number: CLINIC_NUMBER, provider, inbound_agent_name: AGENT, label: 'Front desk' });
     show('POST', '/api/settings/endpoints', `${CLINIC_NUMBER} → ${AGENT}; inbound_webhook_url ${endpoint.inbound_webhook_url}`);
 
     // ---- the call -------------------------------------------------------------------------------
@@ -252,18 +248,17 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const t0 = nowMs();
     const at = (ms: number) => ((ms - t0) / 1000).toFixed(2).padStart(6);
     const line = (ms: number, text: string) => print(`  ${at(ms)}  ${text}`);
-    line(t0, `${CALLER_NUMBER} calls ${CLINIC_NUMBER}: Twilio POSTs ${endpoint.inbound_webhook_url}`);
-    const fake = await twilio.simulateInbound({
+    line(t0, `${CALLER_NUMBER} calls ${CLINIC_NUMBER}: ${provider} POSTs ${endpoint.inbound_webhook_url}`);
+    const fake = await phone.ringInbound({
       webhookUrl: endpoint.inbound_webhook_url,
       from: CALLER_NUMBER,
       to: CLINIC_NUMBER,
-      statusCallbackUrl: `${h.api.url}/telephony/twilio/status`,
+      statusCallbackUrl: `${h.api.url}/telephony/${provider}/status`,
     });
-    const verb = fake.verbs?.[0];
-    if (!fake.caller || verb?.verb !== 'Connect') throw new Error(`the call was not connected: ${fake.errors.join('; ') || fake.twiml}`);
-    const caller: TwilioCaller = fake.caller;
-    const callId = verb.stream.parameters.call_id!;
-    line(caller.connectedAtMs, `TwiML <Connect><Stream url="${verb.stream.url}">: the media stream is connected (call ${callId})`);
+    if (!fake.caller || !fake.callId) throw new Error(`the call was not connected: ${fake.answer.status} ${fake.answer.body}`);
+    const caller = fake.caller;
+    const callId = fake.callId;
+    line(caller.connectedAtMs, `the answer connects a stream to ${fake.streamUrl}: the media stream is connected (call ${callId}, ${caller.format.encoding} ${caller.format.sampleRate} Hz)`);
 
     // What the caller hears, printed as it happens: agent audio spans, clears, backend requests.
     let playedIdx = 0;
@@ -285,11 +280,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       if (span && nowMs() - span.end > 100) closeSpan();
       for (; clearIdx < caller.clears.length; clearIdx++) {
         const c = caller.clears[clearIdx]!;
-        const droppedMs = Math.round((c.droppedBytes / 160) * FRAME_MS);
+        const droppedMs = Math.round((c.droppedBytes / bytesForMs(caller.format, FRAME_MS)) * FRAME_MS);
         line(
           c.atMs,
           droppedMs > 0
-            ? `gateway → "clear" (barge-in): Twilio drops the ${droppedMs} ms of agent audio it had buffered`
+            ? `gateway → "clear" (barge-in): ${provider} drops the ${droppedMs} ms of agent audio it had buffered`
             : 'gateway → "clear" (barge-in confirmed; the line was already quiet: new agent audio was held back while the VAD decided)',
         );
       }
@@ -328,7 +323,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const say = async (clip: ClipName) => {
       const heardFromIdx = caller.played.length;
       line(nowMs(), `caller says "${CLIPS[clip].text}"  (${path.basename(CLIPS[clip].file)})`);
-      const spoken = await caller.say(clips[clip].pcm);
+      const spoken = await caller.say(CLIPS[clip].file);
       const times = speechTimes(clips[clip], spoken);
       turns.push({ clip, ...times, heardFromIdx });
       return times;
@@ -453,17 +448,25 @@ async function untilAsync<T>(check: () => Promise<T | undefined | null | false>,
   }
 }
 
+/** `--provider <vendor>` (default twilio). */
+function providerArg(): string {
+  const argv = process.argv.slice(2);
+  const i = argv.indexOf('--provider');
+  const value = i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith('--provider='))?.slice('--provider='.length);
+  return value ?? 'twilio';
+}
+
 async function main(): Promise<void> {
   const started = performance.now();
   // The demo prints its own story; the platform logs only warnings and errors.
   setLogLevel('warn');
   Runtime.install({ logger: new DefaultLogger('ERROR') });
-  console.log('Voice Agent Platform demo: a simulated inbound phone call, offline\n\nStarting:');
+  console.log(`Voice Agent Platform demo: a simulated inbound ${providerArg()} phone call, offline\n\nStarting:`);
   const { startLocalServices } = await import('./lib/local-services');
   const { startHarness } = await import('../test/support/harness');
   const services = await startLocalServices((l) => console.log(l));
   try {
-    const result = await runDemo({ startPlatform: (env) => startHarness({ env, worker: true }) });
+    const result = await runDemo({ startPlatform: (env) => startHarness({ env, worker: true }), provider: providerArg() });
     if (result.call.status !== 'completed') throw new Error(`the call ended ${result.call.status}`);
   } finally {
     await services.stop();

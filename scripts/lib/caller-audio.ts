@@ -4,7 +4,7 @@
  * agent (speech frames, spans, playback gaps). Times are epoch ms from the fake caller.
  */
 import { rms } from '../../src/audio/pcm';
-import { FRAME_MS, framePeak, loadSpeechWav, SPEECH_PEAK, type PlayedFrame, type SpeechSpan } from '../../test/fakes/twilio-caller';
+import { FRAME_MS, loadSpeechWav, SPEECH_PEAK, type PlayedFrame, type SpeechSpan } from '../../test/fakes/twilio-caller';
 
 /** 16-bit RMS of a 20 ms frame above which it counts as speech (about -40 dBFS, as the STT fake). */
 export const SPEECH_RMS = 300;
@@ -41,7 +41,7 @@ export function speechTimes(clip: SpeechClip, span: SpeechSpan): { startMs: numb
   return { startMs: span.startedAtMs + clip.firstSpeechFrame * FRAME_MS, endMs: span.startedAtMs + clip.lastSpeechFrame * FRAME_MS };
 }
 
-export const isSpeech = (frame: PlayedFrame): boolean => framePeak(frame.mulaw) > SPEECH_PEAK;
+export const isSpeech = (frame: PlayedFrame): boolean => frame.peak > SPEECH_PEAK;
 
 /** First agent speech frame the caller received at or after `fromMs` (receive time). */
 export function firstSpeechReceivedAfter(played: PlayedFrame[], fromMs: number, fromIndex = 0): PlayedFrame | undefined {

@@ -1,14 +1,16 @@
 /**
- * `npm run demo` keeps working: its call, with the short script (the caller hangs up after the
- * barge-in), through the same real pieces the script uses.
+ * `npm run demo [-- --provider <vendor>]` keeps working for every telephony vendor with a fake:
+ * its call, with the short script (the caller hangs up after the barge-in), through the same real
+ * pieces the script uses.
  */
 import { runDemo } from '../../scripts/demo';
 import { setLogLevel } from '../../src/shared/logger';
+import { fakeTelephonyProviders } from '../fakes/telephony-fakes';
 import { startHarness } from '../support/harness';
 
-it('the demo call completes with a transcript, a barge-in and a recording', async () => {
+it.each(fakeTelephonyProviders())('the demo call over %s completes with a transcript, a barge-in and a recording', async (provider) => {
   setLogLevel('error');
-  const result = await runDemo({ startPlatform: (env) => startHarness({ env, worker: true }), script: 'short', print: () => undefined });
+  const result = await runDemo({ startPlatform: (env) => startHarness({ env, worker: true }), script: 'short', print: () => undefined, provider });
   expect(result.call).toMatchObject({ status: 'completed', end_reason: 'user_ended' });
   const transcript = result.call.transcript as Array<{ role: string; text: string }>;
   expect(transcript.filter((t) => t.role === 'user').map((t) => t.text)).toEqual(['Hello, I would like to book an appointment for tomorrow.', 'Stop, wait a second.']);

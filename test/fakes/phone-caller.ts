@@ -1,0 +1,468 @@
+/**
+ * A simulated phone caller on a telephony vendor's media stream, for any vendor: a small
+ * per-vendor wire adapter (CallerWire: the vendor's message shapes and audio format) plus this
+ * vendor-neutral phone. It opens the stream WebSocket the way the vendor does, sends the caller's
+ * audio in the vendor's format and frame size in real time, and plays the agent's audio back like
+ * the vendor: buffered, at real-time rate; a mark/checkpoint is reported once the audio queued
+ * before it has played; `clear` drops what is buffered (and, for vendors that do, reports pending
+ * marks at once).
+ *
+ * Everything is recorded with wall-clock times (epoch ms, sub-millisecond) so tests can assert
+ * what the caller heard and when. All callers share one 20 ms timer, so a process can hold many.
+ */
+import crypto from 'node:crypto';
+import WebSocket from 'ws';
+import { bytesForMs, fromPcm16, silence, silenceByte, toPcm16, type AudioFormat } from '../../src/audio/format';
+import { resample } from '../../src/audio/resampler';
+import { Pacer, type Paced } from '../../src/gateway/pacer';
+import { channelOf, readWavFile } from '../../src/gateway/recording/wav';
+
+/** The playback tick: the phone plays (and accounts for) agent audio in 20 ms steps. */
+export const FRAME_MS = 20;
+// After a long event-loop stall a caller sends at most this many overdue ticks at once, so it
+// catches up in a burst of bounded size rather than flooding the socket.
+const MAX_CATCH_UP_TICKS = 10;
+/** Peak sample above which a played frame counts as speech rather than silence or noise. */
+export const SPEECH_PEAK = 500;
+
+/** Wall-clock time in epoch milliseconds, with sub-millisecond precision. */
+export const nowMs = (): number => performance.timeOrigin + performance.now();
+
+export const newSid = (prefix: string) => `${prefix}${crypto.randomBytes(16).toString('hex')}`;
+
+/** What a message from the gateway asks the phone to do. */
+export type WireAction = { kind: 'media'; audio: Buffer } | { kind: 'mark'; name: string } | { kind: 'clear' } | { kind: 'error'; error: string };
+
+/** One vendor's side of the media stream, as the phone needs it. */
+export interface CallerWire {
+  /** The stream's audio format, both ways. */
+  readonly format: AudioFormat;
+  /** Milliseconds of caller audio per outgoing media message (a multiple of 20). */
+  readonly frameMs: number;
+  /** A clear reports pending marks at once (Twilio); false: they are dropped (Plivo checkpoints). */
+  readonly echoMarksOnClear: boolean;
+  /** Headers of the WebSocket upgrade (user agent, signatures, credentials). */
+  headers(url: string): Record<string, string>;
+  /** Messages sent as soon as the socket is open (Twilio: connected, start). */
+  opening(): object[];
+  /** One media message with `audio` in the stream's format; `chunk` counts from 1. */
+  media(audio: Buffer, chunk: number): object;
+  dtmf(digit: string): object;
+  /** The hang-up message, or null when the vendor just closes the socket. */
+  stop(): object | null;
+  /** Sent when the audio before a mark/checkpoint has played (or a clear dropped it, if echoed). */
+  markPlayed(name: string): object;
+  /** Sent after a clear, when the vendor confirms one (Plivo clearedAudio); null otherwise. */
+  cleared(): object | null;
+  /** What a JSON message from the gateway asks for; anything the vendor would reject is an error. */
+  read(message: unknown): WireAction;
+}
+
+export interface PhoneCallerOptions {
+  /** Clock multiplier; only for unit tests of the fake itself. Real-time (1) otherwise. */
+  speed?: number;
+  /** Keep received `media` messages in `events` (default true; false saves memory in benchmarks). */
+  keepMediaEvents?: boolean;
+}
+
+export interface ReceivedEvent {
+  atMs: number;
+  message: any;
+}
+
+export interface PlayedFrame {
+  /** When the first byte of this frame arrived in a media message. */
+  receivedAtMs: number;
+  /** When this 20 ms frame started playing to the caller. */
+  playedAtMs: number;
+  /** The frame as received, in the stream's format. */
+  audio: Buffer;
+  /** Largest absolute sample of the frame (speech vs silence). */
+  peak: number;
+}
+
+export interface EchoedMark {
+  name: string;
+  atMs: number;
+  /** Echoed because of a `clear`, not because its audio played. */
+  cleared: boolean;
+}
+
+export interface SpeechSpan {
+  /** When the first frame of the utterance was sent. */
+  startedAtMs: number;
+  /** When the last frame was sent. */
+  endedAtMs: number;
+  durationMs: number;
+}
+
+export interface CloseInfo {
+  by: 'caller' | 'gateway';
+  code: number;
+  atMs: number;
+}
+
+type PlaybackItem = { kind: 'audio'; bytes: Buffer; offset: number; receivedAtMs: number } | { kind: 'mark'; name: string };
+
+interface Utterance {
+  audio: Buffer;
+  offset: number;
+  startedAtMs?: number;
+  resolve(span: SpeechSpan): void;
+}
+
+/** Loads a WAV (any rate, mono or stereo: first channel) as 16-bit PCM at `sampleRate`. */
+export function loadSpeechWav(path: string, sampleRate = 8000): Int16Array {
+  const wav = readWavFile(path);
+  const mono = channelOf(wav, 0);
+  return wav.sampleRate === sampleRate ? mono : resample(mono, wav.sampleRate, sampleRate);
+}
+
+/** A sine tone as PCM: a stand-in for speech where only "loud vs silent" matters. */
+export function tonePcm(durationMs: number, frequencyHz = 440, amplitude = 8000, sampleRate = 8000): Int16Array {
+  const n = Math.round((durationMs * sampleRate) / 1000);
+  const out = new Int16Array(n);
+  for (let i = 0; i < n; i++) out[i] = Math.round(amplitude * Math.sin((2 * Math.PI * frequencyHz * i) / sampleRate));
+  return out;
+}
+
+/** Largest absolute sample. */
+export function pcmPeak(pcm: Int16Array): number {
+  let peak = 0;
+  for (const s of pcm) peak = Math.max(peak, Math.abs(s));
+  return peak;
+}
+
+// The gateway's own drift-free pacer: one timer for all callers at a given speed.
+const clocks = new Map<number, Pacer>();
+function clockFor(speed: number): Pacer {
+  let clock = clocks.get(speed);
+  if (!clock) clocks.set(speed, (clock = new Pacer(FRAME_MS / speed)));
+  return clock;
+}
+
+export class PhoneCaller implements Paced {
+  readonly url: string;
+  readonly format: AudioFormat;
+  /** Every message received from the gateway, in order. */
+  readonly events: ReceivedEvent[] = [];
+  /** Every 20 ms frame of agent audio played to the caller. */
+  readonly played: PlayedFrame[] = [];
+  readonly marksEchoed: EchoedMark[] = [];
+  readonly clears: Array<{ atMs: number; droppedBytes: number }> = [];
+  readonly dtmfSent: Array<{ digit: string; atMs: number }> = [];
+  /** Messages from the gateway the vendor would reject (bad JSON, wrong stream id, …). */
+  readonly protocolErrors: string[] = [];
+  /** Resolves when the socket has closed, whichever side closed it. */
+  readonly closed: Promise<CloseInfo>;
+  connectedAtMs = 0;
+
+  protected ws!: WebSocket;
+  private readonly clock: Pacer;
+  private readonly tickMs: number;
+  private readonly ticksPerMessage: number;
+  private readonly playBytes: number;
+  private readonly keepMediaEvents: boolean;
+  private startedPerf = 0;
+  private ticksDone = 0;
+  private chunk = 0;
+  private readonly speech: Utterance[] = [];
+  private readonly playback: PlaybackItem[] = [];
+  private bufferedBytes = 0;
+  private playingUntilPerf = 0;
+  private reachedMarks: string[] = [];
+  private hangingUp = false;
+  private closeInfo: CloseInfo | undefined;
+  private resolveClosed!: (info: CloseInfo) => void;
+  private readonly waiters = new Set<{ test: (e: ReceivedEvent) => boolean; resolve: (e: ReceivedEvent) => void }>();
+
+  constructor(
+    url: string,
+    protected readonly wire: CallerWire,
+    opts: PhoneCallerOptions = {},
+  ) {
+    this.url = url;
+    this.format = wire.format;
+    const speed = opts.speed ?? 1;
+    this.clock = clockFor(speed);
+    this.tickMs = FRAME_MS / speed;
+    this.ticksPerMessage = Math.max(1, Math.round(wire.frameMs / FRAME_MS));
+    this.playBytes = bytesForMs(wire.format, FRAME_MS);
+    this.keepMediaEvents = opts.keepMediaEvents ?? true;
+    this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
+  }
+
+  /** Opens the socket and sends the vendor's opening messages; rejects if the handshake fails. */
+  open(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(this.url, { headers: this.wire.headers(this.url), perMessageDeflate: false });
+      this.ws = ws;
+      let opened = false;
+      ws.on('unexpected-response', (_req, res) => {
+        reject(new Error(`stream handshake refused: HTTP ${res.statusCode}`));
+        res.resume();
+        ws.terminate();
+      });
+      ws.on('error', (err) => {
+        if (!opened) reject(err);
+      });
+      ws.on('open', () => {
+        opened = true;
+        this.connectedAtMs = nowMs();
+        for (const m of this.wire.opening()) this.send(m);
+        this.startedPerf = performance.now();
+        this.clock.add(this);
+        resolve();
+      });
+      ws.on('message', (data, isBinary) => this.receive(data as Buffer, isBinary));
+      ws.on('close', (code) => this.onClose(code));
+    });
+  }
+
+  get isOpen(): boolean {
+    return this.ws?.readyState === WebSocket.OPEN && !this.hangingUp;
+  }
+
+  /**
+   * Speaks: queues PCM at the stream's rate (or a WAV file path, converted) after anything
+   * already queued. Resolves when the last frame has been sent.
+   */
+  say(audio: Int16Array | string): Promise<SpeechSpan> {
+    const pcm = typeof audio === 'string' ? loadSpeechWav(audio, this.format.sampleRate) : audio;
+    const messageBytes = bytesForMs(this.format, this.wire.frameMs);
+    const encoded = fromPcm16(pcm, this.format);
+    const messages = Math.max(1, Math.ceil(encoded.length / messageBytes));
+    const full = Buffer.alloc(messages * messageBytes, silenceByte(this.format));
+    encoded.copy(full);
+    return new Promise((resolve) => this.speech.push({ audio: full, offset: 0, resolve }));
+  }
+
+  /** Presses a key. */
+  dtmf(digit: string): void {
+    if (!/^[0-9*#]$/.test(digit)) throw new Error(`not a DTMF digit: ${digit}`);
+    this.dtmfSent.push({ digit, atMs: nowMs() });
+    this.send(this.wire.dtmf(digit));
+  }
+
+  /** The caller hangs up: the vendor's stop message (if it has one), then the socket closes. */
+  async hangup(): Promise<CloseInfo> {
+    if (this.ws.readyState === WebSocket.OPEN && !this.hangingUp) {
+      const stop = this.wire.stop();
+      if (stop) this.send(stop);
+      this.hangingUp = true;
+      this.ws.close(1000);
+    }
+    return this.closed;
+  }
+
+  /** Drops the connection without a goodbye (a network failure). */
+  drop(): void {
+    this.hangingUp = true;
+    this.ws.terminate();
+  }
+
+  /** Decoded 16-bit PCM of all agent audio played so far, back to back. */
+  heardAudio(): Int16Array {
+    const parts = this.played.map((f) => toPcm16(f.audio, this.format));
+    const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      out.set(p, at);
+      at += p.length;
+    }
+    return out;
+  }
+
+  /** Played frames that carry sound (peak above SPEECH_PEAK), e.g. to check the greeting was audio. */
+  speechFrames(peak = SPEECH_PEAK): PlayedFrame[] {
+    return this.played.filter((f) => f.peak > peak);
+  }
+
+  /** Milliseconds of agent audio received but not yet played. */
+  bufferedMs(): number {
+    return (this.bufferedBytes / this.playBytes) * FRAME_MS;
+  }
+
+  /** Resolves with the first received event (already received or future) that matches. */
+  waitFor(test: (e: ReceivedEvent) => boolean, timeoutMs = 5000): Promise<ReceivedEvent> {
+    const found = this.events.find(test);
+    if (found) return Promise.resolve(found);
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        test,
+        resolve: (e: ReceivedEvent) => {
+          clearTimeout(timer);
+          resolve(e);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(waiter);
+        reject(new Error(`no matching message from the gateway within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.waiters.add(waiter);
+    });
+  }
+
+  /** Resolves once a mark with this name has been echoed. */
+  async waitForMark(name: string, timeoutMs = 5000): Promise<EchoedMark> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const mark = this.marksEchoed.find((m) => m.name === name);
+      if (mark) return mark;
+      if (Date.now() > deadline) throw new Error(`mark "${name}" not echoed within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+
+  // ---- clock ---------------------------------------------------------------------------------
+
+  /** One pacer tick; the caller stays on the clock until it is removed when the call closes. */
+  pace(perfNow: number): boolean {
+    if (this.ws.readyState !== WebSocket.OPEN || this.hangingUp) return true;
+    const due = Math.floor((perfNow - this.startedPerf) / this.tickMs) + 1;
+    for (let n = 0; this.ticksDone < due && n < MAX_CATCH_UP_TICKS; n++) {
+      this.ticksDone++;
+      this.step(perfNow);
+    }
+    return true;
+  }
+
+  private step(perfNow: number): void {
+    const at = nowMs();
+    // Marks reached during the previous frame: its audio has now finished playing.
+    for (const name of this.reachedMarks) this.echoMark(name, at, false);
+    this.reachedMarks = [];
+    this.echoMarksAtHead(at);
+    if ((this.ticksDone - 1) % this.ticksPerMessage === 0) this.sendMedia(at);
+    this.playFrame(perfNow, at);
+  }
+
+  private sendMedia(at: number): void {
+    const messageBytes = bytesForMs(this.format, this.wire.frameMs);
+    let audio: Buffer;
+    const utterance = this.speech[0];
+    if (utterance) {
+      if (utterance.startedAtMs === undefined) utterance.startedAtMs = at;
+      audio = utterance.audio.subarray(utterance.offset, utterance.offset + messageBytes);
+      utterance.offset += messageBytes;
+      if (utterance.offset >= utterance.audio.length) {
+        this.speech.shift();
+        const durationMs = (utterance.audio.length / messageBytes) * this.wire.frameMs;
+        utterance.resolve({ startedAtMs: utterance.startedAtMs, endedAtMs: at, durationMs });
+      }
+    } else {
+      audio = silence(this.format, this.wire.frameMs);
+    }
+    this.send(this.wire.media(audio, ++this.chunk));
+  }
+
+  private playFrame(perfNow: number, at: number): void {
+    const parts: Buffer[] = [];
+    let bytes = 0;
+    let receivedAtMs = 0;
+    while (bytes < this.playBytes && this.playback.length) {
+      const head = this.playback[0]!;
+      if (head.kind === 'mark') {
+        this.playback.shift();
+        this.reachedMarks.push(head.name);
+        continue;
+      }
+      if (!bytes) receivedAtMs = head.receivedAtMs;
+      const take = Math.min(this.playBytes - bytes, head.bytes.length - head.offset);
+      parts.push(head.bytes.subarray(head.offset, head.offset + take));
+      head.offset += take;
+      bytes += take;
+      if (head.offset >= head.bytes.length) this.playback.shift();
+    }
+    if (!bytes) return;
+    this.bufferedBytes -= bytes;
+    const audio = parts.length === 1 ? Buffer.from(parts[0]!) : Buffer.concat(parts);
+    this.played.push({ receivedAtMs, playedAtMs: at, audio, peak: pcmPeak(toPcm16(audio, this.format)) });
+    this.playingUntilPerf = perfNow + (bytes / this.playBytes) * this.tickMs;
+  }
+
+  private echoMarksAtHead(at: number): void {
+    while (this.playback[0]?.kind === 'mark') {
+      const mark = this.playback.shift() as { kind: 'mark'; name: string };
+      this.echoMark(mark.name, at, false);
+    }
+  }
+
+  private echoMark(name: string, atMs: number, cleared: boolean): void {
+    this.marksEchoed.push({ name, atMs, cleared });
+    this.send(this.wire.markPlayed(name));
+  }
+
+  // ---- from the gateway ----------------------------------------------------------------------
+
+  private receive(data: Buffer, isBinary: boolean): void {
+    const atMs = nowMs();
+    if (isBinary) {
+      this.protocolErrors.push('binary frame (media stream messages are JSON text)');
+      return;
+    }
+    let message: any;
+    try {
+      message = JSON.parse(data.toString('utf8'));
+    } catch {
+      this.protocolErrors.push(`invalid JSON: ${data.toString('utf8').slice(0, 80)}`);
+      return;
+    }
+    const event: ReceivedEvent = { atMs, message };
+    const action = this.wire.read(message);
+    if (action.kind !== 'media' || this.keepMediaEvents) this.events.push(event);
+    for (const w of [...this.waiters]) {
+      if (w.test(event)) {
+        this.waiters.delete(w);
+        w.resolve(event);
+      }
+    }
+    switch (action.kind) {
+      case 'error':
+        this.protocolErrors.push(action.error);
+        return;
+      case 'media':
+        if (!action.audio.length) return;
+        this.playback.push({ kind: 'audio', bytes: action.audio, offset: 0, receivedAtMs: atMs });
+        this.bufferedBytes += action.audio.length;
+        return;
+      case 'mark': {
+        const idle = this.playback.length === 0 && this.reachedMarks.length === 0 && performance.now() >= this.playingUntilPerf;
+        if (idle) this.echoMark(action.name, atMs, false);
+        else this.playback.push({ kind: 'mark', name: action.name });
+        return;
+      }
+      case 'clear':
+        return this.onClear(atMs);
+    }
+  }
+
+  private onClear(atMs: number): void {
+    const dropped = this.bufferedBytes;
+    for (const name of this.reachedMarks) this.echoMark(name, atMs, false);
+    this.reachedMarks = [];
+    if (this.wire.echoMarksOnClear) for (const item of this.playback) if (item.kind === 'mark') this.echoMark(item.name, atMs, true);
+    this.playback.length = 0;
+    this.bufferedBytes = 0;
+    this.clears.push({ atMs, droppedBytes: dropped });
+    const confirmation = this.wire.cleared();
+    if (confirmation) this.send(confirmation);
+  }
+
+  // ---- plumbing ------------------------------------------------------------------------------
+
+  protected send(message: object): void {
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(message));
+  }
+
+  private onClose(code: number): void {
+    this.clock.remove(this);
+    if (this.closeInfo) return;
+    this.closeInfo = { by: this.hangingUp ? 'caller' : 'gateway', code, atMs: nowMs() };
+    for (const u of this.speech.splice(0)) {
+      const start = u.startedAtMs ?? this.closeInfo.atMs;
+      u.resolve({ startedAtMs: start, endedAtMs: this.closeInfo.atMs, durationMs: this.closeInfo.atMs - start });
+    }
+    this.resolveClosed(this.closeInfo);
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * Every telephony vendor's fake behind one shape, for tests, the demo and the voice benchmark
+ * that run "a phone call" whatever the vendor (`--provider`). Each vendor's fake speaks its real
+ * protocol on 127.0.0.1; this file only adapts it. Adding a vendor's fake: one adapter function
+ * and one line in FAKE_TELEPHONY.
+ */
+import type { TelephonyProvider } from '../../src/shared/catalog';
+import type { PhoneCaller } from './phone-caller';
+import { startFakeTwilio, type FakeTwilio } from './twilio-server';
+
+export interface FakePhoneCall {
+  /** The provider's id of the call. */
+  providerCallId: string;
+  /** Our call id, from the document that connected the stream (undefined when it did not connect). */
+  callId?: string;
+  /** The stream URL the platform handed to the vendor. */
+  streamUrl?: string;
+  /** The phone on the media stream, once connected. */
+  caller?: PhoneCaller;
+  /** The platform's answer to the vendor's webhook. */
+  answer: { status: number; body: string };
+  /** Resolves with the vendor's final status word once the call is over at the vendor. */
+  ended: Promise<string>;
+}
+
+export interface FakeTelephony {
+  readonly provider: TelephonyProvider;
+  /** Environment the platform needs to reach the fake (e.g. TWILIO_API_BASE_URL). */
+  readonly env: Record<string, string>;
+  /** PUT /api/settings/telephony fields besides provider and public_base_url (credentials, number, cap). */
+  settings(phoneNumber: string, maxConcurrent?: number): Record<string, unknown>;
+  /**
+   * A call to our number: the vendor's inbound webhook to `webhookUrl` (the endpoint's
+   * inbound_webhook_url), followed as the vendor would. Resolves once its stream connected or
+   * the call ended without one.
+   */
+  ringInbound(opts: { webhookUrl: string; from: string; to: string; statusCallbackUrl?: string }): Promise<FakePhoneCall>;
+  /** The next phone to connect a stream (an outbound call being answered). */
+  nextCaller(timeoutMs?: number): Promise<PhoneCaller>;
+  /** Provider call ids the platform asked to hang up or cancel through the REST API, in order. */
+  hangupRequests(): string[];
+  stop(): Promise<void>;
+}
+
+export interface FakeTelephonyOptions {
+  /** Keep received media messages in each caller's events (default true; false for benchmarks). */
+  keepMediaEvents?: boolean;
+}
+
+async function twilioFake(opts: FakeTelephonyOptions): Promise<FakeTelephony> {
+  const accountSid = `AC${'d3'.repeat(16)}`;
+  const authToken = 'fake-twilio-auth-token-0123456789';
+  const twilio: FakeTwilio = await startFakeTwilio({ accountSid, authToken, keepMediaEvents: opts.keepMediaEvents });
+  return {
+    provider: 'twilio',
+    env: { TWILIO_API_BASE_URL: twilio.apiBaseUrl },
+    settings: (phoneNumber, maxConcurrent = 10) => ({
+      twilio_account_sid: accountSid,
+      twilio_auth_token: authToken,
+      twilio_phone_number: phoneNumber,
+      twilio_max_concurrent: maxConcurrent,
+    }),
+    async ringInbound(o) {
+      const record = await twilio.simulateInbound(o);
+      const webhook = record.callbacks.find((c) => c.kind === 'inbound');
+      const connect = record.verbs?.find((v) => v.verb === 'Connect');
+      const stream = connect?.verb === 'Connect' ? connect.stream : undefined;
+      return {
+        providerCallId: record.sid,
+        callId: stream?.parameters.call_id,
+        streamUrl: stream?.url,
+        caller: record.caller,
+        answer: { status: webhook?.status ?? 0, body: webhook?.body ?? '' },
+        ended: record.ended.then((r) => r.status),
+      };
+    },
+    nextCaller: (timeoutMs) => twilio.nextCaller(timeoutMs),
+    hangupRequests: () =>
+      twilio.requests
+        .filter((r) => r.method === 'POST' && /\/Calls\/[^/]+\.json$/.test(r.path) && ['completed', 'canceled'].includes(String(r.params.Status)))
+        .map((r) => /\/Calls\/([^/]+)\.json$/.exec(r.path)![1]!),
+    stop: () => twilio.stop(),
+  };
+}
+
+/** One line per vendor. */
+export const FAKE_TELEPHONY: Partial<Record<TelephonyProvider, (opts: FakeTelephonyOptions) => Promise<FakeTelephony>>> = {
+  twilio: twilioFake,
+};
+
+export function fakeTelephonyProviders(): TelephonyProvider[] {
+  return Object.keys(FAKE_TELEPHONY) as TelephonyProvider[];
+}
+
+export async function startFakeTelephony(provider: string, opts: FakeTelephonyOptions = {}): Promise<FakeTelephony> {
+  const start = FAKE_TELEPHONY[provider as TelephonyProvider];
+  if (!start) throw new Error(`no fake for telephony provider "${provider}" (fakes: ${fakeTelephonyProviders().join(', ')})`);
+  return start(opts);
+}
