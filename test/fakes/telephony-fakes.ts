@@ -6,6 +6,9 @@
  */
 import type { TelephonyProvider } from '../../src/shared/catalog';
 import type { PhoneCaller } from './phone-caller';
+import { parseExtraHeaders } from '../../src/providers/telephony/plivo/media-messages';
+import { plivoStreamCredentials } from '../../src/providers/telephony/plivo/stream-auth';
+import { startFakePlivo } from './plivo-server';
 import { startFakeTwilio, type FakeTwilio } from './twilio-server';
 
 export interface FakePhoneCall {
@@ -83,9 +86,46 @@ async function twilioFake(opts: FakeTelephonyOptions): Promise<FakeTelephony> {
   };
 }
 
+async function plivoFake(opts: FakeTelephonyOptions): Promise<FakeTelephony> {
+  const authId = 'MAFAKEPLIVOAUTHID000';
+  const authToken = 'fake-plivo-auth-token-0123456789';
+  const plivo = await startFakePlivo({ authId, authToken, keepMediaEvents: opts.keepMediaEvents });
+  return {
+    provider: 'plivo',
+    env: { PLIVO_API_BASE_URL: plivo.apiBaseUrl },
+    settings: (phoneNumber, maxConcurrent = 10) => ({
+      plivo_auth_id: authId,
+      plivo_auth_token: authToken,
+      plivo_phone_number: phoneNumber,
+      plivo_max_concurrent: maxConcurrent,
+    }),
+    async ringInbound(o) {
+      const record = await plivo.simulateInbound({ answerUrl: o.webhookUrl, hangupUrl: o.statusCallbackUrl, from: o.from, to: o.to });
+      const webhook = record.callbacks.find((c) => c.kind === 'answer');
+      return {
+        providerCallId: record.callUuid,
+        callId: record.stream ? plivoStreamCredentials(parseExtraHeaders(record.stream.extraHeaders))?.callId : undefined,
+        streamUrl: record.stream?.url,
+        caller: record.caller,
+        answer: { status: webhook?.status ?? 0, body: webhook?.body ?? '' },
+        ended: record.ended.then((r) => r.status),
+      };
+    },
+    nextCaller: (timeoutMs) => plivo.nextCaller(timeoutMs),
+    // DELETE …/Call/{CallUUID}/ hangs up, DELETE …/Request/{request_uuid}/ cancels (asked, whatever Plivo answered).
+    hangupRequests: () =>
+      plivo.requests
+        .filter((r) => r.method === 'DELETE' && /\/(?:Call|Request)\/[^/]+\/$/.test(r.path))
+        .map((r) => /\/(?:Call|Request)\/([^/]+)\/$/.exec(r.path)![1]!)
+        .map((id) => plivo.call(id)?.callUuid ?? plivo.callByRequest(id)?.callUuid ?? id),
+    stop: () => plivo.stop(),
+  };
+}
+
 /** One line per vendor. */
 export const FAKE_TELEPHONY: Partial<Record<TelephonyProvider, (opts: FakeTelephonyOptions) => Promise<FakeTelephony>>> = {
   twilio: twilioFake,
+  plivo: plivoFake,
 };
 
 export function fakeTelephonyProviders(): TelephonyProvider[] {
