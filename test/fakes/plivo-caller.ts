@@ -140,6 +140,11 @@ export class PlivoCaller extends PhoneCaller {
     this.callId = wire.callId;
     this.streamId = wire.streamId;
   }
+
+  /** Sends raw text as if from Plivo (tests of malformed input on a live stream). */
+  sendRaw(data: string): void {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.send(data);
+  }
 }
 
 /** Connects a caller to a stream URL and starts streaming (silence until `say`). */
