@@ -15,7 +15,7 @@ export const configSchema = z.object({
   PORT: port.default(8000),
   GATEWAY_PORT: port.default(8001),
   // The media gateway as telephony providers reach it (ws:// or wss://), when it is not behind
-  // PUBLIC_BASE_URL; the stream URL is this plus /media/twilio. No query: Twilio refuses one.
+  // PUBLIC_BASE_URL; stream URLs are this plus /media/<provider>. No query: Twilio refuses one.
   GATEWAY_PUBLIC_URL: optionalString.pipe(
     z
       .url()

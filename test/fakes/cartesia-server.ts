@@ -190,10 +190,10 @@ class CartesiaConnection {
     ctx.busy = true;
     const format = ctx.request.output_format as { encoding: string; sample_rate: number };
     const encoding = ENCODINGS[format.encoding]!;
-    const { audio, samples } = synthesize(next.text, this.options, ctx.samples, encoding);
-    const startSecs = ctx.samples / 8000;
+    const { audio, samples } = synthesize(next.text, this.options, ctx.samples, encoding, format.sample_rate);
+    const startSecs = ctx.samples / format.sample_rate;
     ctx.samples += samples;
-    const bytesPerMs = (encoding === 'mulaw' ? 1 : 2) * 8;
+    const bytesPerMs = ((encoding === 'mulaw' ? 1 : 2) * format.sample_rate) / 1000;
     const chunks = next.text.trim() ? splitChunks(audio, this.options, bytesPerMs) : [];
     playChunks(
       chunks,
@@ -252,7 +252,9 @@ function validate(msg: Record<string, any>): string | undefined {
   const format = msg.output_format as Record<string, unknown> | undefined;
   if (!format || format.container !== 'raw') return 'output_format.container must be "raw" on the WebSocket';
   if (typeof format.encoding !== 'string' || !(format.encoding in ENCODINGS)) return `The fake Cartesia only produces ${Object.keys(ENCODINGS).join(', ')}`;
-  if (format.sample_rate !== 8000) return 'The fake Cartesia only produces sample_rate 8000';
+  // Raw μ-law is telephony audio (8 kHz); 16-bit PCM at the rates Cartesia documents.
+  const rates = format.encoding === 'pcm_mulaw' ? [8000] : [8000, 16000, 22050, 24000, 44100];
+  if (!rates.includes(format.sample_rate as number)) return `The fake Cartesia produces ${String(format.encoding)} at ${rates.join(', ')} Hz only`;
   if (msg.continue !== undefined && typeof msg.continue !== 'boolean') return 'continue must be a boolean';
   if (msg.max_buffer_delay_ms !== undefined && (typeof msg.max_buffer_delay_ms !== 'number' || msg.max_buffer_delay_ms < 0 || msg.max_buffer_delay_ms > 5000)) {
     return 'max_buffer_delay_ms must be between 0 and 5000';

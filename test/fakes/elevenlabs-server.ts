@@ -60,6 +60,9 @@ export interface FakeElevenLabs {
 const OUTPUT_FORMATS: Record<string, { encoding: AudioEncoding; rate: number }> = {
   ulaw_8000: { encoding: 'mulaw', rate: 8000 },
   pcm_8000: { encoding: 'pcm_s16le', rate: 8000 },
+  pcm_16000: { encoding: 'pcm_s16le', rate: 16000 },
+  pcm_22050: { encoding: 'pcm_s16le', rate: 22050 },
+  pcm_24000: { encoding: 'pcm_s16le', rate: 24000 },
 };
 const DEFAULT_SCHEDULE = [120, 160, 250, 290];
 const DEFAULT_INACTIVITY_SECS = 20;
@@ -151,7 +154,7 @@ class ElevenLabsStream {
       if (headerKey !== this.options.apiKey) return { error: 'invalid_api_key', message: 'Invalid API key' };
       this.authorized = true;
     }
-    if (!this.format) return { error: 'invalid_output_format', message: `Unsupported output_format ${q.output_format ?? '(default mp3_44100_128)'} in the fake; use ulaw_8000 or pcm_8000` };
+    if (!this.format) return { error: 'invalid_output_format', message: `Unsupported output_format ${q.output_format ?? '(default mp3_44100_128)'} in the fake; use ulaw_8000 or pcm_8000/16000/22050/24000` };
     if (this.options.voiceIds && !this.options.voiceIds.includes(this.record.voiceId)) {
       return { error: 'voice_not_found', message: `A voice with the voice_id ${this.record.voiceId} was not found.` };
     }
@@ -231,8 +234,8 @@ class ElevenLabsStream {
     this.busy = true;
     this.record.generations.push(text);
     const format = this.format!;
-    const { audio, samples } = synthesize(text, this.options, this.samples, format.encoding);
-    const offsetMs = (this.samples / 8000) * 1000;
+    const { audio, samples } = synthesize(text, this.options, this.samples, format.encoding, format.rate);
+    const offsetMs = (this.samples / format.rate) * 1000;
     this.samples += samples;
     const chunks = splitChunks(audio, this.options, ((format.encoding === 'mulaw' ? 1 : 2) * format.rate) / 1000);
     playChunks(

@@ -20,7 +20,6 @@ export interface FakeTtsAudioOptions {
 }
 
 export const FAKE_TTS_DEFAULTS = { msPerChar: 60, chunkMs: 100, firstChunkDelayMs: 0, chunkIntervalMs: 0, toneHz: 440 };
-const SAMPLE_RATE = 8000;
 const AMPLITUDE = 8000; // about -12 dBFS: loud enough for any VAD, far from clipping
 
 export type AudioEncoding = 'mulaw' | 'pcm_s16le';
@@ -30,13 +29,22 @@ export function fakeSpeechMs(text: string, msPerChar = FAKE_TTS_DEFAULTS.msPerCh
   return [...text.trim()].length * msPerChar;
 }
 
-/** The tone for `text`, continuing the phase at `startSample` so consecutive pieces join smoothly. */
-export function synthesize(text: string, options: FakeTtsAudioOptions, startSample: number, encoding: AudioEncoding = 'mulaw'): { audio: Buffer; samples: number } {
+/**
+ * The tone for `text` at `sampleRate`, continuing the phase at `startSample` so consecutive
+ * pieces join smoothly.
+ */
+export function synthesize(
+  text: string,
+  options: FakeTtsAudioOptions,
+  startSample: number,
+  encoding: AudioEncoding = 'mulaw',
+  sampleRate = 8000,
+): { audio: Buffer; samples: number } {
   const msPerChar = options.msPerChar ?? FAKE_TTS_DEFAULTS.msPerChar;
   const hz = options.toneHz ?? FAKE_TTS_DEFAULTS.toneHz;
-  const samples = Math.round((fakeSpeechMs(text, msPerChar) * SAMPLE_RATE) / 1000);
+  const samples = Math.round((fakeSpeechMs(text, msPerChar) * sampleRate) / 1000);
   const pcm = new Int16Array(samples);
-  for (let i = 0; i < samples; i++) pcm[i] = Math.round(AMPLITUDE * Math.sin((2 * Math.PI * hz * (startSample + i)) / SAMPLE_RATE));
+  for (let i = 0; i < samples; i++) pcm[i] = Math.round(AMPLITUDE * Math.sin((2 * Math.PI * hz * (startSample + i)) / sampleRate));
   const audio = encoding === 'mulaw' ? encodeMulaw(pcm) : Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
   return { audio, samples };
 }

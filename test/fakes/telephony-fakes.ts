@@ -6,10 +6,14 @@
  */
 import type { TelephonyProvider } from '../../src/shared/catalog';
 import type { PhoneCaller } from './phone-caller';
-import { parseExtraHeaders } from '../../src/providers/telephony/plivo/media-messages';
-import { plivoStreamCredentials } from '../../src/providers/telephony/plivo/stream-auth';
-import { startFakePlivo } from './plivo-server';
-import { startFakeTwilio, type FakeTwilio } from './twilio-server';
+import crypto from 'node:crypto';
+import { DEFAULT_PLIVO_CONTENT_TYPE, parseExtraHeaders, plivoContentTypeFormat } from '../../src/providers/telephony/plivo/media-messages';
+import { plivoStreamCredentials, plivoStreamExtraHeaders } from '../../src/providers/telephony/plivo/stream-auth';
+import { connectPlivoCaller } from './plivo-caller';
+import { plivoSignatureV3, startFakePlivo } from './plivo-server';
+import { connectTwilioCaller } from './twilio-caller';
+import { startFakeTwilio, twilioSignature, type FakeTwilio } from './twilio-server';
+import { parseTwiml, parseXml } from './twilio-twiml';
 
 export interface FakePhoneCall {
   /** The provider's id of the call. */
@@ -42,7 +46,33 @@ export interface FakeTelephony {
   nextCaller(timeoutMs?: number): Promise<PhoneCaller>;
   /** Provider call ids the platform asked to hang up or cancel through the REST API, in order. */
   hangupRequests(): string[];
+  /**
+   * POSTs one webhook the way the vendor does, with neutral field names mapped to the vendor's
+   * (an omitted providerCallId sends none). `auth`: `valid` (default), `forged` (signed with
+   * another key), `none` (no signature).
+   */
+  postWebhook(url: string, fields: WebhookFields, auth?: 'valid' | 'forged' | 'none'): Promise<WebhookAnswer>;
+  /** The stream connection in a connect document the platform answered, or null when it is something else. */
+  readConnect(answer: WebhookAnswer): { streamUrl: string; callId: string; token: string } | null;
+  /** A phone on the media stream, opened the way the vendor opens it for a connect document. */
+  connectCaller(stream: { streamUrl: string; callId: string; token: string }): Promise<PhoneCaller>;
   stop(): Promise<void>;
+}
+
+export interface WebhookFields {
+  providerCallId?: string;
+  from?: string;
+  to?: string;
+  /** The vendor's own status word (status callbacks). */
+  status?: string;
+  /** More vendor fields, by the vendor's names. */
+  extra?: Record<string, string>;
+}
+
+export interface WebhookAnswer {
+  status: number;
+  contentType: string;
+  body: string;
 }
 
 export interface FakeTelephonyOptions {
@@ -78,6 +108,26 @@ async function twilioFake(opts: FakeTelephonyOptions): Promise<FakeTelephony> {
       };
     },
     nextCaller: (timeoutMs) => twilio.nextCaller(timeoutMs),
+    async postWebhook(url, f, auth = 'valid') {
+      const params: Record<string, string> = { AccountSid: accountSid, Direction: 'inbound', ApiVersion: '2010-04-01', ...f.extra };
+      if (f.providerCallId !== undefined) params.CallSid = f.providerCallId;
+      if (f.from !== undefined) params.From = params.Caller = f.from;
+      if (f.to !== undefined) params.To = params.Called = f.to;
+      params.CallStatus = f.status ?? 'ringing';
+      const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+      if (auth !== 'none') headers['x-twilio-signature'] = twilioSignature(auth === 'valid' ? authToken : 'a-forged-auth-token', url, params);
+      const res = await fetch(url, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
+      return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: await res.text() };
+    },
+    readConnect(answer) {
+      if (answer.status !== 200 || !answer.contentType.includes('xml')) return null;
+      const connect = parseTwiml(answer.body).find((v) => v.verb === 'Connect');
+      if (connect?.verb !== 'Connect') return null;
+      const { call_id: callId, token } = connect.stream.parameters;
+      return callId && token ? { streamUrl: connect.stream.url, callId, token } : null;
+    },
+    connectCaller: ({ streamUrl, callId, token }) =>
+      connectTwilioCaller({ url: streamUrl, accountSid, authToken, customParameters: { call_id: callId, token }, keepMediaEvents: opts.keepMediaEvents }),
     hangupRequests: () =>
       twilio.requests
         .filter((r) => r.method === 'POST' && /\/Calls\/[^/]+\.json$/.test(r.path) && ['completed', 'canceled'].includes(String(r.params.Status)))
@@ -90,6 +140,8 @@ async function plivoFake(opts: FakeTelephonyOptions): Promise<FakeTelephony> {
   const authId = 'MAFAKEPLIVOAUTHID000';
   const authToken = 'fake-plivo-auth-token-0123456789';
   const plivo = await startFakePlivo({ authId, authToken, keepMediaEvents: opts.keepMediaEvents });
+  // Plivo sends numbers as digits without the +.
+  const digits = (n: string) => n.replace(/^\+/, '');
   return {
     provider: 'plivo',
     env: { PLIVO_API_BASE_URL: plivo.apiBaseUrl },
@@ -112,6 +164,35 @@ async function plivoFake(opts: FakeTelephonyOptions): Promise<FakeTelephony> {
       };
     },
     nextCaller: (timeoutMs) => plivo.nextCaller(timeoutMs),
+    async postWebhook(url, f, auth = 'valid') {
+      const params: Record<string, string> = { Direction: 'inbound', Event: 'StartApp', ...f.extra };
+      if (f.providerCallId !== undefined) params.CallUUID = f.providerCallId;
+      if (f.from !== undefined) params.From = digits(f.from);
+      if (f.to !== undefined) params.To = digits(f.to);
+      params.CallStatus = f.status ?? 'ringing';
+      const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+      if (auth !== 'none') {
+        const nonce = String(crypto.randomInt(1e9, 1e10));
+        headers['x-plivo-signature-v3'] = plivoSignatureV3(auth === 'valid' ? authToken : 'a-forged-auth-token', 'POST', url, params, nonce);
+        headers['x-plivo-signature-v3-nonce'] = nonce;
+      }
+      const res = await fetch(url, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
+      return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: await res.text() };
+    },
+    readConnect(answer) {
+      if (answer.status !== 200 || !answer.contentType.includes('xml')) return null;
+      const stream = parseXml(answer.body).children.find((e) => e.name === 'Stream');
+      if (!stream) return null;
+      const credentials = plivoStreamCredentials(parseExtraHeaders(stream.attrs.extraHeaders ?? ''));
+      return credentials ? { streamUrl: stream.text.trim(), ...credentials } : null;
+    },
+    connectCaller: ({ streamUrl, callId, token }) =>
+      connectPlivoCaller({
+        url: streamUrl,
+        format: plivoContentTypeFormat(DEFAULT_PLIVO_CONTENT_TYPE),
+        extraHeaders: plivoStreamExtraHeaders(callId, token),
+        keepMediaEvents: opts.keepMediaEvents,
+      }),
     // DELETE …/Call/{CallUUID}/ hangs up, DELETE …/Request/{request_uuid}/ cancels (asked, whatever Plivo answered).
     hangupRequests: () =>
       plivo.requests
@@ -122,18 +203,24 @@ async function plivoFake(opts: FakeTelephonyOptions): Promise<FakeTelephony> {
   };
 }
 
+export interface FakeTelephonyEntry {
+  start(opts: FakeTelephonyOptions): Promise<FakeTelephony>;
+  /** Known before starting, so tests can decide which cases apply (e.g. forged signatures). */
+  signsWebhooks: boolean;
+}
+
 /** One line per vendor. */
-export const FAKE_TELEPHONY: Partial<Record<TelephonyProvider, (opts: FakeTelephonyOptions) => Promise<FakeTelephony>>> = {
-  twilio: twilioFake,
-  plivo: plivoFake,
+export const FAKE_TELEPHONY: Partial<Record<TelephonyProvider, FakeTelephonyEntry>> = {
+  twilio: { start: twilioFake, signsWebhooks: true },
+  plivo: { start: plivoFake, signsWebhooks: true },
 };
 
-export function fakeTelephonyProviders(): TelephonyProvider[] {
-  return Object.keys(FAKE_TELEPHONY) as TelephonyProvider[];
+export function fakeTelephonyProviders(filter: (entry: FakeTelephonyEntry) => boolean = () => true): TelephonyProvider[] {
+  return (Object.keys(FAKE_TELEPHONY) as TelephonyProvider[]).filter((p) => filter(FAKE_TELEPHONY[p]!));
 }
 
 export async function startFakeTelephony(provider: string, opts: FakeTelephonyOptions = {}): Promise<FakeTelephony> {
-  const start = FAKE_TELEPHONY[provider as TelephonyProvider];
-  if (!start) throw new Error(`no fake for telephony provider "${provider}" (fakes: ${fakeTelephonyProviders().join(', ')})`);
-  return start(opts);
+  const entry = FAKE_TELEPHONY[provider as TelephonyProvider];
+  if (!entry) throw new Error(`no fake for telephony provider "${provider}" (fakes: ${fakeTelephonyProviders().join(', ')})`);
+  return entry.start(opts);
 }

@@ -49,8 +49,8 @@ const configure = (fields: Record<string, unknown> = {}) =>
 const inboundUrl = (agent = 'support-bot') => `${h.api.url}/telephony/twilio/inbound/${agent}`;
 
 /** Twilio rings our number: the fake posts the voice webhook and follows the TwiML. */
-const ring = (opts: { agent?: string; from?: string; to?: string; authToken?: string } = {}) =>
-  twilio.simulateInbound({ webhookUrl: inboundUrl(opts.agent), from: opts.from ?? CALLER, to: opts.to ?? OUR_NUMBER, authToken: opts.authToken });
+const ring = (opts: { agent?: string; from?: string; to?: string; authToken?: string; method?: 'GET' | 'POST' } = {}) =>
+  twilio.simulateInbound({ webhookUrl: inboundUrl(opts.agent), from: opts.from ?? CALLER, to: opts.to ?? OUR_NUMBER, authToken: opts.authToken, method: opts.method });
 
 const webhookAnswer = (call: FakeCallRecord) => call.callbacks.find((c) => c.kind === 'inbound')!;
 
@@ -78,12 +78,17 @@ async function callEvents(callId: string) {
   return res.body as Array<{ event_type: string; data: any }>;
 }
 
-/** Connects a call and returns its id (from the TwiML's call_id parameter). */
-async function connectedCall(from: string): Promise<{ callId: string; fake: FakeCallRecord }> {
-  const fake = await ring({ from });
+/** The call id in the TwiML's <Connect><Stream> (its call_id parameter). */
+function callIdOf(fake: FakeCallRecord): string {
   const verb = fake.verbs?.[0];
   if (verb?.verb !== 'Connect') throw new Error(`expected <Connect>, got ${fake.twiml}`);
-  return { callId: verb.stream.parameters.call_id!, fake };
+  return verb.stream.parameters.call_id!;
+}
+
+/** Connects a call and returns its id. */
+async function connectedCall(from: string): Promise<{ callId: string; fake: FakeCallRecord }> {
+  const fake = await ring({ from });
+  return { callId: callIdOf(fake), fake };
 }
 
 describe('incoming calls', () => {
@@ -129,6 +134,15 @@ describe('incoming calls', () => {
     expect(await callsFrom('+14155550112')).toBe(1);
   });
 
+  it('takes the voice webhook as a signed GET too (a number configured with HTTP GET)', async () => {
+    const fake = await ring({ from: '+14155550141', method: 'GET' });
+    expect(webhookAnswer(fake)).toMatchObject({ status: 200, method: 'GET' });
+    expect((await callRow(callIdOf(fake))).provider_call_sid).toBe(fake.sid);
+    const forged = await ring({ from: '+14155550142', method: 'GET', authToken: 'not-our-token' });
+    expect(webhookAnswer(forged).status).toBe(403);
+    expect(await callsFrom('+14155550142')).toBe(0);
+  });
+
   it('rejects calls for an unknown agent without creating a call', async () => {
     const fake = await ring({ agent: 'ghost-bot', from: '+14155550113' });
     expect(webhookAnswer(fake).status).toBe(200);
@@ -151,6 +165,20 @@ describe('incoming calls', () => {
     const accepted = await ring({ from: '+14155550114' });
     expect(accepted.verbs?.[0]?.verb).toBe('Connect');
     expect(await callsFrom('+14155550114')).toBe(1);
+  });
+
+  it("lets the number's endpoint decide the agent: a URL naming another or a removed agent still reaches the endpoint's agent", async () => {
+    await createAgent(h.db, h.box, { name: 'sales-bot' });
+    await h.request('POST', '/api/settings/endpoints', { body: { phone_number: OUR_NUMBER, provider: 'twilio', inbound_agent_name: 'sales-bot' } });
+    // The URL configured in Twilio's console still names the number's old agent.
+    const old = await ring({ agent: 'support-bot', from: '+14155550131' });
+    expect((await callRow(callIdOf(old))).agent_name).toBe('sales-bot');
+    // … or an agent that was renamed away since.
+    const renamed = await ring({ agent: 'support-bot-v1', from: '+14155550132' });
+    expect((await callRow(callIdOf(renamed))).agent_name).toBe('sales-bot');
+    // A number without an endpoint: the URL's agent answers.
+    const other = await ring({ agent: 'support-bot', from: '+14155550133', to: '+15005550009' });
+    expect((await callRow(callIdOf(other))).agent_name).toBe('support-bot');
   });
 
   it('tells callers over max_concurrent that all agents are busy, shares the cap with outbound calls, and frees the slot when a call ends', async () => {

@@ -2,6 +2,7 @@
  * The gateway's speech logic without sockets: sentence splitting of streamed LLM text, paced
  * playback and what the caller heard, and turn detection / barge-in decisions.
  */
+import { PCM16_16K, PCM16_8K } from '../../src/audio/format';
 import type { Pacer } from '../../src/gateway/pacer';
 import { LEAD_MS, Playback, type AgentSpeech, type PlaybackFraming, type SpeechResult } from '../../src/gateway/playback';
 import { MAX_SENTENCE_CHARS, SentenceSplitter, splitSentences } from '../../src/gateway/sentences';
@@ -40,11 +41,11 @@ describe('sentence splitting', () => {
 const inertPacer = { add() {}, remove() {} } as unknown as Pacer;
 
 function makePlayback(hold = () => false, framing: PlaybackFraming = {}) {
-  const sent: Array<{ kind: string; name?: string; slot?: number }> = [];
+  const sent: Array<{ kind: string; name?: string; slot?: number; bytes?: number }> = [];
   const finished: Array<{ id: string; result: SpeechResult }> = [];
   const playback = new Playback(
     {
-      media: () => sent.push({ kind: 'media' }),
+      media: (frame) => sent.push({ kind: 'media', bytes: frame.length }),
       mark: (name) => sent.push({ kind: 'mark', name }),
       clear: () => sent.push({ kind: 'clear' }),
       sent: () => undefined,
@@ -61,6 +62,54 @@ function makePlayback(hold = () => false, framing: PlaybackFraming = {}) {
 const audio = (ms: number) => Buffer.alloc(ms * 8, 0x55);
 
 describe('paced playback', () => {
+  it('frames 16-bit PCM at 16 kHz in 640-byte 20 ms frames, with the same lead, marks and heard text', () => {
+    const { playback, sent, frames, finished } = makePlayback(() => false, { format: PCM16_16K });
+    const s = playback.start('u1', 'u1');
+    playback.addSentence(s, 'One two three.');
+    playback.addSentence(s, 'Four five six.');
+    // 1680 ms of 16 kHz PCM, arriving in odd-sized chunks (a sample split across two of them).
+    const pcm = Buffer.alloc(1680 * 32, 0x11);
+    for (let i = 0; i < pcm.length; i += 999) playback.audio('u1', pcm.subarray(i, i + 999));
+    playback.ttsFinished('u1', true);
+    const t0 = performance.now();
+    expect(frames()).toBe(LEAD_MS / 20);
+    for (let t = 20; t <= 2000; t += 20) playback.pace(t0 + t);
+    expect(frames()).toBe(84);
+    expect(sent.filter((m) => m.kind === 'media').every((m) => m.bytes === 640)).toBe(true);
+    expect(sent.findIndex((m) => m.name === 'u1:0')).toBe(42);
+    playback.onMark('u1:end');
+    expect(finished[0]!.result).toEqual({ heardText: 'One two three. Four five six.', interrupted: false, playedMs: 1680, whole: true });
+    expect(s.audioMs).toBe(1680);
+  });
+
+  it('sends a vendor\'s longer frames (100 ms of 8 kHz PCM) at most two frames ahead of the line', () => {
+    const { playback, sent, frames } = makePlayback(() => false, { format: PCM16_8K, frameMs: 100 });
+    const s = playback.start('u1', 'u1');
+    playback.addSentence(s, 'A long enough sentence to fill a second.');
+    playback.audio('u1', Buffer.alloc(1000 * 16, 0x22));
+    playback.ttsFinished('u1', true);
+    const t0 = performance.now();
+    expect(frames()).toBe(2); // 200 ms queued at the vendor
+    playback.pace(t0 + 50);
+    expect(frames()).toBe(2);
+    playback.pace(t0 + 100);
+    expect(frames()).toBe(3);
+    for (let t = 120; t <= 1200; t += 20) playback.pace(t0 + t);
+    expect(frames()).toBe(10);
+    expect(sent.filter((m) => m.kind === 'media').every((m) => m.bytes === 1600)).toBe(true);
+    // Barge-in after 500 ms: what is still buffered at the vendor (up to two frames) was not heard.
+    const { playback: p2, finished } = makePlayback(() => false, { format: PCM16_8K, frameMs: 100 });
+    const s2 = p2.start('u2', 'u2');
+    p2.addSentence(s2, 'x'.repeat(20));
+    p2.audio('u2', Buffer.alloc(2000 * 16, 0x22));
+    const t1 = performance.now();
+    for (let t = 20; t <= 500; t += 20) p2.pace(t1 + t);
+    p2.interrupt(t1 + 500);
+    expect(finished[0]!.result.interrupted).toBe(true);
+    expect(finished[0]!.result.playedMs).toBeGreaterThanOrEqual(400);
+    expect(finished[0]!.result.playedMs).toBeLessThanOrEqual(600);
+  });
+
   it('keeps only LEAD_MS ahead of real time and marks sentences and the end', () => {
     const { playback, sent, frames, finished } = makePlayback();
     const s = playback.start('u1', 'u1');

@@ -21,6 +21,27 @@ function ramp(base: number, fromSample: number, count: number): Int16Array {
 }
 
 describe('WavRecorder', () => {
+  it('records a 16 kHz stream at 16 kHz: both channels on one timeline, the call\'s length', async () => {
+    const file = path.join(dir, 'wideband.wav');
+    const rate = 16000;
+    const frame = 320; // 20 ms
+    const rec = await WavRecorder.open({ path: file, sampleRate: rate });
+    for (let t = 0; t < 2000; t += 20) {
+      const at = (t * rate) / 1000;
+      rec.writeCaller(ramp(1000, at, frame), t);
+      if (t >= 500 && t < 1500) rec.writeAgent(ramp(-5000, at, frame), t);
+    }
+    const result = await rec.close(2500);
+    expect(result).toEqual({ path: file, durationMs: 2500, bytes: 44 + 2500 * 16 * 4 });
+    const wav = readWavFile(file);
+    expect(wav).toMatchObject({ sampleRate: 16000, channels: 2, encoding: 'pcm16', frames: 40000 });
+    expect([...channelOf(wav, 0).subarray(0, 32000)]).toEqual([...ramp(1000, 0, 32000)]);
+    const agent = channelOf(wav, 1);
+    expect(agent.subarray(0, 8000).every((s) => s === 0)).toBe(true);
+    expect([...agent.subarray(8000, 24000)]).toEqual([...ramp(-5000, 8000, 16000)]);
+    expect(agent.subarray(24000).every((s) => s === 0)).toBe(true);
+  });
+
   it('places caller and agent audio on one timeline, left and right, with silence in the gaps', async () => {
     const file = path.join(dir, 'calls', 'nested', 'interleaved.wav');
     const rec = await WavRecorder.open({ path: file });

@@ -2,6 +2,8 @@
  * The public endpoints phone companies call, for every vendor in the registry (no bearer token;
  * each vendor authenticates its own requests — Twilio and Plivo sign them):
  *
+ * Each also answers GET (parameters in the query string) for vendors that call that way.
+ *
  * - POST /telephony/{provider}/inbound/{agent_name}: an incoming call → the vendor's document
  *   connecting its audio to the media gateway, or a refusal.
  * - POST /telephony/{provider}/answer/{call_id}: an outbound call was answered → the same document
@@ -161,7 +163,7 @@ export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
     503: { description: 'The call workflow could not be reached' },
   };
 
-  return [
+  const routes = [
     route({
       method: 'post',
       path: '/telephony/{provider}/inbound/{agent_name}',
@@ -226,5 +228,8 @@ export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
       },
     }),
   ];
+  // Vendors call with POST (form or JSON) or, if configured so (Twilio) or by design (Exotel's
+  // dynamic stream URL), with GET and the parameters in the query string.
+  return routes.flatMap((r) => [r, { ...r, method: 'get' as const, summary: `${r.summary} (GET)` }]);
 }
 

@@ -40,8 +40,6 @@ export const CALL_STATUS_OF: Readonly<Record<ProviderCallStatus, CallTransition>
   failed: 'failed',
 });
 
-export const TERMINAL_PROVIDER_STATUSES: ReadonlySet<ProviderCallStatus> = new Set(['completed', 'busy', 'no_answer', 'canceled', 'failed']);
-
 const RANK: Record<CallTransition, number> = { ringing: 0, in_progress: 1, completed: 2, no_answer: 2, failed: 2 };
 const TERMINAL = new Set<string>(['completed', 'no_answer', 'failed']);
 

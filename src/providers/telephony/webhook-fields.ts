@@ -3,12 +3,17 @@
  * authentication can still be malformed (a replay without its call id, a forged field): these
  * helpers turn that into a WebhookInputError (400 / 422 `{detail}`), never a 500.
  */
-import { WebhookInputError } from './types';
+import { WebhookInputError, type WebhookRequest } from './types';
 
 export const E164 = /^\+[1-9]\d{6,14}$/;
 /** Provider call ids (Twilio CA…, Plivo UUIDs, Exotel sids): printable, no spaces, bounded. */
 const CALL_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const MAX_FIELD_CHARS = 256;
+
+/** A webhook's parameters: the query string of a GET, the (form or JSON) body of a POST. */
+export function webhookParams(req: WebhookRequest): Record<string, unknown> {
+  return req.method.toUpperCase() === 'GET' ? req.query : req.body;
+}
 
 /** A form or JSON field as one string (a repeated form field: its last value); undefined when absent. */
 export function field(body: Record<string, unknown>, name: string): string | undefined {

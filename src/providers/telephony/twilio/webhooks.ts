@@ -8,7 +8,7 @@
  * CallSid (400), malformed numbers or oversized fields (422). Twilio never sends those.
  */
 import type { HttpAnswer, InboundCall, VendorWebhooks, WebhookRequest, WebhookVerdict } from '../types';
-import { phoneField, requireCallId, field } from '../webhook-fields';
+import { field, phoneField, requireCallId, webhookParams } from '../webhook-fields';
 import { publicRequestUrl, TWILIO_SIGNATURE_HEADER, validateTwilioHttpRequest } from './signature';
 import { parseTwilioStatusCallback } from './status';
 import { connectStreamTwiml, rejectTwiml, sayAndHangupTwiml } from './twiml';
@@ -31,16 +31,17 @@ export const twilioWebhooks: VendorWebhooks = {
   },
 
   inboundCall(req: WebhookRequest): InboundCall {
-    const providerCallId = requireCallId(req.body, 'CallSid');
-    const from = phoneField(req.body, 'From', { required: false, alsoAllowed: NON_PHONE_CALLER }) ?? 'anonymous';
-    const to = phoneField(req.body, 'To', { required: true, alsoAllowed: /^sip:[^\s<>"]{1,60}$/i })!;
+    const params = webhookParams(req);
+    const providerCallId = requireCallId(params, 'CallSid');
+    const from = phoneField(params, 'From', { required: false, alsoAllowed: NON_PHONE_CALLER }) ?? 'anonymous';
+    const to = phoneField(params, 'To', { required: true, alsoAllowed: /^sip:[^\s<>"]{1,60}$/i })!;
     return { providerCallId, from, to };
   },
 
-  statusUpdate: (req) => parseTwilioStatusCallback(req.body),
+  statusUpdate: (req) => parseTwilioStatusCallback(webhookParams(req)),
 
   providerCallId(req) {
-    const sid = field(req.body, 'CallSid');
+    const sid = field(webhookParams(req), 'CallSid');
     return sid && /^CA[0-9a-f]{32}$/i.test(sid) ? sid : null;
   },
 
