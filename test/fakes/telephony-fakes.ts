@@ -140,8 +140,9 @@ async function plivoFake(opts: FakeTelephonyOptions): Promise<FakeTelephony> {
   const authId = 'MAFAKEPLIVOAUTHID000';
   const authToken = 'fake-plivo-auth-token-0123456789';
   const plivo = await startFakePlivo({ authId, authToken, keepMediaEvents: opts.keepMediaEvents });
-  // Plivo sends numbers as digits without the +.
-  const digits = (n: string) => n.replace(/^\+/, '');
+  // Plivo sends E.164 numbers as digits without the +. A neutral number without a country code
+  // (not E.164) is sent in Plivo's national form, with a trunk 0 — what Plivo's wire would carry.
+  const digits = (n: string) => (n.startsWith('+') ? n.slice(1) : /^[1-9]\d*$/.test(n) ? `0${n}` : n);
   return {
     provider: 'plivo',
     env: { PLIVO_API_BASE_URL: plivo.apiBaseUrl },
@@ -190,7 +191,8 @@ async function plivoFake(opts: FakeTelephonyOptions): Promise<FakeTelephony> {
       connectPlivoCaller({
         url: streamUrl,
         format: plivoContentTypeFormat(DEFAULT_PLIVO_CONTENT_TYPE),
-        extraHeaders: plivoStreamExtraHeaders(callId, token),
+        // An empty token (an attack case) is sent as an empty value; Plivo would pass it on as is.
+        extraHeaders: token ? plivoStreamExtraHeaders(callId, token) : `callid=${callId.replace(/-/g, '')},token=`,
         keepMediaEvents: opts.keepMediaEvents,
       }),
     // DELETE …/Call/{CallUUID}/ hangs up, DELETE …/Request/{request_uuid}/ cancels (asked, whatever Plivo answered).
