@@ -11,6 +11,7 @@
  * malformed input comes back as a typed error the caller can log and skip.
  */
 import { describeFormat, type AudioFormat } from '../../../audio/format';
+import { base64Of, BASE64, messageText } from '../stream-support';
 
 // ---- content types ---------------------------------------------------------------------------
 
@@ -127,7 +128,6 @@ export type PlivoParseResult =
 /** A 20 ms L16 16 kHz chunk is ~900 characters; anything this big is not a stream message. */
 export const MAX_PLIVO_MESSAGE_CHARS = 64 * 1024;
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const DTMF_DIGIT = /^[0-9*#A-Da-d]$/;
 const DIGITS = /^\d+$/;
 
@@ -269,18 +269,9 @@ function parseObject(m: Obj): PlivoStreamMessage {
   }
 }
 
-/** Text of a `ws` message (string, Buffer, Buffer[] or ArrayBuffer); null for anything else. */
-function textOf(data: unknown): string | null {
-  if (typeof data === 'string') return data;
-  if (Buffer.isBuffer(data)) return data.toString('utf8');
-  if (Array.isArray(data) && data.every((d) => Buffer.isBuffer(d))) return Buffer.concat(data).toString('utf8');
-  if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
-  return null;
-}
-
 /** Parses one WebSocket message from Plivo. Never throws. */
 export function parsePlivoStreamMessage(data: unknown): PlivoParseResult {
-  const text = textOf(data);
+  const text = messageText(data);
   if (text === null) return { ok: false, code: 'invalid_message', error: 'message is not text' };
   if (text.length > MAX_PLIVO_MESSAGE_CHARS) {
     return { ok: false, code: 'too_large', error: `message of ${text.length} characters exceeds ${MAX_PLIVO_MESSAGE_CHARS}` };
@@ -328,7 +319,7 @@ export type PlivoOutboundMessage = PlivoPlayAudio | PlivoCheckpoint | PlivoClear
  */
 export function playAudioMessage(format: AudioFormat, audio: Uint8Array): string {
   if (format.encoding === 'mulaw' && format.sampleRate !== 8000) throw new Error(`Plivo cannot play ${describeFormat(format)}`);
-  const payload = Buffer.from(audio.buffer, audio.byteOffset, audio.byteLength).toString('base64');
+  const payload = base64Of(audio);
   return JSON.stringify({
     event: 'playAudio',
     media: { contentType: plivoMimeType(format), sampleRate: format.sampleRate, payload },
