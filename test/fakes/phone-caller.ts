@@ -10,97 +10,29 @@
  * Everything is recorded with wall-clock times (epoch ms, sub-millisecond) so tests can assert
  * what the caller heard and when. All callers share one 20 ms timer, so a process can hold many.
  */
-import crypto from 'node:crypto';
 import WebSocket from 'ws';
 import { bytesForMs, fromPcm16, silence, silenceByte, toPcm16, type AudioFormat } from '../../src/audio/format';
-import { resample } from '../../src/audio/resampler';
 import { Pacer, type Paced } from '../../src/gateway/pacer';
-import { channelOf, readWavFile } from '../../src/gateway/recording/wav';
+import {
+  FRAME_MS,
+  SPEECH_PEAK,
+  loadSpeechWav,
+  nowMs,
+  pcmPeak,
+  type CallerWire,
+  type CloseInfo,
+  type EchoedMark,
+  type PhoneCallerOptions,
+  type PlayedFrame,
+  type ReceivedEvent,
+  type SpeechSpan,
+} from './phone-wire';
 
-/** The playback tick: the phone plays (and accounts for) agent audio in 20 ms steps. */
-export const FRAME_MS = 20;
+export * from './phone-wire';
+
 // After a long event-loop stall a caller sends at most this many overdue ticks at once, so it
 // catches up in a burst of bounded size rather than flooding the socket.
 const MAX_CATCH_UP_TICKS = 10;
-/** Peak sample above which a played frame counts as speech rather than silence or noise. */
-export const SPEECH_PEAK = 500;
-
-/** Wall-clock time in epoch milliseconds, with sub-millisecond precision. */
-export const nowMs = (): number => performance.timeOrigin + performance.now();
-
-export const newSid = (prefix: string) => `${prefix}${crypto.randomBytes(16).toString('hex')}`;
-
-/** What a message from the gateway asks the phone to do. */
-export type WireAction = { kind: 'media'; audio: Buffer } | { kind: 'mark'; name: string } | { kind: 'clear' } | { kind: 'error'; error: string };
-
-/** One vendor's side of the media stream, as the phone needs it. */
-export interface CallerWire {
-  /** The stream's audio format, both ways. */
-  readonly format: AudioFormat;
-  /** Milliseconds of caller audio per outgoing media message (a multiple of 20). */
-  readonly frameMs: number;
-  /** A clear reports pending marks at once (Twilio); false: they are dropped (Plivo checkpoints). */
-  readonly echoMarksOnClear: boolean;
-  /** Headers of the WebSocket upgrade (user agent, signatures, credentials). */
-  headers(url: string): Record<string, string>;
-  /** Messages sent as soon as the socket is open (Twilio: connected, start). */
-  opening(): object[];
-  /** One media message with `audio` in the stream's format; `chunk` counts from 1. */
-  media(audio: Buffer, chunk: number): object;
-  dtmf(digit: string): object;
-  /** The hang-up message, or null when the vendor just closes the socket. */
-  stop(): object | null;
-  /** Sent when the audio before a mark/checkpoint has played (or a clear dropped it, if echoed). */
-  markPlayed(name: string): object;
-  /** Sent after a clear, when the vendor confirms one (Plivo clearedAudio); null otherwise. */
-  cleared(): object | null;
-  /** What a JSON message from the gateway asks for; anything the vendor would reject is an error. */
-  read(message: unknown): WireAction;
-}
-
-export interface PhoneCallerOptions {
-  /** Clock multiplier; only for unit tests of the fake itself. Real-time (1) otherwise. */
-  speed?: number;
-  /** Keep received `media` messages in `events` (default true; false saves memory in benchmarks). */
-  keepMediaEvents?: boolean;
-}
-
-export interface ReceivedEvent {
-  atMs: number;
-  message: any;
-}
-
-export interface PlayedFrame {
-  /** When the first byte of this frame arrived in a media message. */
-  receivedAtMs: number;
-  /** When this 20 ms frame started playing to the caller. */
-  playedAtMs: number;
-  /** The frame as received, in the stream's format. */
-  audio: Buffer;
-  /** Largest absolute sample of the frame (speech vs silence). */
-  peak: number;
-}
-
-export interface EchoedMark {
-  name: string;
-  atMs: number;
-  /** Echoed because of a `clear`, not because its audio played. */
-  cleared: boolean;
-}
-
-export interface SpeechSpan {
-  /** When the first frame of the utterance was sent. */
-  startedAtMs: number;
-  /** When the last frame was sent. */
-  endedAtMs: number;
-  durationMs: number;
-}
-
-export interface CloseInfo {
-  by: 'caller' | 'gateway';
-  code: number;
-  atMs: number;
-}
 
 type PlaybackItem = { kind: 'audio'; bytes: Buffer; offset: number; receivedAtMs: number } | { kind: 'mark'; name: string };
 
@@ -109,28 +41,6 @@ interface Utterance {
   offset: number;
   startedAtMs?: number;
   resolve(span: SpeechSpan): void;
-}
-
-/** Loads a WAV (any rate, mono or stereo: first channel) as 16-bit PCM at `sampleRate`. */
-export function loadSpeechWav(path: string, sampleRate = 8000): Int16Array {
-  const wav = readWavFile(path);
-  const mono = channelOf(wav, 0);
-  return wav.sampleRate === sampleRate ? mono : resample(mono, wav.sampleRate, sampleRate);
-}
-
-/** A sine tone as PCM: a stand-in for speech where only "loud vs silent" matters. */
-export function tonePcm(durationMs: number, frequencyHz = 440, amplitude = 8000, sampleRate = 8000): Int16Array {
-  const n = Math.round((durationMs * sampleRate) / 1000);
-  const out = new Int16Array(n);
-  for (let i = 0; i < n; i++) out[i] = Math.round(amplitude * Math.sin((2 * Math.PI * frequencyHz * i) / sampleRate));
-  return out;
-}
-
-/** Largest absolute sample. */
-export function pcmPeak(pcm: Int16Array): number {
-  let peak = 0;
-  for (const s of pcm) peak = Math.max(peak, Math.abs(s));
-  return peak;
 }
 
 // The gateway's own drift-free pacer: one timer for all callers at a given speed.
