@@ -30,6 +30,14 @@ export function e164ToPlivoNumber(value: string): string {
   return value.replace(/^\+/, '');
 }
 
+/**
+ * The webhooks with the `<Stream contentType>` to ask for. The registry's vendor uses the default:
+ * the seam's `connect(stream)` receives neither the config nor the agent, so a setting such as
+ * PLIVO_CONTENT_TYPE (or a per-agent choice) cannot reach it yet. Everything downstream already
+ * follows the stream: the codec reads the format from `start.mediaFormat`, the gateway runs VAD,
+ * STT, TTS and the recording in it. Making it configurable needs `connect(stream, { config })`
+ * (or the choice inside StreamConnection) in the seam, then one line here.
+ */
 export function plivoWebhooks(contentType: PlivoContentType = DEFAULT_PLIVO_CONTENT_TYPE): VendorWebhooks {
   return {
     verify(req, { settings, publicBaseUrl }): WebhookVerdict {
