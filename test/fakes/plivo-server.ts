@@ -514,8 +514,9 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
     }
     if (req.method !== 'DELETE' || !id) return plivoError(res, 405, 'Method not allowed');
     if (kind === 'Call') {
+      // A call known by its CallUUID (ringing, or answered) is hung up; a ringing one ends `cancel`.
       const s = states.get(id);
-      if (!s || s.record.status !== 'in-progress' || s.record.endedAtMs) return plivoError(res, 404, 'not found');
+      if (!s || !['ringing', 'in-progress'].includes(s.record.status) || s.record.endedAtMs) return plivoError(res, 404, 'not found');
       hangup(s, 'API Request');
       return noContent(res);
     }

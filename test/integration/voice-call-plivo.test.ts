@@ -7,6 +7,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { BUSY_MESSAGE } from '../../src/api/routes/telephony';
 import { MULAW_8K } from '../../src/audio/format';
 import { verifyStreamToken } from '../../src/gateway/stream-token';
 import { parseExtraHeaders } from '../../src/providers/telephony/plivo/media-messages';
@@ -291,6 +292,45 @@ describe('inbound routing by the endpoint mapping (Plivo)', () => {
       expect(refused.answeredAtMs).toBeUndefined();
     } finally {
       await h.request('DELETE', `/api/settings/endpoints/${endpoint.body.id}`);
+    }
+  }, 60_000);
+});
+
+describe('plivo_max_concurrent', () => {
+  it('refuses calls over the cap, inbound and outbound, and frees the slot when a ringing call is canceled at Plivo', async () => {
+    await configurePlivo(h, { authId: AUTH_ID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER }, { plivo_max_concurrent: 1 });
+    try {
+      await createVoiceAgent({ name: 'plivo-capped', prompt: 'Be brief.', greeting: 'Hi.' });
+      plivo.setOutcome({ outcome: 'answer', ringMs: 30_000 }, '+919876511111');
+      const first = await h.request('POST', '/api/calls/outbound', { body: { phone_number: '+919876511111', agent_name: 'plivo-capped', provider: 'plivo' } });
+      expect(first.status).toBe(201);
+      const fakeCall = plivo.callByRequest(first.body.provider_response.sid)!;
+      // The ring callback brings the CallUUID, which replaces the request id.
+      await eventually(async () => (await h.request('GET', `/api/calls/${first.body.call_id}`)).body.provider_call_sid === fakeCall.callUuid, 10_000);
+
+      const second = await h.request('POST', '/api/calls/outbound', { body: { phone_number: '+919876522222', agent_name: 'plivo-capped', provider: 'plivo' } });
+      expect(second.status).toBe(429);
+      expect(second.headers.get('retry-after')).toBe('30');
+      const busy = await plivo.simulateInbound({ answerUrl: `${h.api.url}/telephony/plivo/inbound/plivo-capped`, from: '+919812345671', to: OUR_NUMBER });
+      await busy.ended;
+      expect(busy.said).toEqual([BUSY_MESSAGE]);
+      expect(busy.stream).toBeUndefined();
+
+      // Ending the ringing call cancels it at Plivo, by its CallUUID.
+      const ended = await h.request('POST', '/api/calls/end', { body: { call_id: first.body.call_id } });
+      expect(ended.status).toBe(200);
+      await fakeCall.ended;
+      expect(fakeCall).toMatchObject({ status: 'cancel', hangupSource: 'API Request' });
+      expect(deletes(fakeCall.callUuid).map((r) => r.status)).toContain(204);
+      expect(fakeCall.answeredAtMs).toBeUndefined();
+
+      // The slot is free again.
+      plivo.setOutcome('busy', '+919876533333');
+      const third = await h.request('POST', '/api/calls/outbound', { body: { phone_number: '+919876533333', agent_name: 'plivo-capped', provider: 'plivo' } });
+      expect(third.status).toBe(201);
+      await finalCall(third.body.call_id);
+    } finally {
+      await configurePlivo(h, { authId: AUTH_ID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER }, { plivo_max_concurrent: 5 });
     }
   }, 60_000);
 });
