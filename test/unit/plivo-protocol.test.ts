@@ -347,6 +347,16 @@ describe('Plivo webhooks (neutral)', () => {
     expect(() => plivoVendor.webhooks.inboundCall(req({ From: '1', To: '14155550100' }))).toThrow(/CallUUID is missing/);
     expect(() => plivoVendor.webhooks.inboundCall(req({ CallUUID: CALL, From: '919876543210', To: 'x' }))).toThrow(/E.164/);
     expect(plivoVendor.webhooks.providerCallId(req({ CallUUID: CALL }))).toBe(CALL);
+    // A number whose application is configured with GET: the parameters are in the query.
+    const query = { CallUUID: CALL, From: '919876543210', To: '14155550100', CallStatus: 'completed', Duration: '7' };
+    const get = { method: 'GET', originalUrl: `/telephony/plivo/status?${new URLSearchParams(query)}`, headers: {}, body: {}, query };
+    expect(plivoVendor.webhooks.inboundCall(get)).toEqual({ providerCallId: CALL, from: '+919876543210', to: '+14155550100' });
+    expect(plivoVendor.webhooks.statusUpdate(get)).toMatchObject({ providerCallId: CALL, status: 'completed', durationSecs: 7 });
+    const nonce = '4242';
+    const url = `https://voice.example.com${get.originalUrl}`;
+    const signed = { ...get, headers: { 'x-plivo-signature-v3': plivoSignatureV3('tok', 'GET', url, {}, nonce), 'x-plivo-signature-v3-nonce': nonce } };
+    expect(plivoVendor.webhooks.verify(signed, { settings, publicBaseUrl: 'https://voice.example.com' })).toEqual({ ok: true });
+    expect(plivoVendor.webhooks.verify({ ...signed, query: { ...query, CallStatus: 'busy' }, originalUrl: get.originalUrl.replace('completed', 'busy') }, { settings, publicBaseUrl: 'https://voice.example.com' })).toMatchObject({ ok: false });
     expect(plivoVendor.webhooks.providerCallId(req({ CallUUID: 'nope' }))).toBeNull();
   });
 

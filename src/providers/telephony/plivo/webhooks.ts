@@ -6,7 +6,7 @@
  * E.164 here, the form the telephony endpoints are stored in.
  */
 import type { HttpAnswer, InboundCall, StreamConnection, VendorWebhooks, WebhookRequest, WebhookVerdict } from '../types';
-import { field, phoneField, requireCallId } from '../webhook-fields';
+import { field, phoneField, requireCallId, webhookParams } from '../webhook-fields';
 import { DEFAULT_PLIVO_CONTENT_TYPE, type PlivoContentType } from './media-messages';
 import { publicRequestUrl } from '../twilio/signature';
 import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, validatePlivoHttpRequest } from './signature';
@@ -53,17 +53,18 @@ export function plivoWebhooks(contentType: PlivoContentType = DEFAULT_PLIVO_CONT
     },
 
     inboundCall(req: WebhookRequest): InboundCall {
-      const providerCallId = requireCallId(req.body, 'CallUUID');
-      const body = { From: plivoNumberToE164(field(req.body, 'From')), To: plivoNumberToE164(field(req.body, 'To')) };
+      const params = webhookParams(req);
+      const providerCallId = requireCallId(params, 'CallUUID');
+      const body = { From: plivoNumberToE164(field(params, 'From')), To: plivoNumberToE164(field(params, 'To')) };
       const from = phoneField(body, 'From', { required: false, alsoAllowed: NON_PHONE_CALLER }) ?? 'anonymous';
       const to = phoneField(body, 'To', { required: true, alsoAllowed: /^sip:[^\s<>"]{1,60}$/i })!;
       return { providerCallId, from, to };
     },
 
-    statusUpdate: (req) => parsePlivoCallback(req.body),
+    statusUpdate: (req) => parsePlivoCallback(webhookParams(req)),
 
     providerCallId(req) {
-      const uuid = field(req.body, 'CallUUID');
+      const uuid = field(webhookParams(req), 'CallUUID');
       return uuid && UUID.test(uuid) ? uuid : null;
     },
 
