@@ -160,7 +160,7 @@ async function plivoFake(opts: FakeTelephonyOptions): Promise<FakeTelephony> {
         callId: record.stream ? plivoStreamCredentials(parseExtraHeaders(record.stream.extraHeaders))?.callId : undefined,
         streamUrl: record.stream?.url,
         caller: record.caller,
-        answer: { status: webhook?.status ?? 0, body: webhook?.body ?? '' },
+        answer: { status: webhook?.status ?? 0, body: webhook?.body || (webhook?.error ?? record.errors.join('; ')) },
         ended: record.ended.then((r) => r.status),
       };
     },
