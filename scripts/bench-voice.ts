@@ -303,7 +303,8 @@ async function main(): Promise<void> {
       WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
       ...vendorEnv,
     };
-    const { child: worker } = await spawnUntil('worker', 'test/support/worker-process.ts', platformEnv, /worker ready/);
+    // The worker hangs up provider calls through the vendor's REST API: it must reach the fake too.
+    const { child: worker } = await spawnUntil('worker', 'test/support/worker-process.ts', { ...platformEnv, ...phone.env }, /worker ready/);
     stops.unshift(() => stopProcess(worker));
     const { child: gateway } = await spawnUntil('gateway', 'src/gateway/main.ts', { ...platformEnv, GATEWAY_PORT: String(gatewayPort), HOST: '127.0.0.1' }, /Media gateway/);
     stops.unshift(() => stopProcess(gateway));

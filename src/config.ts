@@ -94,6 +94,8 @@ export const configSchema = z.object({
   ELEVENLABS_API_KEY: optionalString,
   ELEVENLABS_BASE_URL: z.url().default('wss://api.elevenlabs.io'),
   TWILIO_API_BASE_URL: optionalString.pipe(z.url().optional()),
+  // Replaces https://api.plivo.com (the fake Plivo in tests and local runs).
+  PLIVO_API_BASE_URL: optionalString.pipe(z.url().optional()),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 

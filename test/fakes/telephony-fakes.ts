@@ -6,9 +6,14 @@
  */
 import type { TelephonyProvider } from '../../src/shared/catalog';
 import type { PhoneCaller } from './phone-caller';
+import crypto from 'node:crypto';
+import { DEFAULT_PLIVO_CONTENT_TYPE, parseExtraHeaders, plivoContentTypeFormat } from '../../src/providers/telephony/plivo/media-messages';
+import { plivoStreamCredentials, plivoStreamExtraHeaders } from '../../src/providers/telephony/plivo/stream-auth';
+import { connectPlivoCaller } from './plivo-caller';
+import { plivoSignatureV3, startFakePlivo } from './plivo-server';
 import { connectTwilioCaller } from './twilio-caller';
 import { startFakeTwilio, twilioSignature, type FakeTwilio } from './twilio-server';
-import { parseTwiml } from './twilio-twiml';
+import { parseTwiml, parseXml } from './twilio-twiml';
 
 export interface FakePhoneCall {
   /** The provider's id of the call. */
@@ -131,6 +136,75 @@ async function twilioFake(opts: FakeTelephonyOptions): Promise<FakeTelephony> {
   };
 }
 
+async function plivoFake(opts: FakeTelephonyOptions): Promise<FakeTelephony> {
+  const authId = 'MAFAKEPLIVOAUTHID000';
+  const authToken = 'fake-plivo-auth-token-0123456789';
+  const plivo = await startFakePlivo({ authId, authToken, keepMediaEvents: opts.keepMediaEvents });
+  // Plivo sends E.164 numbers as digits without the +. A neutral number without a country code
+  // (not E.164) is sent in Plivo's national form, with a trunk 0 — what Plivo's wire would carry.
+  const digits = (n: string) => (n.startsWith('+') ? n.slice(1) : /^[1-9]\d*$/.test(n) ? `0${n}` : n);
+  return {
+    provider: 'plivo',
+    env: { PLIVO_API_BASE_URL: plivo.apiBaseUrl },
+    settings: (phoneNumber, maxConcurrent = 10) => ({
+      plivo_auth_id: authId,
+      plivo_auth_token: authToken,
+      plivo_phone_number: phoneNumber,
+      plivo_max_concurrent: maxConcurrent,
+    }),
+    async ringInbound(o) {
+      const record = await plivo.simulateInbound({ answerUrl: o.webhookUrl, hangupUrl: o.statusCallbackUrl, from: o.from, to: o.to });
+      const webhook = record.callbacks.find((c) => c.kind === 'answer');
+      return {
+        providerCallId: record.callUuid,
+        callId: record.stream ? plivoStreamCredentials(parseExtraHeaders(record.stream.extraHeaders))?.callId : undefined,
+        streamUrl: record.stream?.url,
+        caller: record.caller,
+        answer: { status: webhook?.status ?? 0, body: webhook?.body || (webhook?.error ?? record.errors.join('; ')) },
+        ended: record.ended.then((r) => r.status),
+      };
+    },
+    nextCaller: (timeoutMs) => plivo.nextCaller(timeoutMs),
+    async postWebhook(url, f, auth = 'valid') {
+      const params: Record<string, string> = { Direction: 'inbound', Event: 'StartApp', ...f.extra };
+      if (f.providerCallId !== undefined) params.CallUUID = f.providerCallId;
+      if (f.from !== undefined) params.From = digits(f.from);
+      if (f.to !== undefined) params.To = digits(f.to);
+      params.CallStatus = f.status ?? 'ringing';
+      const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+      if (auth !== 'none') {
+        const nonce = String(crypto.randomInt(1e9, 1e10));
+        headers['x-plivo-signature-v3'] = plivoSignatureV3(auth === 'valid' ? authToken : 'a-forged-auth-token', 'POST', url, params, nonce);
+        headers['x-plivo-signature-v3-nonce'] = nonce;
+      }
+      const res = await fetch(url, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
+      return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: await res.text() };
+    },
+    readConnect(answer) {
+      if (answer.status !== 200 || !answer.contentType.includes('xml')) return null;
+      const stream = parseXml(answer.body).children.find((e) => e.name === 'Stream');
+      if (!stream) return null;
+      const credentials = plivoStreamCredentials(parseExtraHeaders(stream.attrs.extraHeaders ?? ''));
+      return credentials ? { streamUrl: stream.text.trim(), ...credentials } : null;
+    },
+    connectCaller: ({ streamUrl, callId, token }) =>
+      connectPlivoCaller({
+        url: streamUrl,
+        format: plivoContentTypeFormat(DEFAULT_PLIVO_CONTENT_TYPE),
+        // An empty token (an attack case) is sent as an empty value; Plivo would pass it on as is.
+        extraHeaders: token ? plivoStreamExtraHeaders(callId, token) : `callid=${callId.replace(/-/g, '')},token=`,
+        keepMediaEvents: opts.keepMediaEvents,
+      }),
+    // DELETE …/Call/{CallUUID}/ hangs up, DELETE …/Request/{request_uuid}/ cancels (asked, whatever Plivo answered).
+    hangupRequests: () =>
+      plivo.requests
+        .filter((r) => r.method === 'DELETE' && /\/(?:Call|Request)\/[^/]+\/$/.test(r.path))
+        .map((r) => /\/(?:Call|Request)\/([^/]+)\/$/.exec(r.path)![1]!)
+        .map((id) => plivo.call(id)?.callUuid ?? plivo.callByRequest(id)?.callUuid ?? id),
+    stop: () => plivo.stop(),
+  };
+}
+
 export interface FakeTelephonyEntry {
   start(opts: FakeTelephonyOptions): Promise<FakeTelephony>;
   /** Known before starting, so tests can decide which cases apply (e.g. forged signatures). */
@@ -140,6 +214,7 @@ export interface FakeTelephonyEntry {
 /** One line per vendor. */
 export const FAKE_TELEPHONY: Partial<Record<TelephonyProvider, FakeTelephonyEntry>> = {
   twilio: { start: twilioFake, signsWebhooks: true },
+  plivo: { start: plivoFake, signsWebhooks: true },
 };
 
 export function fakeTelephonyProviders(filter: (entry: FakeTelephonyEntry) => boolean = () => true): TelephonyProvider[] {

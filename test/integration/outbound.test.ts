@@ -195,10 +195,16 @@ describe('refusals', () => {
   });
 
   it('refuses providers that cannot place calls yet, and unknown ones, with 422 naming provider', async () => {
-    for (const provider of ['exotel', 'provider_b', 'plivo']) {
+    for (const provider of ['exotel', 'provider_b']) {
       const res = await dial({ provider });
       expect(res.status).toBe(422);
-      expect(res.body.detail).toMatch(/^provider: (exotel|plivo) is not supported yet/);
+      expect(res.body.detail).toMatch(/^provider: exotel is not supported yet/);
+    }
+    // Plivo carries calls: without its credentials the answer says which settings are missing.
+    for (const provider of ['plivo', 'provider_c']) {
+      const res = await dial({ provider });
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toMatch(/^Plivo is not configured: plivo_auth_id, plivo_auth_token are not set/);
     }
     const unknown = await dial({ provider: 'carrier-pigeon' });
     expect(unknown.status).toBe(422);

@@ -20,3 +20,24 @@ export async function configureTwilio(
   if (res.status !== 200) throw new Error(`PUT /api/settings/telephony → ${res.status} ${JSON.stringify(res.body)}`);
   return res;
 }
+
+/** Stores Plivo settings through the API, pointing Plivo's callbacks at the harness's API. */
+export async function configurePlivo(
+  h: Harness,
+  plivo: { authId: string; authToken: string; phoneNumber: string },
+  fields: Record<string, unknown> = {},
+) {
+  const res = await h.request('PUT', '/api/settings/telephony', {
+    body: {
+      provider: 'plivo',
+      public_base_url: h.api.url,
+      plivo_auth_id: plivo.authId,
+      plivo_auth_token: plivo.authToken,
+      plivo_phone_number: plivo.phoneNumber,
+      plivo_max_concurrent: 10,
+      ...fields,
+    },
+  });
+  if (res.status !== 200) throw new Error(`PUT /api/settings/telephony → ${res.status} ${JSON.stringify(res.body)}`);
+  return res;
+}

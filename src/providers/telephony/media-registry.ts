@@ -4,10 +4,12 @@
  */
 import type { TelephonyProvider } from '../../shared/catalog';
 import type { MediaStreamProtocol } from './stream';
+import { plivoMedia } from './plivo/media';
 import { twilioMedia } from './twilio/media';
 
 const PROTOCOLS: Partial<Record<TelephonyProvider, MediaStreamProtocol>> = {
   twilio: twilioMedia,
+  plivo: plivoMedia,
 };
 
 export function mediaProtocol(provider: string): MediaStreamProtocol | undefined {

@@ -4,11 +4,13 @@
  * (stream.ts), one line here and one in media-registry.ts (README: "Adding a telephony vendor").
  */
 import { TELEPHONY_ALIASES, type TelephonyProvider } from '../../shared/catalog';
+import { plivoVendor } from './plivo';
 import { twilioVendor } from './twilio';
 import type { TelephonyVendor } from './types';
 
 const VENDORS: Partial<Record<TelephonyProvider, TelephonyVendor>> = {
   twilio: twilioVendor as TelephonyVendor,
+  plivo: plivoVendor as TelephonyVendor,
 };
 
 /** The vendor of a provider name, or undefined when that provider cannot carry calls (yet). */

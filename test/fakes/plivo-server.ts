@@ -1,0 +1,608 @@
+/**
+ * A fake Plivo on 127.0.0.1 speaking Plivo's real protocols, so the platform's Plivo adapter (the
+ * official SDK), its webhooks and the media gateway can be exercised offline:
+ *
+ * - REST (JSON, HTTP Basic `auth_id:auth_token`): `POST /v1/Account/{auth_id}/Call/` → 201
+ *   `{api_id, message: "call fired", request_uuid}`; `DELETE …/Call/{call_uuid}/` hangs up a live
+ *   call (204); `DELETE …/Request/{request_uuid}/` cancels one still queued or ringing (204).
+ *   Errors are Plivo's `{api_id, error}` with 400/401/404/405.
+ * - Then it plays the call like Plivo, every callback signed with X-Plivo-Signature-V3 (+ nonce):
+ *   ring URL (`ringing`), answer URL once answered (`in-progress`; the XML it answers is
+ *   executed), hangup URL with the final status (`completed`, `busy`, `no-answer`, `timeout`,
+ *   `cancel`, `failed`) and `HangupCause`, `Duration`, `BillDuration`.
+ * - `<Stream>` connects a simulated caller (./plivo-caller) in the element's contentType, passing
+ *   `extraHeaders` into `start`. With keepCallAlive the call lasts until the socket closes; without
+ *   it Plivo goes on to the next element at once, as the real one does.
+ * - Inbound: `simulateInbound` requests the number's answer URL like Plivo and follows the XML.
+ *
+ * Outcomes are scriptable per destination: answer (default), busy, no-answer, failed.
+ */
+import crypto from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { isPlivoContentType, plivoContentTypeFormat, type PlivoContentType } from '../../src/providers/telephony/plivo/media-messages';
+import { connectPlivoCaller, type PlivoCaller } from './plivo-caller';
+import { parseXml, type XmlElement } from './twilio-twiml';
+
+export type CallOutcome = 'answer' | 'busy' | 'no-answer' | 'failed';
+
+export interface OutcomeScript {
+  outcome: CallOutcome;
+  ringMs?: number;
+}
+
+export interface CallbackDelivery {
+  kind: 'ring' | 'answer' | 'hangup' | 'stream-status';
+  url: string;
+  method: string;
+  params: Record<string, string>;
+  signature: string;
+  nonce: string;
+  atMs: number;
+  status: number;
+  body: string;
+  error?: string;
+}
+
+export interface FakeStream {
+  url: string;
+  contentType: PlivoContentType;
+  extraHeaders: string;
+  bidirectional: boolean;
+  keepCallAlive: boolean;
+  statusCallbackUrl?: string;
+}
+
+export interface FakePlivoCall {
+  callUuid: string;
+  /** The API request's id (outbound); differs from callUuid, as with Plivo. */
+  requestUuid?: string;
+  direction: 'outbound' | 'inbound';
+  to: string;
+  from: string;
+  /** queued, ringing, in-progress, completed, busy, no-answer, timeout, cancel, failed. */
+  status: string;
+  /** JSON body of the create request (outbound). */
+  params: Record<string, unknown>;
+  callbacks: CallbackDelivery[];
+  xml?: string;
+  stream?: FakeStream;
+  said: string[];
+  caller?: PlivoCaller;
+  hangupCause?: string;
+  /** How the call was ended: by the API (DELETE), the caller, the platform closing the stream… */
+  hangupSource?: 'API Request' | 'Caller' | 'Callee' | 'Carrier' | 'Plivo' | 'Error';
+  errors: string[];
+  createdAtMs: number;
+  answeredAtMs?: number;
+  endedAtMs?: number;
+  durationSecs?: number;
+  ended: Promise<FakePlivoCall>;
+}
+
+export interface RecordedApiRequest {
+  method: string;
+  path: string;
+  authorization: string | undefined;
+  body: unknown;
+  status: number;
+}
+
+export interface FakePlivoOptions {
+  authId: string;
+  authToken: string;
+  ringMs?: number;
+  callerSpeed?: number;
+  keepMediaEvents?: boolean;
+}
+
+export interface SimulateInboundOptions {
+  /** The number's answer URL, e.g. {public_base_url}/telephony/plivo/inbound/<agent_name>. */
+  answerUrl: string;
+  from: string;
+  to: string;
+  /** Signing token; defaults to the fake's auth token (pass another to forge). */
+  authToken?: string;
+  /** Send no signature at all. */
+  unsigned?: boolean;
+  /** The application's hangup URL (receives the final status). */
+  hangupUrl?: string;
+}
+
+export interface FakePlivo {
+  apiBaseUrl: string;
+  authId: string;
+  authToken: string;
+  calls: FakePlivoCall[];
+  requests: RecordedApiRequest[];
+  setOutcome(outcome: CallOutcome | OutcomeScript, to?: string): void;
+  /**
+   * While on, a stream that drops without a WebSocket close handshake (code 1006: the peer
+   * process died, or the network between) does not end its call: the call stays up, silent,
+   * until it is hung up through the API or its time limit — what keepCallAlive does when Plivo
+   * has not noticed the peer is gone.
+   */
+  holdDroppedStreams(on: boolean): void;
+  /** Resolves when the call has connected its stream (or ended without one). */
+  simulateInbound(opts: SimulateInboundOptions): Promise<FakePlivoCall>;
+  call(callUuid: string): FakePlivoCall | undefined;
+  callByRequest(requestUuid: string): FakePlivoCall | undefined;
+  lastCaller(): PlivoCaller | undefined;
+  nextCaller(timeoutMs?: number): Promise<PlivoCaller>;
+  stop(): Promise<void>;
+}
+
+const E164_DIGITS = /^\+?[1-9]\d{6,14}$/;
+const WEBHOOK_TIMEOUT_MS = 15_000;
+const EXTRA_HEADERS = /^[A-Za-z0-9]+=[A-Za-z0-9]*(?:,[A-Za-z0-9]+=[A-Za-z0-9]*)*$/;
+
+/**
+ * Plivo's V3 signature, written from the documented algorithm (independently of the SDK the
+ * platform validates with): base64(HMAC-SHA256(token, url[?sorted query][.]sorted key+value "." nonce)).
+ */
+export function plivoSignatureV3(authToken: string, method: 'GET' | 'POST', url: string, params: Record<string, string>, nonce: string): string {
+  const u = new URL(url);
+  const query = [...u.searchParams.entries()].map(([k, v]) => `${k}=${v}`).sort();
+  let base = `${u.protocol}//${u.host}${u.pathname}`;
+  if (method === 'GET') {
+    for (const [k, v] of Object.entries(params)) query.push(`${k}=${v}`);
+    query.sort();
+    if (query.length) base += `?${query.join('&')}`;
+  } else {
+    const body = Object.keys(params).sort().map((k) => `${k}${params[k]}`).join('');
+    if (query.length || body) base += `?${query.join('&')}${query.length && body ? '.' : ''}${body}`;
+  }
+  return crypto.createHmac('sha256', authToken).update(`${base}.${nonce}`, 'utf8').digest('base64');
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function sleepUnless(ms: number, interrupt: Promise<unknown>): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    void interrupt.then(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(v: T): void;
+}
+function deferred<T>(): Deferred<T> {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+interface CallState {
+  record: FakePlivoCall;
+  authToken: string;
+  unsigned: boolean;
+  answerUrl: string;
+  ringUrl?: string;
+  hangupUrl?: string;
+  ringTimeoutSecs: number;
+  timeLimitSecs?: number;
+  hangupRequested: Deferred<void>;
+  hungUp: boolean;
+  settled: Deferred<void>;
+  ended: Deferred<FakePlivoCall>;
+}
+
+export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo> {
+  const { authId, authToken } = opts;
+  const defaultRingMs = opts.ringMs ?? 100;
+  const calls: FakePlivoCall[] = [];
+  const states = new Map<string, CallState>();
+  const byRequest = new Map<string, CallState>();
+  const requests: RecordedApiRequest[] = [];
+  const outcomes = new Map<string, OutcomeScript>();
+  let defaultOutcome: OutcomeScript = { outcome: 'answer' };
+  const callerWaiters: Array<(c: PlivoCaller) => void> = [];
+  let lastCaller: PlivoCaller | undefined;
+  let stopping = false;
+  let holdDropped = false;
+
+  const apiId = () => crypto.randomUUID();
+  const plivoError = (res: http.ServerResponse, status: number, error: string) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ api_id: apiId(), error }));
+    return status;
+  };
+
+  // ---- callbacks ---------------------------------------------------------------------------
+
+  async function deliver(s: CallState, kind: CallbackDelivery['kind'], url: string, params: Record<string, string>): Promise<CallbackDelivery> {
+    const nonce = String(crypto.randomInt(10 ** 9, 10 ** 10)) + String(crypto.randomInt(10 ** 9, 10 ** 10));
+    const signature = plivoSignatureV3(s.authToken, 'POST', url, params, nonce);
+    const delivery: CallbackDelivery = { kind, url, method: 'POST', params, signature, nonce, atMs: Date.now(), status: 0, body: '' };
+    s.record.callbacks.push(delivery);
+    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'PlivoHTTP/1.0' };
+    if (!s.unsigned) {
+      headers['x-plivo-signature-v3'] = signature;
+      headers['x-plivo-signature-v3-nonce'] = nonce;
+    }
+    try {
+      const res = await fetch(url, { method: 'POST', headers, body: new URLSearchParams(params).toString(), signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS) });
+      delivery.status = res.status;
+      delivery.body = await res.text();
+      if (res.status < 200 || res.status >= 300) s.record.errors.push(`${kind} ${url} answered ${res.status}`);
+    } catch (err) {
+      delivery.error = (err as Error).message;
+      s.record.errors.push(`${kind} ${url}: ${delivery.error}`);
+    }
+    return delivery;
+  }
+
+  const baseParams = (s: CallState, status: string, event: string): Record<string, string> => {
+    const c = s.record;
+    return {
+      CallUUID: c.callUuid,
+      ...(c.requestUuid ? { RequestUUID: c.requestUuid } : {}),
+      From: c.from.replace(/^\+/, ''),
+      To: c.to.replace(/^\+/, ''),
+      CallStatus: status,
+      Direction: c.direction,
+      Event: event,
+      CallerName: c.direction === 'inbound' ? `+${c.from.replace(/^\+/, '')}` : '',
+      BillRate: '0.00850',
+      STIRVerification: 'Not Applicable',
+    };
+  };
+
+  // ---- call simulation ---------------------------------------------------------------------
+
+  async function finish(s: CallState, status: string, cause: string, source: FakePlivoCall['hangupSource']) {
+    const c = s.record;
+    if (c.endedAtMs) return;
+    c.status = status;
+    c.hangupCause = cause;
+    c.hangupSource ??= source;
+    c.endedAtMs = Date.now();
+    // The call is over: Plivo closes a stream still running in the background.
+    if (c.caller?.isOpen) void c.caller.hangup();
+    c.durationSecs = c.answeredAtMs ? Math.round((c.endedAtMs - c.answeredAtMs) / 1000) : 0;
+    if (s.hangupUrl) {
+      await deliver(s, 'hangup', s.hangupUrl, {
+        ...baseParams(s, status, 'Hangup'),
+        HangupCause: cause,
+        HangupCauseName: cause.split('_').map((w) => w[0] + w.slice(1).toLowerCase()).join(' '),
+        HangupSource: c.hangupSource ?? 'Plivo',
+        Duration: String(c.durationSecs),
+        BillDuration: String(c.durationSecs),
+        StartTime: new Date(c.createdAtMs).toISOString(),
+        ...(c.answeredAtMs ? { AnswerTime: new Date(c.answeredAtMs).toISOString() } : {}),
+        EndTime: new Date(c.endedAtMs).toISOString(),
+      });
+    }
+    s.settled.resolve();
+    s.ended.resolve(c);
+  }
+
+  function hangup(s: CallState, source: FakePlivoCall['hangupSource']) {
+    if (s.hungUp) return;
+    s.hungUp = true;
+    s.record.hangupSource ??= source;
+    s.hangupRequested.resolve();
+    if (s.record.caller?.isOpen) void s.record.caller.hangup();
+  }
+
+  function readStream(el: XmlElement, errors: string[]): FakeStream | null {
+    const a = el.attrs;
+    const url = el.text.trim();
+    if (!/^wss?:\/\/\S+$/i.test(url)) {
+      errors.push(`Stream: not a WebSocket URL: ${JSON.stringify(url)}`);
+      return null;
+    }
+    const contentType = a.contentType ?? 'audio/x-l16;rate=8000';
+    if (!isPlivoContentType(contentType)) {
+      errors.push(`Stream: unsupported contentType ${contentType}`);
+      return null;
+    }
+    const extraHeaders = a.extraHeaders ?? '';
+    if (extraHeaders && (!EXTRA_HEADERS.test(extraHeaders) || Buffer.byteLength(extraHeaders) > 512)) {
+      errors.push(`Stream: invalid extraHeaders ${JSON.stringify(extraHeaders)} (only [A-Za-z0-9] pairs, 512 bytes)`);
+      return null;
+    }
+    for (const [k, v] of Object.entries(a)) {
+      if (!['bidirectional', 'audioTrack', 'streamTimeout', 'statusCallbackUrl', 'statusCallbackMethod', 'contentType', 'extraHeaders', 'keepCallAlive', 'noiseCancellation', 'noiseCancellationLevel'].includes(k)) {
+        errors.push(`Stream: unknown attribute ${k}="${v}"`);
+        return null;
+      }
+    }
+    return {
+      url,
+      contentType,
+      extraHeaders,
+      bidirectional: a.bidirectional === 'true',
+      keepCallAlive: a.keepCallAlive === 'true',
+      statusCallbackUrl: a.statusCallbackUrl,
+    };
+  }
+
+  async function runStream(s: CallState, stream: FakeStream) {
+    const c = s.record;
+    c.stream = stream;
+    if (!stream.bidirectional) c.errors.push('Stream: bidirectional is not true; audio sent back would be ignored');
+    const streamCallback = (event: string) =>
+      stream.statusCallbackUrl
+        ? deliver(s, 'stream-status', stream.statusCallbackUrl, { Event: event, CallUUID: c.callUuid, StreamID: c.caller?.streamId ?? '', Timestamp: new Date().toISOString() })
+        : Promise.resolve();
+    let caller: PlivoCaller;
+    try {
+      caller = await connectPlivoCaller({
+        url: stream.url,
+        format: plivoContentTypeFormat(stream.contentType),
+        extraHeaders: stream.extraHeaders,
+        accountId: authId,
+        callId: c.callUuid,
+        speed: opts.callerSpeed,
+        keepMediaEvents: opts.keepMediaEvents,
+      });
+    } catch (err) {
+      c.errors.push(`Stream: connection failed: ${(err as Error).message}`);
+      await streamCallback('DroppedStream');
+      return;
+    }
+    c.caller = caller;
+    lastCaller = caller;
+    for (const w of callerWaiters.splice(0)) w(caller);
+    s.settled.resolve();
+    void streamCallback('StartStream');
+    if (s.hungUp || stopping) void caller.hangup();
+    // Without keepCallAlive the XML goes on while the stream runs in the background.
+    if (!stream.keepCallAlive) return;
+    const closed = await caller.closed;
+    if (closed.code === 1006 && holdDropped && !s.hungUp) {
+      c.errors.push('stream dropped without a close handshake: call held (keepCallAlive) until hung up');
+      await s.hangupRequested.promise;
+    }
+    c.hangupSource ??= closed.by === 'gateway' ? 'Plivo' : c.direction === 'inbound' ? 'Caller' : 'Callee';
+    await streamCallback('StopStream');
+  }
+
+  /** Executes Plivo XML; when it runs out the call is hung up, as Plivo does. */
+  async function execute(s: CallState, xml: string | null) {
+    const c = s.record;
+    if (xml === null) return finish(s, 'completed', 'NORMAL_CLEARING', 'Error');
+    c.xml = xml;
+    let root: XmlElement;
+    try {
+      root = parseXml(xml);
+      if (root.name !== 'Response') throw new Error(`root element is <${root.name}>, not <Response>`);
+    } catch (err) {
+      c.errors.push(`invalid XML: ${(err as Error).message}`);
+      return finish(s, c.answeredAtMs ? 'completed' : 'failed', 'INVALID_ANSWER_XML', 'Error');
+    }
+    for (const el of root.children) {
+      if (s.hungUp) break;
+      if (el.name === 'Hangup') {
+        if (!c.answeredAtMs && (el.attrs.reason === 'rejected' || el.attrs.reason === 'busy')) {
+          return finish(s, el.attrs.reason === 'busy' ? 'busy' : 'completed', el.attrs.reason === 'busy' ? 'USER_BUSY' : 'CALL_REJECTED', 'Callee');
+        }
+        break;
+      }
+      if (!c.answeredAtMs) answerNow(s);
+      if (el.name === 'Speak') c.said.push(el.text.trim());
+      else if (el.name === 'Wait') await sleepUnless(Number(el.attrs.length ?? '1') * 1000, s.hangupRequested.promise);
+      else if (el.name === 'Stream') {
+        const stream = readStream(el, c.errors);
+        if (!stream) return finish(s, 'completed', 'INVALID_ANSWER_XML', 'Error');
+        await runStream(s, stream);
+      } else {
+        c.errors.push(`unsupported element <${el.name}>`);
+        return finish(s, 'completed', 'INVALID_ANSWER_XML', 'Error');
+      }
+    }
+    if (!c.answeredAtMs) answerNow(s);
+    await finish(s, 'completed', 'NORMAL_CLEARING', s.hungUp ? c.hangupSource : 'Plivo');
+  }
+
+  function answerNow(s: CallState) {
+    s.record.status = 'in-progress';
+    s.record.answeredAtMs = Date.now();
+    if (s.timeLimitSecs) {
+      const timer = setTimeout(() => hangup(s, 'Plivo'), s.timeLimitSecs * 1000);
+      void s.ended.promise.then(() => clearTimeout(timer));
+    }
+  }
+
+  async function fetchXml(s: CallState, params: Record<string, string>): Promise<string | null> {
+    const d = await deliver(s, 'answer', s.answerUrl, params);
+    return d.status >= 200 && d.status < 300 ? d.body : null;
+  }
+
+  async function simulateOutbound(s: CallState, script: OutcomeScript) {
+    const c = s.record;
+    await sleep(5);
+    if (s.hungUp) return finish(s, 'cancel', 'ORIGINATOR_CANCEL', 'API Request');
+    if (script.outcome === 'failed') return finish(s, 'failed', 'UNALLOCATED_NUMBER', 'Carrier');
+    c.status = 'ringing';
+    if (s.ringUrl) await deliver(s, 'ring', s.ringUrl, baseParams(s, 'ringing', 'Ring'));
+    const ringMs = Math.min(script.ringMs ?? defaultRingMs, s.ringTimeoutSecs * 1000);
+    await sleepUnless(ringMs, s.hangupRequested.promise);
+    if (s.hungUp) return finish(s, 'cancel', 'ORIGINATOR_CANCEL', 'API Request');
+    if (script.outcome === 'busy') return finish(s, 'busy', 'USER_BUSY', 'Callee');
+    if (script.outcome === 'no-answer') {
+      return (script.ringMs ?? 0) >= s.ringTimeoutSecs * 1000
+        ? finish(s, 'timeout', 'NO_ANSWER', 'Plivo')
+        : finish(s, 'no-answer', 'NO_ANSWER', 'Callee');
+    }
+    answerNow(s);
+    const xml = await fetchXml(s, baseParams(s, 'in-progress', 'StartApp'));
+    await execute(s, xml);
+  }
+
+  function newState(record: Omit<FakePlivoCall, 'ended' | 'callbacks' | 'said' | 'errors' | 'createdAtMs'>, extra: Partial<CallState> & { answerUrl: string }): CallState {
+    const ended = deferred<FakePlivoCall>();
+    const full: FakePlivoCall = { ...record, callbacks: [], said: [], errors: [], createdAtMs: Date.now(), ended: ended.promise };
+    const s: CallState = {
+      record: full,
+      authToken,
+      unsigned: false,
+      ringTimeoutSecs: 60,
+      hangupRequested: deferred<void>(),
+      hungUp: false,
+      settled: deferred<void>(),
+      ended,
+      ...extra,
+    };
+    calls.push(full);
+    states.set(full.callUuid, s);
+    if (full.requestUuid) byRequest.set(full.requestUuid, s);
+    return s;
+  }
+
+  // ---- REST API ----------------------------------------------------------------------------
+
+  function createCall(res: http.ServerResponse, body: Record<string, unknown>): number {
+    const str = (k: string) => (typeof body[k] === 'string' ? (body[k] as string) : undefined);
+    const from = str('from');
+    const to = str('to');
+    const answerUrl = str('answer_url');
+    if (!from) return plivoError(res, 400, 'from parameter is required');
+    if (!to) return plivoError(res, 400, 'to parameter is required');
+    if (!answerUrl) return plivoError(res, 400, 'answer_url parameter is required');
+    if (!E164_DIGITS.test(to)) return plivoError(res, 400, `invalid destination number ${to}`);
+    if (!E164_DIGITS.test(from)) return plivoError(res, 400, `invalid from number ${from}`);
+    for (const k of ['answer_url', 'ring_url', 'hangup_url']) {
+      const v = str(k);
+      if (v !== undefined && !/^https?:\/\/\S+$/.test(v)) return plivoError(res, 400, `${k} is not a valid URL`);
+    }
+    for (const k of ['answer_method', 'ring_method', 'hangup_method']) {
+      const v = str(k);
+      if (v !== undefined && v !== 'GET' && v !== 'POST') return plivoError(res, 400, `${k} must be GET or POST`);
+      if (v === 'GET') return plivoError(res, 400, `${k} GET is not simulated by the fake`);
+    }
+    const ringTimeout = body.ring_timeout === undefined ? 60 : Number(body.ring_timeout);
+    if (!Number.isInteger(ringTimeout) || ringTimeout < 1 || ringTimeout > 120) return plivoError(res, 400, 'ring_timeout must be an integer between 1 and 120');
+    const timeLimit = body.time_limit === undefined ? undefined : Number(body.time_limit);
+    if (timeLimit !== undefined && (!Number.isInteger(timeLimit) || timeLimit < 1)) return plivoError(res, 400, 'time_limit must be a positive integer');
+    const requestUuid = crypto.randomUUID();
+    const s = newState(
+      { callUuid: crypto.randomUUID(), requestUuid, direction: 'outbound', to, from, status: 'queued', params: body },
+      { answerUrl, ringUrl: str('ring_url'), hangupUrl: str('hangup_url'), ringTimeoutSecs: ringTimeout, timeLimitSecs: timeLimit },
+    );
+    res.writeHead(201, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ api_id: apiId(), message: 'call fired', request_uuid: requestUuid }));
+    void simulateOutbound(s, outcomes.get(to.replace(/^\+/, '')) ?? defaultOutcome).catch((err) => {
+      s.record.errors.push(`simulation failed: ${(err as Error).message}`);
+      void finish(s, 'failed', 'INTERNAL_ERROR', 'Error');
+    });
+    return 201;
+  }
+
+  const noContent = (res: http.ServerResponse) => {
+    res.writeHead(204);
+    res.end();
+    return 204;
+  };
+
+  function route(req: http.IncomingMessage, res: http.ServerResponse, path: string, body: Record<string, unknown>): number {
+    const m = /^\/v1\/Account\/([^/]+)\/(Call|Request)\/(?:([^/]+)\/)?$/.exec(path);
+    const expected = `Basic ${Buffer.from(`${authId}:${authToken}`).toString('base64')}`;
+    if (req.headers.authorization !== expected) return plivoError(res, 401, 'Authentication failed');
+    if (!m || m[1] !== authId) return plivoError(res, 404, 'not found');
+    const [, , kind, id] = m;
+    if (kind === 'Call' && !id) {
+      if (req.method !== 'POST') return plivoError(res, 405, 'Method not allowed');
+      if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) return plivoError(res, 400, 'Content-Type must be application/json');
+      return createCall(res, body);
+    }
+    if (req.method !== 'DELETE' || !id) return plivoError(res, 405, 'Method not allowed');
+    if (kind === 'Call') {
+      // A call known by its CallUUID (ringing, or answered) is hung up; a ringing one ends `cancel`.
+      const s = states.get(id);
+      if (!s || !['ringing', 'in-progress'].includes(s.record.status) || s.record.endedAtMs) return plivoError(res, 404, 'not found');
+      hangup(s, 'API Request');
+      return noContent(res);
+    }
+    const s = byRequest.get(id);
+    if (!s || !['queued', 'ringing'].includes(s.record.status) || s.record.endedAtMs) return plivoError(res, 404, 'not found');
+    hangup(s, 'API Request');
+    return noContent(res);
+  }
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const path = new URL(req.url ?? '/', 'http://x').pathname;
+      let body: Record<string, unknown> = {};
+      if (text) {
+        try {
+          const parsed = JSON.parse(text);
+          if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) body = parsed;
+        } catch {
+          requests.push({ method: req.method ?? '', path, authorization: req.headers.authorization, body: text, status: 400 });
+          plivoError(res, 400, 'invalid JSON body');
+          return;
+        }
+      }
+      const record: RecordedApiRequest = { method: req.method ?? '', path, authorization: req.headers.authorization, body, status: 0 };
+      requests.push(record);
+      record.status = route(req, res, path, body);
+    });
+  });
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    apiBaseUrl: `http://127.0.0.1:${port}`,
+    authId,
+    authToken,
+    calls,
+    requests,
+    holdDroppedStreams(on) {
+      holdDropped = on;
+    },
+    setOutcome(outcome, to) {
+      const script = typeof outcome === 'string' ? { outcome } : outcome;
+      // Plivo numbers are digits; a leading + is the same number.
+      if (to) outcomes.set(to.replace(/^\+/, ''), script);
+      else defaultOutcome = script;
+    },
+    async simulateInbound(o) {
+      const s = newState(
+        { callUuid: crypto.randomUUID(), direction: 'inbound', to: o.to, from: o.from, status: 'ringing', params: {} },
+        { answerUrl: o.answerUrl, hangupUrl: o.hangupUrl, authToken: o.authToken ?? authToken, unsigned: o.unsigned ?? false },
+      );
+      void (async () => {
+        const xml = await fetchXml(s, baseParams(s, 'ringing', 'StartApp'));
+        await execute(s, xml);
+      })().catch((err) => {
+        s.record.errors.push(`simulation failed: ${(err as Error).message}`);
+        void finish(s, 'failed', 'INTERNAL_ERROR', 'Error');
+      });
+      await s.settled.promise;
+      return s.record;
+    },
+    call: (uuid) => states.get(uuid)?.record,
+    callByRequest: (uuid) => byRequest.get(uuid)?.record,
+    lastCaller: () => lastCaller,
+    nextCaller(timeoutMs = 10_000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no caller connected within ${timeoutMs} ms`)), timeoutMs);
+        callerWaiters.push((c) => {
+          clearTimeout(timer);
+          resolve(c);
+        });
+      });
+    },
+    async stop() {
+      stopping = true;
+      for (const s of states.values()) hangup(s, 'Plivo');
+      const allEnded = Promise.all([...states.values()].map((s) => s.ended.promise));
+      await sleepUnless(2000, allEnded);
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
