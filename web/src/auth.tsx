@@ -51,7 +51,8 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     try {
       setUser(await unwrap(api.GET('/api/auth/me')));
     } catch {
-      logout('Please log in again.');
+      // A 401 has already ended the session with its reason; anything else ends it here.
+      if (tokenStore.get()) logout('Please log in again.');
     } finally {
       setLoading(false);
     }

@@ -9,7 +9,7 @@ export function VariableBadges({ text }: { text: string }) {
   const vars = variablesIn(text);
   if (!vars.length) return null;
   return (
-    <Group gap={4} mt={4} aria-label="Variables used">
+    <Group gap={4} mt={4} role="group" aria-label="Variables used">
       <Text size="xs" c="dimmed">
         Variables:
       </Text>

@@ -19,7 +19,7 @@ export function AgentsPage() {
   const navigate = useNavigate();
   const agents = useQuery({ queryKey: ['agents'], queryFn: () => unwrap(api.GET('/api/agents')) });
   const [deleting, setDeleting] = useState<AgentListItem | null>(null);
-  const [overwriteAsk, setOverwriteAsk] = useState<{ bundle: Bundle; detail: string } | null>(null);
+  const [overwriteAsk, setOverwriteAsk] = useState<{ bundle: Bundle } | null>(null);
   const [generateOpen, setGenerateOpen] = useState(false);
   const [error, setError] = useState<unknown>(null);
 
@@ -47,8 +47,9 @@ export function AgentsPage() {
       void queryClient.invalidateQueries({ queryKey: ['tools'] });
     },
     onError: (err, { bundle }) => {
-      if (err instanceof ApiError && err.status === 409) setOverwriteAsk({ bundle, detail: err.detail });
-      else setError(err);
+      if (err instanceof ApiError && err.status === 409) return setOverwriteAsk({ bundle });
+      setOverwriteAsk(null);
+      setError(err);
     },
   });
 
@@ -183,7 +184,7 @@ export function AgentsPage() {
         onClose={() => setOverwriteAsk(null)}
         onConfirm={() => overwriteAsk && importBundle.mutate({ bundle: overwriteAsk.bundle, overwrite: true })}
       >
-        {overwriteAsk?.detail}. Replace its configuration and flow with the bundle's?
+        An agent named <b>{overwriteAsk?.bundle.agent?.name}</b> already exists. Replace its configuration and flow with the bundle’s?
       </ConfirmModal>
       <GenerateAgentModal opened={generateOpen} onClose={() => setGenerateOpen(false)} />
     </>

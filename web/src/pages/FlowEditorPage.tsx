@@ -9,7 +9,7 @@ import { Alert, Anchor, Button, Grid, Group, Modal, Paper, Stack, Text, TextInpu
 import { notifications } from '@mantine/notifications';
 import { IconPlus } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { Background, Controls, MarkerType, ReactFlow, applyEdgeChanges, applyNodeChanges, type Connection, type Edge, type EdgeChange, type NodeChange } from '@xyflow/react';
+import { Background, Controls, MarkerType, ReactFlow, useReactFlow, applyEdgeChanges, applyNodeChanges, type Connection, type Edge, type EdgeChange, type NodeChange } from '@xyflow/react';
 import { Link, useParams } from 'react-router';
 import { api, ApiError, unwrap } from '../api/client';
 import type { FlowFunction, FlowNode } from '../api/types';
@@ -27,6 +27,16 @@ const GRID_Y = 170;
 
 /** Where a node without saved coordinates goes: a grid in list order. */
 const defaultPosition = (index: number) => ({ x: 40 + (index % 4) * GRID_X, y: 40 + Math.floor(index / 4) * GRID_Y });
+
+/** Frames the graph again when a node is added or removed, so a new node is never out of view. */
+function FitViewOnCount({ count }: { count: number }) {
+  const { fitView } = useReactFlow();
+  useEffect(() => {
+    const timer = setTimeout(() => void fitView({ maxZoom: 1 }), 50);
+    return () => clearTimeout(timer);
+  }, [count, fitView]);
+  return null;
+}
 
 /** Problems that name a node: `node "x" …` (dangling transition) or `unreachable …: a, b`. */
 function problemsByNode(problems: string[]): Record<string, string[]> {
@@ -152,7 +162,7 @@ function FlowEditor({ agentId, agentName, nodes, problems }: { agentId: string; 
     onSuccess: (node) => {
       setAdding(false);
       setNewKey('');
-      setSelectedKey(node.node_key);
+      notifications.show({ message: `Node ${node.node_key} added`, color: 'green' });
       refresh();
     },
   });
@@ -191,7 +201,6 @@ function FlowEditor({ agentId, agentName, nodes, problems }: { agentId: string; 
 
   const onNodesChange = useCallback((changes: NodeChange<FlowCanvasNode>[]) => {
     setCanvasNodes((current) => applyNodeChanges(changes, current));
-    for (const change of changes) if (change.type === 'select' && change.selected) setSelectedKey(change.id);
   }, []);
   const onEdgesChange = useCallback((changes: EdgeChange<Edge>[]) => setEdges((current) => applyEdgeChanges(changes, current)), []);
 
@@ -235,6 +244,8 @@ function FlowEditor({ agentId, agentName, nodes, problems }: { agentId: string; 
               edges={edges}
               nodeTypes={NODE_TYPES}
               onNodesChange={onNodesChange}
+              // A click opens the node's editor; a drag only moves it.
+              onNodeClick={(_e, node) => setSelectedKey(node.id)}
               onNodeDragStop={(_e, node) => moved.mutate({ key: node.id, x: node.position.x, y: node.position.y })}
               onConnect={(c: Connection) => c.source !== c.target && connect.mutate({ source: c.source, target: c.target })}
               onEdgesChange={onEdgesChange}
@@ -252,6 +263,7 @@ function FlowEditor({ agentId, agentName, nodes, problems }: { agentId: string; 
             >
               <Background />
               <Controls />
+              <FitViewOnCount count={nodes.length} />
             </ReactFlow>
           </Paper>
           <Text size="xs" c="dimmed" mt={4}>

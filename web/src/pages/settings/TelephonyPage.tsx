@@ -103,7 +103,8 @@ function TelephonyForm({ settings }: { settings: TelephonySettings }) {
           <SimpleGrid cols={{ base: 1, sm: 2 }}>
             {fields.map((field) => {
               const stored = all[field];
-              const label = field.slice(provider.length + 1).replace(/_/g, ' ');
+              const words = field.slice(provider.length + 1).replace(/_/g, ' ');
+              const label = words.charAt(0).toUpperCase() + words.slice(1);
               const value = values[field];
               const set = (v: string | number) => setValues({ ...values, [field]: v });
               if (isSecret(field, stored)) {
