@@ -95,6 +95,7 @@ describe('the dashboard, as an administrator', () => {
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByText('Agent support-bot saved').waitFor();
     expect((await api('GET', `/api/agents/${agent.id}`)).llm_settings).toEqual({ temperature: 0.3 });
+    await page.getByRole('button', { name: 'Dismiss the secret' }).click();
     await screenshot(page, 'agent-editor');
   });
 
@@ -221,6 +222,79 @@ describe('the dashboard, as an administrator', () => {
     const tools = await api('GET', '/api/tools');
     expect(tools[0]).toMatchObject({ name: 'lookup_order', parameters: { properties: { order_id: { type: 'string', description: 'the order number' } }, required: ['order_id'] } });
     await page.keyboard.press('Escape');
+  });
+
+  it('drafts an agent from a description and saves it after review', async () => {
+    const draft = {
+      name: 'Clinic Reminder',
+      prompt: 'You call patients of Sunrise Clinic to confirm their appointment on {{appointment_date}}. Speak Hindi.',
+      greeting: 'नमस्ते {{patient_name}}!',
+      context_variables: [{ name: 'patient_name', type: 'string', description: 'patient first name' }],
+      pipeline_settings: { idle_warn_secs: null, idle_end_secs: null, min_words: 1 },
+      llm_settings: { temperature: 0.3 },
+      suggested_tools: [],
+    };
+    llm.enqueue({ content: JSON.stringify(draft) });
+    await page.getByRole('link', { name: 'Agents' }).click();
+    await page.getByRole('button', { name: 'Generate' }).click();
+    await page.getByRole('textbox', { name: 'What should the agent do?' }).fill('Call patients a day before to confirm their appointment.');
+    await page.getByRole('textbox', { name: 'Language' }).fill('hi');
+    await page.getByRole('button', { name: 'Generate draft' }).click();
+
+    // Nothing is saved yet: the draft is in the editor, with the server's completions.
+    await page.getByRole('heading', { name: 'Review generated agent' }).waitFor();
+    expect(await page.getByRole('textbox', { name: 'Name', exact: true }).inputValue()).toBe('clinic-reminder');
+    expect(await page.getByRole('textbox', { name: 'STT language' }).inputValue()).toBe('hi-IN');
+    expect(await page.getByRole('textbox', { name: 'Variable' }).inputValue()).toBe('patient_name');
+    expect(await agentNamed('clinic-reminder')).toBeUndefined();
+
+    await page.getByRole('textbox', { name: 'Greeting' }).fill('नमस्ते {{patient_name}}, सनराइज़ क्लिनिक से।');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    await page.getByRole('heading', { name: 'clinic-reminder' }).waitFor();
+    const saved = await api('GET', `/api/agents/${(await agentNamed('clinic-reminder'))!.id}`);
+    expect(saved).toMatchObject({
+      greeting: 'नमस्ते {{patient_name}}, सनराइज़ क्लिनिक से।',
+      stt_language: 'hi-IN',
+      llm_settings: { temperature: 0.3 },
+      pipeline_settings: { min_words: 1 },
+      context_variables: { patient_name: { type: 'string', description: 'patient first name' } },
+    });
+  });
+
+  it('stores telephony credentials write-only and shows a number’s inbound webhook URL to copy', async () => {
+    await page.getByRole('link', { name: 'Telephony' }).click();
+    const form = page.getByRole('form', { name: 'Telephony settings' });
+    await form.getByRole('textbox', { name: 'Public base URL' }).fill('https://voice.example.com');
+    await form.getByRole('textbox', { name: 'Account sid' }).fill('AC0123456789');
+    await form.getByLabel('Auth token').fill('twilio-secret-9876');
+    await form.getByRole('textbox', { name: 'Phone number' }).fill('+14155550100');
+    await form.getByRole('button', { name: 'Save telephony settings' }).click();
+    await page.getByText('Telephony settings saved').waitFor();
+    // The secret never comes back: the field stays empty and says what is stored, masked.
+    await form.getByText('Stored: ****9876. Leave empty to keep it.').waitFor();
+    expect(await form.getByLabel('Auth token').inputValue()).toBe('');
+    const stored = await api('GET', '/api/settings/telephony');
+    expect(stored).toMatchObject({ provider: 'twilio', twilio_account_sid: 'AC0123456789', twilio_auth_token: '****9876' });
+
+    // Saving again without touching the secret keeps it.
+    await form.getByRole('textbox', { name: 'Phone number' }).fill('+14155550111');
+    await form.getByRole('button', { name: 'Save telephony settings' }).click();
+    await page.getByText('Telephony settings saved').first().waitFor();
+    await eventually(async () => (await api('GET', '/api/settings/telephony')).twilio_phone_number === '+14155550111');
+    expect((await api('GET', '/api/settings/telephony')).twilio_auth_token).toBe('****9876');
+
+    await page.getByRole('link', { name: 'Phone numbers' }).click();
+    await page.getByRole('button', { name: 'Add number' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Add a phone number' });
+    await dialog.getByRole('textbox', { name: 'Phone number' }).fill('+14155550111');
+    await dialog.getByLabel('Provider').fill('twilio');
+    await dialog.getByLabel('Provider').press('Tab');
+    await dialog.getByRole('combobox', { name: 'Inbound agent' }).click();
+    await page.getByRole('option', { name: 'support-bot', exact: true }).click();
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    const table = page.getByRole('table', { name: 'Phone numbers' });
+    await table.getByText('https://voice.example.com/telephony/twilio/inbound/support-bot').waitFor();
+    await table.getByRole('button', { name: 'Copy webhook URL of +14155550111' }).waitFor();
   });
 
   it('answers in the assistant side panel on every page', async () => {

@@ -104,11 +104,40 @@ describe('calls in the dashboard', () => {
     const audio = page.getByLabel('Call recording');
     await audio.waitFor();
     await eventually(async () => (await audio.evaluate((a: { duration: number; paused: boolean; currentTime: number; pause(): void }) => a.duration)) > 2);
+    const startedAt = await audio.evaluate((a: { currentTime: number }) => a.currentTime);
+    expect(startedAt).toBe(0);
     await transcript(page).nth(1).getByRole('button').click();
-    await eventually(() => audio.evaluate((a: { duration: number; paused: boolean; currentTime: number; pause(): void }) => !a.paused && a.currentTime > 0.5));
-    await page.locator('[aria-current="true"]').first().waitFor();
+    // Playing from where the caller's line begins (after the greeting), and that line is marked.
+    await eventually(() => audio.evaluate((a: { duration: number; paused: boolean; currentTime: number; pause(): void }) => !a.paused && a.currentTime > 1.5));
+    await page.locator('[aria-current="true"]').filter({ hasText: 'I would like to book an appointment for tomorrow.' }).waitFor();
     await audio.evaluate((a: { duration: number; paused: boolean; currentTime: number; pause(): void }) => a.pause());
     await screenshot(page, 'call-page');
+  });
+
+  it('places an outbound phone call and follows it live until it is ended from the page', async () => {
+    await page.getByRole('link', { name: 'Calls' }).click();
+    await page.getByRole('button', { name: 'Place a call' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Place a call' });
+    await dialog.getByRole('combobox', { name: 'Agent' }).click();
+    await page.getByRole('option', { name: 'clinic-voice', exact: true }).click();
+    await dialog.getByRole('textbox', { name: 'Number to call' }).fill('+14155550199');
+    await dialog.getByRole('button', { name: 'Add parameter' }).click();
+    await dialog.getByRole('textbox', { name: 'Parameter 1' }).fill('first_name');
+    await dialog.getByRole('textbox', { name: 'Value 1' }).fill('Ravi');
+    const answered = voice.twilio.nextCaller(20_000);
+    await dialog.getByRole('button', { name: 'Call', exact: true }).click();
+
+    // The call page opens at once and follows the call: answered, then the greeting as it is said.
+    await page.getByRole('heading', { name: 'Call with +14155550199' }).waitFor();
+    await answered;
+    await page.getByLabel('Status in_progress').waitFor({ timeout: 20_000 });
+    await transcript(page).filter({ hasText: voiceCall.greeting }).waitFor({ timeout: 20_000 });
+    await page.getByText('live', { exact: true }).waitFor();
+
+    await page.getByRole('button', { name: 'End call' }).click();
+    await page.getByLabel('Status completed').waitFor({ timeout: 20_000 });
+    const callId = page.url().split('/').pop()!;
+    expect((await h.request('GET', `/api/calls/${callId}`)).body).toMatchObject({ direction: 'outbound', status: 'completed', context: { first_name: 'Ravi' } });
   });
 
   it('works on a phone-width screen', async () => {

@@ -69,6 +69,9 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const dir = process.env.UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs', 'screenshots') : path.join(os.tmpdir(), 'vap-screenshots');
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${name}.png`);
+  // Toasts would cover the page header.
+  for (const close of await page.locator('.mantine-Notification-closeButton').all()) await close.click();
+  await page.locator('.mantine-Notification-root').first().waitFor({ state: 'detached' });
   await page.screenshot({ path: file });
   return file;
 }

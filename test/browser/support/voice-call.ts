@@ -84,6 +84,11 @@ export async function runInboundVoiceCall(h: Harness, fakes: Awaited<ReturnType<
   const before = heardMs(caller);
   await caller.say(HELLO_WAV);
   await eventually(async () => heardMs(caller) >= before + (answer.length - 2) * MS_PER_CHAR - 100, 20_000, 20);
+  // Hang up once the answer has been played out whole (not cut off by the hang-up).
+  await eventually(async () => {
+    const events = (await h.request('GET', `/api/calls/${callId}/events`)).body as Array<{ event_type: string; data: { text?: string; interrupted?: boolean } }>;
+    return events.some((e) => e.event_type === 'agent_spoke' && e.data.text === answer && !e.data.interrupted);
+  }, 15_000);
   await caller.hangup();
   await eventually(async () => {
     const call = (await h.request('GET', `/api/calls/${callId}`)).body;

@@ -168,7 +168,7 @@ function Editor({ agent, draft, tools }: { agent?: Agent; draft?: Partial<AgentC
 
       <Stack gap="sm" mb="md">
         {secret && (
-          <Alert color="blue" title="Webhook signing secret (shown once)" withCloseButton onClose={() => setSecret(null)}>
+          <Alert color="blue" title="Webhook signing secret (shown once)" withCloseButton closeButtonLabel="Dismiss the secret" onClose={() => setSecret(null)}>
             <Group gap="xs">
               <Code>{secret}</Code>
               <CopyButton value={secret}>{({ copied, copy }) => <Button size="xs" variant="light" onClick={copy}>{copied ? 'Copied' : 'Copy'}</Button>}</CopyButton>

@@ -8,7 +8,7 @@ import { api, fetchBlob, unwrap } from '../api/client';
 import type { CallDetail, CallEvent } from '../api/types';
 import { ApiErrorAlert, QueryState } from '../components/ApiErrorAlert';
 import { CallTimeline, LatencyTable } from '../components/call/CallTimeline';
-import { CallTranscript, recordingStartMs, transcriptLines } from '../components/call/CallTranscript';
+import { CallTranscript, lineAt, recordingStartMs, transcriptLines } from '../components/call/CallTranscript';
 import { useCallStream } from '../hooks/useCallStream';
 import { formatDuration, formatTime, isLive, STATUS_COLOR } from '../lib/format';
 
@@ -173,7 +173,6 @@ function RecordingWithTranscript({ url, lines }: { url: string; lines: ReturnTyp
     audio.current.currentTime = secs;
     void audio.current.play();
   }, []);
-  const current = [...lines].reverse().find((l) => l.offsetSecs <= positionSecs + 0.05);
 
   return (
     <Stack gap="sm">
@@ -183,7 +182,7 @@ function RecordingWithTranscript({ url, lines }: { url: string; lines: ReturnTyp
       ) : (
         error === null && <Loader size="sm" aria-label="Loading recording" />
       )}
-      <CallTranscript lines={lines} currentSeq={positionSecs > 0 ? current?.seq : undefined} onSeek={src ? seek : undefined} />
+      <CallTranscript lines={lines} currentSeq={positionSecs > 0 ? lineAt(lines, positionSecs)?.seq : undefined} onSeek={src ? seek : undefined} />
     </Stack>
   );
 }

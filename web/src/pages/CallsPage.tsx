@@ -1,6 +1,6 @@
 import { Anchor, Badge, Button, Group, Pagination, Select, Table, Text } from '@mantine/core';
 import { IconMessage, IconPhoneOutgoing } from '@tabler/icons-react';
-import { useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link, useSearchParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { CALL_STATUSES, DIRECTIONS } from '../api/enums';
@@ -26,6 +26,8 @@ export function CallsPage() {
   const calls = useQuery({
     queryKey: ['calls', query],
     queryFn: () => unwrap(api.GET('/api/calls', { params: { query } })),
+    // The table stays while the next page or filter loads, instead of flashing a spinner.
+    placeholderData: keepPreviousData,
     // Live calls change status and duration: refresh the page while any is shown.
     refetchInterval: (q) => (q.state.data?.calls.some((c) => isLive(c.status)) ? 3000 : false),
   });

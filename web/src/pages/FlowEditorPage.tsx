@@ -28,13 +28,16 @@ const GRID_Y = 170;
 /** Where a node without saved coordinates goes: a grid in list order. */
 const defaultPosition = (index: number) => ({ x: 40 + (index % 4) * GRID_X, y: 40 + Math.floor(index / 4) * GRID_Y });
 
-/** Frames the graph again when a node is added or removed, so a new node is never out of view. */
-function FitViewOnCount({ count }: { count: number }) {
+/**
+ * Frames the graph again when a node is added or removed, or the editor panel opens or closes
+ * (the canvas changes width), so no node ends up out of view.
+ */
+function FitView({ count, panelOpen }: { count: number; panelOpen: boolean }) {
   const { fitView } = useReactFlow();
   useEffect(() => {
     const timer = setTimeout(() => void fitView({ maxZoom: 1 }), 50);
     return () => clearTimeout(timer);
-  }, [count, fitView]);
+  }, [count, panelOpen, fitView]);
   return null;
 }
 
@@ -263,11 +266,11 @@ function FlowEditor({ agentId, agentName, nodes, problems }: { agentId: string; 
             >
               <Background />
               <Controls />
-              <FitViewOnCount count={nodes.length} />
+              <FitView count={nodes.length} panelOpen={selected !== undefined} />
             </ReactFlow>
           </Paper>
           <Text size="xs" c="dimmed" mt={4}>
-            Drag nodes to arrange them; drag from a node's bottom handle to another node's top handle to add a transition. Select a connection or node and press Delete to remove it.
+            Drag nodes to arrange them; drag from a node's right handle to another node's left handle to add a transition. Select a connection or node and press Delete to remove it.
           </Text>
         </Grid.Col>
         {selected && (

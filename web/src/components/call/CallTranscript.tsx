@@ -11,8 +11,12 @@ export interface TranscriptLine {
   seq: number;
   role: 'user' | 'assistant';
   text: string;
-  /** Seconds from the start of the recording. */
-  offsetSecs: number;
+  /**
+   * Where the line is in the recording, in seconds from its start. A speech event is recorded when
+   * the utterance ends, so a line spans from the end of the one before to its own event.
+   */
+  startSecs: number;
+  endSecs: number;
   interrupted: boolean;
   backchannel: boolean;
 }
@@ -25,16 +29,28 @@ export function recordingStartMs(events: CallEvent[], startTime: string | null):
 }
 
 export function transcriptLines(events: CallEvent[], startMs: number): TranscriptLine[] {
+  let previousEndSecs = 0;
   return events
     .filter((e) => (e.event_type === 'user_spoke' || e.event_type === 'agent_spoke') && typeof e.data.text === 'string')
-    .map((e) => ({
-      seq: e.id,
-      role: e.event_type === 'user_spoke' ? 'user' : 'assistant',
-      text: e.data.text as string,
-      offsetSecs: Math.max(0, ((parseApiTime(e.timestamp)?.getTime() ?? startMs) - startMs) / 1000),
-      interrupted: e.data.interrupted === true,
-      backchannel: e.data.backchannel === true,
-    }));
+    .map((e) => {
+      const endSecs = Math.max(previousEndSecs, ((parseApiTime(e.timestamp)?.getTime() ?? startMs) - startMs) / 1000);
+      const line: TranscriptLine = {
+        seq: e.id,
+        role: e.event_type === 'user_spoke' ? 'user' : 'assistant',
+        text: e.data.text as string,
+        startSecs: previousEndSecs,
+        endSecs,
+        interrupted: e.data.interrupted === true,
+        backchannel: e.data.backchannel === true,
+      };
+      previousEndSecs = endSecs;
+      return line;
+    });
+}
+
+/** The line being heard at `positionSecs` of the recording. */
+export function lineAt(lines: TranscriptLine[], positionSecs: number): TranscriptLine | undefined {
+  return lines.find((l, i) => positionSecs >= l.startSecs && (positionSecs < l.endSecs || i === lines.length - 1));
 }
 
 const clock = (secs: number) => `${Math.floor(secs / 60)}:${String(Math.floor(secs % 60)).padStart(2, '0')}`;
@@ -59,7 +75,7 @@ export function CallTranscript({ lines, currentSeq, onSeek }: { lines: Transcrip
               </Text>
               {onSeek && (
                 <Text size="xs" c="dimmed">
-                  {clock(line.offsetSecs)}
+                  {clock(line.startSecs)}
                 </Text>
               )}
               {line.interrupted && (
@@ -79,7 +95,7 @@ export function CallTranscript({ lines, currentSeq, onSeek }: { lines: Transcrip
         return (
           <div role="listitem" key={line.seq} data-testid="transcript-line">
             {onSeek ? (
-              <UnstyledButton w="100%" onClick={() => onSeek(line.offsetSecs)} aria-label={`Play from ${clock(line.offsetSecs)}: ${line.text}`}>
+              <UnstyledButton w="100%" onClick={() => onSeek(line.startSecs)} aria-label={`Play from ${clock(line.startSecs)}: ${line.text}`}>
                 {body}
               </UnstyledButton>
             ) : (

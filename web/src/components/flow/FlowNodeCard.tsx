@@ -1,4 +1,4 @@
-/** A flow node on the canvas: its key, marks, functions; connection handles top and bottom. */
+/** A flow node on the canvas: its key, marks, functions; connections come in left and go out right. */
 import { Badge, Group, Paper, Stack, Text } from '@mantine/core';
 import { Handle, Position, type Node, type NodeProps } from '@xyflow/react';
 import type { FlowNode } from '../../api/types';
@@ -18,7 +18,7 @@ export function FlowNodeCard({ data, selected }: NodeProps<FlowCanvasNode>) {
       data-testid={`flow-node-${node.node_key}`}
       aria-label={`Node ${node.node_key}${problems.length ? `, problem: ${problems.join('; ')}` : ''}`}
     >
-      <Handle type="target" position={Position.Top} aria-label={`Into ${node.node_key}`} />
+      <Handle type="target" position={Position.Left} aria-label={`Into ${node.node_key}`} />
       <Stack gap={4}>
         <Group gap={4} justify="space-between" wrap="nowrap">
           <Text fw={700} size="sm" truncate>
@@ -51,7 +51,7 @@ export function FlowNodeCard({ data, selected }: NodeProps<FlowCanvasNode>) {
           </Text>
         ))}
       </Stack>
-      <Handle type="source" position={Position.Bottom} aria-label={`Out of ${node.node_key}`} />
+      <Handle type="source" position={Position.Right} aria-label={`Out of ${node.node_key}`} />
     </Paper>
   );
 }

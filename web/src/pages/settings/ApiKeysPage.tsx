@@ -41,7 +41,7 @@ export function ApiKeysPage() {
         </Button>
       </PageHeader>
       {created && (
-        <Alert color="blue" title="Your new API key (shown once)" mb="md" withCloseButton onClose={() => setCreated(null)}>
+        <Alert color="blue" title="Your new API key (shown once)" mb="md" withCloseButton closeButtonLabel="Dismiss the key" onClose={() => setCreated(null)}>
           <Group gap="xs">
             <Code>{created}</Code>
             <CopyButton value={created}>{({ copied, copy }) => <Button size="xs" variant="light" onClick={copy}>{copied ? 'Copied' : 'Copy'}</Button>}</CopyButton>
