@@ -1,11 +1,11 @@
 /** Places a phone call (POST /api/calls/outbound) and opens its page. */
 import { useEffect, useState } from 'react';
-import { Button, Group, Modal, Select, Stack, TextInput } from '@mantine/core';
+import { Select, TextInput } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
 import { api, ApiError, unwrap } from '../api/client';
 import { splitFieldErrors } from '../lib/field-errors';
-import { ApiErrorAlert } from './ApiErrorAlert';
+import { ModalForm } from './ModalForm';
 import { KeyValueEditor, recordOf, type KeyValueRow } from './KeyValueEditor';
 
 const FIELDS = ['phone_number', 'agent_name', 'caller_id', 'custom_parameters'];
@@ -39,26 +39,11 @@ export function OutboundCallModal({ opened, agentName, onClose }: { opened: bool
   const fieldError = (f: string) => Object.entries(errors).find(([k]) => k.split('.')[0] === f)?.[1];
   const shownAtFields = Object.keys(errors).length > 0;
   return (
-    <Modal opened={opened} onClose={onClose} title="Place a call">
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          place.mutate();
-        }}
-      >
-        <Stack>
-          {place.error && !shownAtFields && <ApiErrorAlert error={place.error} title="The call was not placed" />}
-          <Select label="Agent" required searchable data={(agents.data ?? []).map((a) => a.name)} value={agent} error={fieldError('agent_name')} onChange={setAgent} />
-          <TextInput label="Number to call" description="E.164, e.g. +14155550123" required value={phone} error={fieldError('phone_number')} onChange={(e) => setPhone(e.currentTarget.value)} />
-          <TextInput label="Caller ID" description="Optional; default: the agent's number" value={callerId} error={fieldError('caller_id')} onChange={(e) => setCallerId(e.currentTarget.value)} />
-          <KeyValueEditor label="Call parameters" keyLabel="Parameter" addLabel="Add parameter" rows={params} error={fieldError('custom_parameters')} onChange={setParams} />
-          <Group justify="flex-end">
-            <Button type="submit" loading={place.isPending} disabled={!agent}>
-              Call
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <ModalForm opened={opened} title="Place a call" submitLabel="Call" busy={place.isPending} error={shownAtFields ? undefined : place.error} errorTitle="The call was not placed" onSubmit={() => place.mutate()} onClose={onClose}>
+      <Select label="Agent" required searchable data={(agents.data ?? []).map((a) => a.name)} value={agent} error={fieldError('agent_name')} onChange={setAgent} />
+      <TextInput label="Number to call" description="E.164, e.g. +14155550123" required value={phone} error={fieldError('phone_number')} onChange={(e) => setPhone(e.currentTarget.value)} />
+      <TextInput label="Caller ID" description="Optional; default: the agent's number" value={callerId} error={fieldError('caller_id')} onChange={(e) => setCallerId(e.currentTarget.value)} />
+      <KeyValueEditor label="Call parameters" keyLabel="Parameter" addLabel="Add parameter" rows={params} error={fieldError('custom_parameters')} onChange={setParams} />
+    </ModalForm>
   );
 }

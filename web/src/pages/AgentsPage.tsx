@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { ActionIcon, Anchor, Badge, Button, FileButton, Menu, Table, Text, VisuallyHidden } from '@mantine/core';
+import { ActionIcon, Anchor, Badge, Button, FileButton, Menu, Table } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconDots, IconDownload, IconPlus, IconSparkles, IconTrash, IconUpload, IconVectorTriangle } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -8,6 +8,7 @@ import { api, ApiError, unwrap } from '../api/client';
 import type { AgentListItem } from '../api/types';
 import { ApiErrorAlert, QueryState } from '../components/ApiErrorAlert';
 import { ConfirmModal } from '../components/ConfirmModal';
+import { ListTable } from '../components/ListTable';
 import { GenerateAgentModal } from '../components/GenerateAgentModal';
 import { PageHeader } from '../components/PageHeader';
 import { downloadJson, formatTime } from '../lib/format';
@@ -95,72 +96,55 @@ export function AgentsPage() {
       {error !== null && <ApiErrorAlert error={error} />}
       <QueryState query={agents}>
         {(list) => (
-          <Table.ScrollContainer minWidth={600}>
-            <Table striped highlightOnHover aria-label="Agents">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Name</Table.Th>
-                  <Table.Th>Kind</Table.Th>
-                  <Table.Th>Calls</Table.Th>
-                  <Table.Th>Version</Table.Th>
-                  <Table.Th>Updated</Table.Th>
-                  <Table.Th>
-                    <VisuallyHidden>Actions</VisuallyHidden>
-                  </Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {list.map((agent) => (
-                  <Table.Tr key={agent.id}>
-                    <Table.Td>
-                      <Anchor component={Link} to={`/agents/${agent.id}`} fw={500}>
-                        {agent.name}
-                      </Anchor>
-                    </Table.Td>
-                    <Table.Td>
-                      {agent.flow_nodes_count > 0 ? (
-                        <Badge variant="light" color="grape">
-                          flow · {agent.flow_nodes_count} nodes
-                        </Badge>
-                      ) : (
-                        <Badge variant="light">freeform</Badge>
-                      )}
-                    </Table.Td>
-                    <Table.Td>{agent.total_calls}</Table.Td>
-                    <Table.Td>{agent.version}</Table.Td>
-                    <Table.Td>{formatTime(agent.updated_at)}</Table.Td>
-                    <Table.Td>
-                      <Menu position="bottom-end">
-                        <Menu.Target>
-                          <ActionIcon variant="subtle" aria-label={`Actions for ${agent.name}`}>
-                            <IconDots size={18} />
-                          </ActionIcon>
-                        </Menu.Target>
-                        <Menu.Dropdown>
-                          <Menu.Item leftSection={<IconVectorTriangle size={16} />} onClick={() => navigate(`/agents/${agent.id}/flow`)}>
-                            Flow editor
-                          </Menu.Item>
-                          <Menu.Item leftSection={<IconDownload size={16} />} onClick={() => void exportAgent(agent)}>
-                            Export bundle
-                          </Menu.Item>
-                          <Menu.Item leftSection={<IconTrash size={16} />} color="red" onClick={() => setDeleting(agent)}>
-                            Delete
-                          </Menu.Item>
-                        </Menu.Dropdown>
-                      </Menu>
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-                {list.length === 0 && (
-                  <Table.Tr>
-                    <Table.Td colSpan={6}>
-                      <Text c="dimmed">No agents yet.</Text>
-                    </Table.Td>
-                  </Table.Tr>
-                )}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
+          <ListTable
+            label="Agents"
+            minWidth={600}
+            columns={['Name', 'Kind', 'Calls', 'Version', 'Updated', '']}
+            items={list}
+            rowKey={(agent) => agent.id}
+            empty="No agents yet."
+            row={(agent) => (
+              <>
+                <Table.Td>
+                  <Anchor component={Link} to={`/agents/${agent.id}`} fw={500}>
+                    {agent.name}
+                  </Anchor>
+                </Table.Td>
+                <Table.Td>
+                  {agent.flow_nodes_count > 0 ? (
+                    <Badge variant="light" color="grape">
+                      flow · {agent.flow_nodes_count} nodes
+                    </Badge>
+                  ) : (
+                    <Badge variant="light">freeform</Badge>
+                  )}
+                </Table.Td>
+                <Table.Td>{agent.total_calls}</Table.Td>
+                <Table.Td>{agent.version}</Table.Td>
+                <Table.Td>{formatTime(agent.updated_at)}</Table.Td>
+                <Table.Td>
+                  <Menu position="bottom-end">
+                    <Menu.Target>
+                      <ActionIcon variant="subtle" aria-label={`Actions for ${agent.name}`}>
+                        <IconDots size={18} />
+                      </ActionIcon>
+                    </Menu.Target>
+                    <Menu.Dropdown>
+                      <Menu.Item leftSection={<IconVectorTriangle size={16} />} onClick={() => navigate(`/agents/${agent.id}/flow`)}>
+                        Flow editor
+                      </Menu.Item>
+                      <Menu.Item leftSection={<IconDownload size={16} />} onClick={() => void exportAgent(agent)}>
+                        Export bundle
+                      </Menu.Item>
+                      <Menu.Item leftSection={<IconTrash size={16} />} color="red" onClick={() => setDeleting(agent)}>
+                        Delete
+                      </Menu.Item>
+                    </Menu.Dropdown>
+                  </Menu>
+                </Table.Td>
+              </>
+            )}
+          />
         )}
       </QueryState>
 

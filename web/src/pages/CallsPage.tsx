@@ -6,6 +6,7 @@ import { api, unwrap } from '../api/client';
 import { CALL_STATUSES, DIRECTIONS } from '../api/enums';
 import type { CallListQuery } from '../api/types';
 import { QueryState } from '../components/ApiErrorAlert';
+import { ListTable } from '../components/ListTable';
 import { PageHeader } from '../components/PageHeader';
 import { formatDuration, formatTime, isLive, STATUS_COLOR } from '../lib/format';
 import { usePanels } from '../panels';
@@ -67,49 +68,33 @@ export function CallsPage() {
       <QueryState query={calls}>
         {({ calls: list, total }) => (
           <>
-            <Table.ScrollContainer minWidth={720}>
-              <Table striped highlightOnHover aria-label="Calls">
-                <Table.Thead>
-                  <Table.Tr>
-                    <Table.Th>Started</Table.Th>
-                    <Table.Th>Agent</Table.Th>
-                    <Table.Th>Number</Table.Th>
-                    <Table.Th>Direction</Table.Th>
-                    <Table.Th>Status</Table.Th>
-                    <Table.Th>Duration</Table.Th>
-                    <Table.Th>End reason</Table.Th>
-                  </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {list.map((call) => (
-                    <Table.Tr key={call.id}>
-                      <Table.Td>
-                        <Anchor component={Link} to={`/calls/${call.id}`}>
-                          {formatTime(call.created_at)}
-                        </Anchor>
-                      </Table.Td>
-                      <Table.Td>{call.agent_name}</Table.Td>
-                      <Table.Td>{call.phone_number}</Table.Td>
-                      <Table.Td>{call.direction}</Table.Td>
-                      <Table.Td>
-                        <Badge color={STATUS_COLOR[call.status]} variant="light">
-                          {call.status}
-                        </Badge>
-                      </Table.Td>
-                      <Table.Td>{formatDuration(call.duration)}</Table.Td>
-                      <Table.Td>{call.end_reason ?? '—'}</Table.Td>
-                    </Table.Tr>
-                  ))}
-                  {list.length === 0 && (
-                    <Table.Tr>
-                      <Table.Td colSpan={7}>
-                        <Text c="dimmed">No calls match.</Text>
-                      </Table.Td>
-                    </Table.Tr>
-                  )}
-                </Table.Tbody>
-              </Table>
-            </Table.ScrollContainer>
+            <ListTable
+              label="Calls"
+              minWidth={720}
+              columns={['Started', 'Agent', 'Number', 'Direction', 'Status', 'Duration', 'End reason']}
+              items={list}
+              rowKey={(call) => call.id}
+              empty="No calls match."
+              row={(call) => (
+                <>
+                  <Table.Td>
+                    <Anchor component={Link} to={`/calls/${call.id}`}>
+                      {formatTime(call.created_at)}
+                    </Anchor>
+                  </Table.Td>
+                  <Table.Td>{call.agent_name}</Table.Td>
+                  <Table.Td>{call.phone_number}</Table.Td>
+                  <Table.Td>{call.direction}</Table.Td>
+                  <Table.Td>
+                    <Badge color={STATUS_COLOR[call.status]} variant="light">
+                      {call.status}
+                    </Badge>
+                  </Table.Td>
+                  <Table.Td>{formatDuration(call.duration)}</Table.Td>
+                  <Table.Td>{call.end_reason ?? '—'}</Table.Td>
+                </>
+              )}
+            />
             <Group justify="space-between" mt="md">
               <Text size="sm" c="dimmed">
                 {total} calls

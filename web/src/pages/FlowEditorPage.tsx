@@ -5,7 +5,7 @@
  * GET /flow are shown on the nodes they concern.
  */
 import { useCallback, useEffect, useMemo, useState } from 'react';
-import { Alert, Anchor, Button, Grid, Group, Modal, Paper, Stack, Text, TextInput } from '@mantine/core';
+import { Alert, Anchor, Button, Grid, Paper, Stack, Text, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconPlus } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -15,6 +15,7 @@ import { api, ApiError, unwrap } from '../api/client';
 import type { FlowFunction, FlowNode } from '../api/types';
 import { ApiErrorAlert, QueryState } from '../components/ApiErrorAlert';
 import { ConfirmModal } from '../components/ConfirmModal';
+import { ModalForm } from '../components/ModalForm';
 import { PageHeader } from '../components/PageHeader';
 import { FlowNodeCard, type FlowCanvasNode } from '../components/flow/FlowNodeCard';
 import { NodeEditor, type NodePatch } from '../components/flow/NodeEditor';
@@ -292,24 +293,9 @@ function FlowEditor({ agentId, agentName, nodes, problems }: { agentId: string; 
         )}
       </Grid>
 
-      <Modal opened={adding} onClose={() => setAdding(false)} title="Add node">
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            addNode.mutate();
-          }}
-        >
-          <Stack>
-            {addNode.error && <ApiErrorAlert error={addNode.error} />}
-            <TextInput label="Node key" description="letters, digits, _ and -" required data-autofocus value={newKey} onChange={(e) => setNewKey(e.currentTarget.value)} />
-            <Group justify="flex-end">
-              <Button type="submit" loading={addNode.isPending}>
-                Add
-              </Button>
-            </Group>
-          </Stack>
-        </form>
-      </Modal>
+      <ModalForm opened={adding} title="Add node" submitLabel="Add" busy={addNode.isPending} error={addNode.error} onSubmit={() => addNode.mutate()} onClose={() => setAdding(false)}>
+        <TextInput label="Node key" description="letters, digits, _ and -" required data-autofocus value={newKey} onChange={(e) => setNewKey(e.currentTarget.value)} />
+      </ModalForm>
       <ConfirmModal opened={deleting !== null} title="Delete node" confirmLabel="Delete" danger busy={removeNode.isPending} onClose={() => setDeleting(null)} onConfirm={() => deleting && removeNode.mutate(deleting)}>
         Delete node <b>{deleting}</b>? Transitions into it stay and are reported as problems until you change them.
       </ConfirmModal>

@@ -3,6 +3,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { QueryState } from '../components/ApiErrorAlert';
+import { ListTable } from '../components/ListTable';
 import { PageHeader } from '../components/PageHeader';
 import { formatDuration } from '../lib/format';
 
@@ -24,43 +25,31 @@ export function HomePage() {
             <Title order={3} size="h4" mb="xs">
               By agent
             </Title>
-            <Table.ScrollContainer minWidth={520}>
-              <Table striped aria-label="Calls by agent">
-                <Table.Thead>
-                  <Table.Tr>
-                    <Table.Th>Agent</Table.Th>
-                    <Table.Th>Calls</Table.Th>
-                    <Table.Th>Completed</Table.Th>
-                    <Table.Th>Failed</Table.Th>
-                    <Table.Th>Average duration</Table.Th>
-                  </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {s.agents.map((a) => (
-                    <Table.Tr key={a.agent_id}>
-                      <Table.Td>
-                        <Anchor component={Link} to={`/agents/${a.agent_id}`}>
-                          {a.agent_name}
-                        </Anchor>
-                      </Table.Td>
-                      <Table.Td>{a.total_calls}</Table.Td>
-                      <Table.Td>{a.completed}</Table.Td>
-                      <Table.Td>{a.failed}</Table.Td>
-                      <Table.Td>{formatDuration(a.avg_duration)}</Table.Td>
-                    </Table.Tr>
-                  ))}
-                  {s.agents.length === 0 && (
-                    <Table.Tr>
-                      <Table.Td colSpan={5}>
-                        <Text c="dimmed">
-                          No agents yet. <Anchor component={Link} to="/agents/new">Create one</Anchor>.
-                        </Text>
-                      </Table.Td>
-                    </Table.Tr>
-                  )}
-                </Table.Tbody>
-              </Table>
-            </Table.ScrollContainer>
+            <ListTable
+              label="Calls by agent"
+              minWidth={520}
+              columns={['Agent', 'Calls', 'Completed', 'Failed', 'Average duration']}
+              items={s.agents}
+              rowKey={(a) => a.agent_id}
+              empty={
+                <>
+                  No agents yet. <Anchor component={Link} to="/agents/new">Create one</Anchor>.
+                </>
+              }
+              row={(a) => (
+                <>
+                  <Table.Td>
+                    <Anchor component={Link} to={`/agents/${a.agent_id}`}>
+                      {a.agent_name}
+                    </Anchor>
+                  </Table.Td>
+                  <Table.Td>{a.total_calls}</Table.Td>
+                  <Table.Td>{a.completed}</Table.Td>
+                  <Table.Td>{a.failed}</Table.Td>
+                  <Table.Td>{formatDuration(a.avg_duration)}</Table.Td>
+                </>
+              )}
+            />
           </>
         )}
       </QueryState>

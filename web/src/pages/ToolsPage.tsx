@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { ActionIcon, Badge, Button, Group, Table, Text, Tooltip, VisuallyHidden } from '@mantine/core';
+import { ActionIcon, Badge, Button, Group, Table, Text, Tooltip } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconEdit, IconPlayerPlay, IconPlus, IconTrash } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -7,6 +7,7 @@ import { api, unwrap } from '../api/client';
 import type { Tool } from '../api/types';
 import { ApiErrorAlert, QueryState } from '../components/ApiErrorAlert';
 import { ConfirmModal } from '../components/ConfirmModal';
+import { ListTable } from '../components/ListTable';
 import { PageHeader } from '../components/PageHeader';
 import { ToolFormModal } from '../components/ToolFormModal';
 import { ToolTestModal } from '../components/ToolTestModal';
@@ -37,71 +38,55 @@ export function ToolsPage() {
       {remove.error && <ApiErrorAlert error={remove.error} />}
       <QueryState query={tools}>
         {(list) => (
-          <Table.ScrollContainer minWidth={640}>
-            <Table striped aria-label="Tools">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Name</Table.Th>
-                  <Table.Th>Webhook</Table.Th>
-                  <Table.Th>Parameters</Table.Th>
-                  <Table.Th>Timeout</Table.Th>
-                  <Table.Th>
-                    <VisuallyHidden>Actions</VisuallyHidden>
-                  </Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {list.map((tool) => (
-                  <Table.Tr key={tool.id}>
-                    <Table.Td>
-                      <Text fw={500}>{tool.name}</Text>
-                      <Text size="xs" c="dimmed" lineClamp={2}>
-                        {tool.description}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td>
-                      <Group gap={6} wrap="nowrap">
-                        <Badge variant="outline" size="sm">
-                          {tool.webhook_method}
-                        </Badge>
-                        <Text size="sm" style={{ wordBreak: 'break-all' }}>
-                          {tool.webhook_url}
-                        </Text>
-                      </Group>
-                    </Table.Td>
-                    <Table.Td>{Object.keys(tool.parameters.properties ?? {}).join(', ') || '—'}</Table.Td>
-                    <Table.Td>{tool.timeout_secs}s</Table.Td>
-                    <Table.Td>
-                      <Group gap={4} wrap="nowrap">
-                        <Tooltip label="Test">
-                          <ActionIcon variant="subtle" aria-label={`Test ${tool.name}`} onClick={() => setTesting(tool)}>
-                            <IconPlayerPlay size={18} />
-                          </ActionIcon>
-                        </Tooltip>
-                        <Tooltip label="Edit">
-                          <ActionIcon variant="subtle" aria-label={`Edit ${tool.name}`} onClick={() => setEditing(tool)}>
-                            <IconEdit size={18} />
-                          </ActionIcon>
-                        </Tooltip>
-                        <Tooltip label="Delete">
-                          <ActionIcon variant="subtle" color="red" aria-label={`Delete ${tool.name}`} onClick={() => setDeleting(tool)}>
-                            <IconTrash size={18} />
-                          </ActionIcon>
-                        </Tooltip>
-                      </Group>
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-                {list.length === 0 && (
-                  <Table.Tr>
-                    <Table.Td colSpan={5}>
-                      <Text c="dimmed">No tools yet: a tool is an HTTP endpoint of yours that the agent can call during a call.</Text>
-                    </Table.Td>
-                  </Table.Tr>
-                )}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
+          <ListTable
+            label="Tools"
+            minWidth={640}
+            columns={['Name', 'Webhook', 'Parameters', 'Timeout', '']}
+            items={list}
+            rowKey={(tool) => tool.id}
+            empty="No tools yet: a tool is an HTTP endpoint of yours that the agent can call during a call."
+            row={(tool) => (
+              <>
+                <Table.Td>
+                  <Text fw={500}>{tool.name}</Text>
+                  <Text size="xs" c="dimmed" lineClamp={2}>
+                    {tool.description}
+                  </Text>
+                </Table.Td>
+                <Table.Td>
+                  <Group gap={6} wrap="nowrap">
+                    <Badge variant="outline" size="sm">
+                      {tool.webhook_method}
+                    </Badge>
+                    <Text size="sm" style={{ wordBreak: 'break-all' }}>
+                      {tool.webhook_url}
+                    </Text>
+                  </Group>
+                </Table.Td>
+                <Table.Td>{Object.keys(tool.parameters.properties ?? {}).join(', ') || '—'}</Table.Td>
+                <Table.Td>{tool.timeout_secs}s</Table.Td>
+                <Table.Td>
+                  <Group gap={4} wrap="nowrap">
+                    <Tooltip label="Test">
+                      <ActionIcon variant="subtle" aria-label={`Test ${tool.name}`} onClick={() => setTesting(tool)}>
+                        <IconPlayerPlay size={18} />
+                      </ActionIcon>
+                    </Tooltip>
+                    <Tooltip label="Edit">
+                      <ActionIcon variant="subtle" aria-label={`Edit ${tool.name}`} onClick={() => setEditing(tool)}>
+                        <IconEdit size={18} />
+                      </ActionIcon>
+                    </Tooltip>
+                    <Tooltip label="Delete">
+                      <ActionIcon variant="subtle" color="red" aria-label={`Delete ${tool.name}`} onClick={() => setDeleting(tool)}>
+                        <IconTrash size={18} />
+                      </ActionIcon>
+                    </Tooltip>
+                  </Group>
+                </Table.Td>
+              </>
+            )}
+          />
         )}
       </QueryState>
       {editing !== null && <ToolFormModal tool={editing === 'new' ? undefined : editing} onClose={() => setEditing(null)} />}

@@ -1,12 +1,14 @@
 /** The user's API keys for server-to-server use; a new key is shown once. */
 import { useState } from 'react';
-import { ActionIcon, Alert, Button, Code, CopyButton, Group, Modal, Stack, Table, Text, TextInput, VisuallyHidden } from '@mantine/core';
+import { ActionIcon, Alert, Button, Code, CopyButton, Group, Table, TextInput } from '@mantine/core';
 import { IconPlus, IconTrash } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client';
 import type { ApiKey } from '../../api/types';
 import { ApiErrorAlert, QueryState } from '../../components/ApiErrorAlert';
 import { ConfirmModal } from '../../components/ConfirmModal';
+import { ListTable } from '../../components/ListTable';
+import { ModalForm } from '../../components/ModalForm';
 import { PageHeader } from '../../components/PageHeader';
 import { formatTime } from '../../lib/format';
 
@@ -51,65 +53,34 @@ export function ApiKeysPage() {
       {revoke.error && <ApiErrorAlert error={revoke.error} />}
       <QueryState query={keys}>
         {(list) => (
-          <Table.ScrollContainer minWidth={520}>
-            <Table striped aria-label="API keys">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Name</Table.Th>
-                  <Table.Th>Starts with</Table.Th>
-                  <Table.Th>Created</Table.Th>
-                  <Table.Th>Last used</Table.Th>
-                  <Table.Th>
-                    <VisuallyHidden>Actions</VisuallyHidden>
-                  </Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {list.map((k) => (
-                  <Table.Tr key={k.id}>
-                    <Table.Td>{k.name}</Table.Td>
-                    <Table.Td>
-                      <Code>{k.prefix}…</Code>
-                    </Table.Td>
-                    <Table.Td>{formatTime(k.created_at)}</Table.Td>
-                    <Table.Td>{formatTime(k.last_used_at)}</Table.Td>
-                    <Table.Td>
-                      <ActionIcon variant="subtle" color="red" aria-label={`Revoke ${k.name}`} onClick={() => setRevoking(k)}>
-                        <IconTrash size={18} />
-                      </ActionIcon>
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-                {list.length === 0 && (
-                  <Table.Tr>
-                    <Table.Td colSpan={5}>
-                      <Text c="dimmed">No API keys.</Text>
-                    </Table.Td>
-                  </Table.Tr>
-                )}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
+          <ListTable
+            label="API keys"
+            minWidth={520}
+            columns={['Name', 'Starts with', 'Created', 'Last used', '']}
+            items={list}
+            rowKey={(k) => k.id}
+            empty="No API keys."
+            row={(k) => (
+              <>
+                <Table.Td>{k.name}</Table.Td>
+                <Table.Td>
+                  <Code>{k.prefix}…</Code>
+                </Table.Td>
+                <Table.Td>{formatTime(k.created_at)}</Table.Td>
+                <Table.Td>{formatTime(k.last_used_at)}</Table.Td>
+                <Table.Td>
+                  <ActionIcon variant="subtle" color="red" aria-label={`Revoke ${k.name}`} onClick={() => setRevoking(k)}>
+                    <IconTrash size={18} />
+                  </ActionIcon>
+                </Table.Td>
+              </>
+            )}
+          />
         )}
       </QueryState>
-      <Modal opened={creating} onClose={() => setCreating(false)} title="New API key">
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            create.mutate();
-          }}
-        >
-          <Stack>
-            {create.error && <ApiErrorAlert error={create.error} />}
-            <TextInput label="Name" description="What uses it, e.g. crm-sync" required data-autofocus value={name} onChange={(e) => setName(e.currentTarget.value)} />
-            <Group justify="flex-end">
-              <Button type="submit" loading={create.isPending}>
-                Create key
-              </Button>
-            </Group>
-          </Stack>
-        </form>
-      </Modal>
+      <ModalForm opened={creating} title="New API key" submitLabel="Create key" busy={create.isPending} error={create.error} onSubmit={() => create.mutate()} onClose={() => setCreating(false)}>
+        <TextInput label="Name" description="What uses it, e.g. crm-sync" required data-autofocus value={name} onChange={(e) => setName(e.currentTarget.value)} />
+      </ModalForm>
       <ConfirmModal opened={revoking !== null} title="Revoke key" confirmLabel="Revoke" danger busy={revoke.isPending} onClose={() => setRevoking(null)} onConfirm={() => revoking && revoke.mutate(revoking.id)}>
         Revoke <b>{revoking?.name}</b>? Requests with it fail at once.
       </ConfirmModal>

@@ -1,6 +1,6 @@
 /** Phone numbers mapped to agents, with the inbound webhook URL to paste into the provider's console. */
 import { useState } from 'react';
-import { ActionIcon, Autocomplete, Badge, Button, Code, CopyButton, Group, Modal, Select, Stack, Switch, Table, Text, TextInput, Tooltip, VisuallyHidden } from '@mantine/core';
+import { ActionIcon, Autocomplete, Badge, Button, Code, CopyButton, Group, Select, Switch, Table, Text, TextInput, Tooltip } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconCheck, IconCopy, IconEdit, IconPlus, IconTrash } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -8,6 +8,8 @@ import { api, ApiError, unwrap } from '../../api/client';
 import type { Endpoint } from '../../api/types';
 import { ApiErrorAlert, QueryState } from '../../components/ApiErrorAlert';
 import { ConfirmModal } from '../../components/ConfirmModal';
+import { ListTable } from '../../components/ListTable';
+import { ModalForm } from '../../components/ModalForm';
 import { PageHeader } from '../../components/PageHeader';
 import { splitFieldErrors } from '../../lib/field-errors';
 import { providersOf } from './TelephonyPage';
@@ -34,81 +36,64 @@ export function EndpointsPage() {
       {remove.error && <ApiErrorAlert error={remove.error} />}
       <QueryState query={endpoints}>
         {(list) => (
-          <Table.ScrollContainer minWidth={760}>
-            <Table striped aria-label="Phone numbers">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Number</Table.Th>
-                  <Table.Th>Provider</Table.Th>
-                  <Table.Th>Inbound agent</Table.Th>
-                  <Table.Th>Outbound agent</Table.Th>
-                  <Table.Th>Inbound webhook URL</Table.Th>
-                  <Table.Th>
-                    <VisuallyHidden>Actions</VisuallyHidden>
-                  </Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {list.map((ep) => (
-                  <Table.Tr key={ep.id}>
-                    <Table.Td>
-                      <Text size="sm" fw={500}>
-                        {ep.phone_number}
-                      </Text>
-                      <Text size="xs" c="dimmed">
-                        {ep.label}
-                      </Text>
-                      {!ep.is_active && (
-                        <Badge size="xs" color="gray">
-                          inactive
-                        </Badge>
-                      )}
-                    </Table.Td>
-                    <Table.Td>{ep.provider}</Table.Td>
-                    <Table.Td>{ep.inbound_agent_name ?? '—'}</Table.Td>
-                    <Table.Td>{ep.outbound_agent_name ?? '—'}</Table.Td>
-                    <Table.Td>
-                      {ep.inbound_webhook_url ? (
-                        <Group gap={4} wrap="nowrap">
-                          <Code style={{ wordBreak: 'break-all' }}>{ep.inbound_webhook_url}</Code>
-                          <CopyButton value={ep.inbound_webhook_url}>
-                            {({ copied, copy }) => (
-                              <Tooltip label={copied ? 'Copied' : 'Copy'}>
-                                <ActionIcon variant="subtle" onClick={copy} aria-label={`Copy webhook URL of ${ep.phone_number}`}>
-                                  {copied ? <IconCheck size={16} /> : <IconCopy size={16} />}
-                                </ActionIcon>
-                              </Tooltip>
-                            )}
-                          </CopyButton>
-                        </Group>
-                      ) : (
-                        <Text size="sm" c="dimmed">
-                          set an inbound agent
-                        </Text>
-                      )}
-                    </Table.Td>
-                    <Table.Td>
-                      <Group gap={4} wrap="nowrap">
-                        <ActionIcon variant="subtle" aria-label={`Edit ${ep.phone_number}`} onClick={() => setEditing(ep)}>
-                          <IconEdit size={18} />
-                        </ActionIcon>
-                        <ActionIcon variant="subtle" color="red" aria-label={`Delete ${ep.phone_number}`} onClick={() => setDeleting(ep)}>
-                          <IconTrash size={18} />
-                        </ActionIcon>
-                      </Group>
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-                {list.length === 0 && (
-                  <Table.Tr>
-                    <Table.Td colSpan={6}>
-                      <Text c="dimmed">No numbers yet.</Text>
-                    </Table.Td>
-                  </Table.Tr>
-                )}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
+          <ListTable
+            label="Phone numbers"
+            minWidth={760}
+            columns={['Number', 'Provider', 'Inbound agent', 'Outbound agent', 'Inbound webhook URL', '']}
+            items={list}
+            rowKey={(ep) => ep.id}
+            empty="No numbers yet."
+            row={(ep) => (
+              <>
+                <Table.Td>
+                  <Text size="sm" fw={500}>
+                    {ep.phone_number}
+                  </Text>
+                  <Text size="xs" c="dimmed">
+                    {ep.label}
+                  </Text>
+                  {!ep.is_active && (
+                    <Badge size="xs" color="gray">
+                      inactive
+                    </Badge>
+                  )}
+                </Table.Td>
+                <Table.Td>{ep.provider}</Table.Td>
+                <Table.Td>{ep.inbound_agent_name ?? '—'}</Table.Td>
+                <Table.Td>{ep.outbound_agent_name ?? '—'}</Table.Td>
+                <Table.Td>
+                  {ep.inbound_webhook_url ? (
+                    <Group gap={4} wrap="nowrap">
+                      <Code style={{ wordBreak: 'break-all' }}>{ep.inbound_webhook_url}</Code>
+                      <CopyButton value={ep.inbound_webhook_url}>
+                        {({ copied, copy }) => (
+                          <Tooltip label={copied ? 'Copied' : 'Copy'}>
+                            <ActionIcon variant="subtle" onClick={copy} aria-label={`Copy webhook URL of ${ep.phone_number}`}>
+                              {copied ? <IconCheck size={16} /> : <IconCopy size={16} />}
+                            </ActionIcon>
+                          </Tooltip>
+                        )}
+                      </CopyButton>
+                    </Group>
+                  ) : (
+                    <Text size="sm" c="dimmed">
+                      set an inbound agent
+                    </Text>
+                  )}
+                </Table.Td>
+                <Table.Td>
+                  <Group gap={4} wrap="nowrap">
+                    <ActionIcon variant="subtle" aria-label={`Edit ${ep.phone_number}`} onClick={() => setEditing(ep)}>
+                      <IconEdit size={18} />
+                    </ActionIcon>
+                    <ActionIcon variant="subtle" color="red" aria-label={`Delete ${ep.phone_number}`} onClick={() => setDeleting(ep)}>
+                      <IconTrash size={18} />
+                    </ActionIcon>
+                  </Group>
+                </Table.Td>
+              </>
+            )}
+          />
         )}
       </QueryState>
       {editing !== null && <EndpointModal endpoint={editing === 'new' ? undefined : editing} onClose={() => setEditing(null)} />}
@@ -118,6 +103,8 @@ export function EndpointsPage() {
     </>
   );
 }
+
+const FIELDS = ['phone_number', 'provider', 'inbound_agent_name', 'outbound_agent_name', 'label'];
 
 function EndpointModal({ endpoint, onClose }: { endpoint?: Endpoint; onClose(): void }) {
   const queryClient = useQueryClient();
@@ -149,34 +136,31 @@ function EndpointModal({ endpoint, onClose }: { endpoint?: Endpoint; onClose(): 
   });
   const knownError = Object.keys(errors).length > 0;
   return (
-    <Modal opened onClose={onClose} title={endpoint ? `Edit ${endpoint.phone_number}` : 'Add a phone number'}>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          setErrors({});
-          save.mutate();
-        }}
-      >
-        <Stack>
-          {save.error && !knownError && <ApiErrorAlert error={save.error} />}
-          <TextInput label="Phone number" description="E.164, e.g. +14155550123" required disabled={!!endpoint} value={phone} error={errors.phone_number} onChange={(e) => setPhone(e.currentTarget.value)} />
-          <Autocomplete label="Provider" required disabled={!!endpoint} data={settings.data ? providersOf(settings.data as Record<string, unknown>) : []} value={provider} error={errors.provider} onChange={setProvider} />
-          <Select label="Inbound agent" description="Answers calls to this number" clearable searchable data={agentNames} value={inbound} error={errors.inbound_agent_name} onChange={setInbound} />
-          <Select label="Outbound agent" description="Calls from this number" clearable searchable data={agentNames} value={outbound} error={errors.outbound_agent_name} onChange={setOutbound} />
-          <TextInput label="Label" value={label} error={errors.label} onChange={(e) => setLabel(e.currentTarget.value)} />
-          {endpoint && <Switch label="Active" checked={active} onChange={(e) => setActive(e.currentTarget.checked)} />}
-          {knownError && Object.entries(errors).filter(([f]) => !['phone_number', 'provider', 'inbound_agent_name', 'outbound_agent_name', 'label'].includes(f)).map(([f, m]) => (
-            <Text key={f} size="sm" c="red" role="alert">
-              {f}: {m}
-            </Text>
-          ))}
-          <Group justify="flex-end">
-            <Button type="submit" loading={save.isPending}>
-              Save
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <ModalForm
+      opened
+      title={endpoint ? `Edit ${endpoint.phone_number}` : 'Add a phone number'}
+      submitLabel="Save"
+      busy={save.isPending}
+      error={knownError ? undefined : save.error}
+      onSubmit={() => {
+        setErrors({});
+        save.mutate();
+      }}
+      onClose={onClose}
+    >
+      <TextInput label="Phone number" description="E.164, e.g. +14155550123" required disabled={!!endpoint} value={phone} error={errors.phone_number} onChange={(e) => setPhone(e.currentTarget.value)} />
+      <Autocomplete label="Provider" required disabled={!!endpoint} data={settings.data ? providersOf(settings.data as Record<string, unknown>) : []} value={provider} error={errors.provider} onChange={setProvider} />
+      <Select label="Inbound agent" description="Answers calls to this number" clearable searchable data={agentNames} value={inbound} error={errors.inbound_agent_name} onChange={setInbound} />
+      <Select label="Outbound agent" description="Calls from this number" clearable searchable data={agentNames} value={outbound} error={errors.outbound_agent_name} onChange={setOutbound} />
+      <TextInput label="Label" value={label} error={errors.label} onChange={(e) => setLabel(e.currentTarget.value)} />
+      {endpoint && <Switch label="Active" checked={active} onChange={(e) => setActive(e.currentTarget.checked)} />}
+      {Object.entries(errors)
+        .filter(([f]) => !FIELDS.includes(f))
+        .map(([f, m]) => (
+          <Text key={f} size="sm" c="red" role="alert">
+            {f}: {m}
+          </Text>
+        ))}
+    </ModalForm>
   );
 }

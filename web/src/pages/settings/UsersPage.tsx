@@ -1,6 +1,6 @@
 /** User management (administrators; the API answers 403 to anyone else, shown as such). */
 import { useState } from 'react';
-import { ActionIcon, Badge, Button, Group, Modal, PasswordInput, Select, Stack, Table, TextInput, VisuallyHidden } from '@mantine/core';
+import { ActionIcon, Badge, Button, PasswordInput, Select, Table, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconPlus, IconTrash } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -10,6 +10,8 @@ import type { User } from '../../api/types';
 import { useSession } from '../../auth';
 import { ApiErrorAlert, QueryState } from '../../components/ApiErrorAlert';
 import { ConfirmModal } from '../../components/ConfirmModal';
+import { ListTable } from '../../components/ListTable';
+import { ModalForm } from '../../components/ModalForm';
 import { PageHeader } from '../../components/PageHeader';
 import { formatTime } from '../../lib/format';
 
@@ -38,40 +40,32 @@ export function UsersPage() {
       {remove.error && <ApiErrorAlert error={remove.error} />}
       <QueryState query={users}>
         {(list) => (
-          <Table.ScrollContainer minWidth={520}>
-            <Table striped aria-label="Users">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Email</Table.Th>
-                  <Table.Th>Role</Table.Th>
-                  <Table.Th>Created</Table.Th>
-                  <Table.Th>
-                    <VisuallyHidden>Actions</VisuallyHidden>
-                  </Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {list.map((u) => (
-                  <Table.Tr key={u.id}>
-                    <Table.Td>{u.email}</Table.Td>
-                    <Table.Td>
-                      <Badge variant="light" color={u.role === 'admin' ? 'red' : 'blue'}>
-                        {u.role}
-                      </Badge>
-                    </Table.Td>
-                    <Table.Td>{formatTime(u.created_at)}</Table.Td>
-                    <Table.Td>
-                      {u.id !== me?.id && (
-                        <ActionIcon variant="subtle" color="red" aria-label={`Delete ${u.email}`} onClick={() => setDeleting(u)}>
-                          <IconTrash size={18} />
-                        </ActionIcon>
-                      )}
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
+          <ListTable
+            label="Users"
+            minWidth={520}
+            columns={['Email', 'Role', 'Created', '']}
+            items={list}
+            rowKey={(u) => u.id}
+            empty="No users."
+            row={(u) => (
+              <>
+                <Table.Td>{u.email}</Table.Td>
+                <Table.Td>
+                  <Badge variant="light" color={u.role === 'admin' ? 'red' : 'blue'}>
+                    {u.role}
+                  </Badge>
+                </Table.Td>
+                <Table.Td>{formatTime(u.created_at)}</Table.Td>
+                <Table.Td>
+                  {u.id !== me?.id && (
+                    <ActionIcon variant="subtle" color="red" aria-label={`Delete ${u.email}`} onClick={() => setDeleting(u)}>
+                      <IconTrash size={18} />
+                    </ActionIcon>
+                  )}
+                </Table.Td>
+              </>
+            )}
+          />
         )}
       </QueryState>
       {creating && <NewUserModal onClose={() => setCreating(false)} />}
@@ -96,25 +90,10 @@ function NewUserModal({ onClose }: { onClose(): void }) {
     },
   });
   return (
-    <Modal opened onClose={onClose} title="New user">
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          create.mutate();
-        }}
-      >
-        <Stack>
-          {create.error && <ApiErrorAlert error={create.error} title="Not created" />}
-          <TextInput label="Email" type="email" required value={email} onChange={(e) => setEmail(e.currentTarget.value)} />
-          <PasswordInput label="Password" description="At least 8 characters" required autoComplete="new-password" value={password} onChange={(e) => setPassword(e.currentTarget.value)} />
-          <Select label="Role" data={[...USER_ROLES]} allowDeselect={false} value={role} onChange={(v) => v && setRole(v)} />
-          <Group justify="flex-end">
-            <Button type="submit" loading={create.isPending}>
-              Create user
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <ModalForm opened title="New user" submitLabel="Create user" busy={create.isPending} error={create.error} errorTitle="Not created" onSubmit={() => create.mutate()} onClose={onClose}>
+      <TextInput label="Email" type="email" required value={email} onChange={(e) => setEmail(e.currentTarget.value)} />
+      <PasswordInput label="Password" description="At least 8 characters" required autoComplete="new-password" value={password} onChange={(e) => setPassword(e.currentTarget.value)} />
+      <Select label="Role" data={[...USER_ROLES]} allowDeselect={false} value={role} onChange={(v) => v && setRole(v)} />
+    </ModalForm>
   );
 }
