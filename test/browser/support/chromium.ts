@@ -2,21 +2,17 @@
  * Headless Chromium for the browser tests: Debian's `chromium` (apt-get install chromium; .ci/run
  * installs it) driven by playwright-core, against the dashboard the API under test serves.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
+export { ensureDashboardBuilt } from '../../support/dashboard-build';
+
 const ROOT = path.join(__dirname, '..', '..', '..');
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
-
-/** Builds web/dist if it is missing or stale (a no-op after `npm test`'s pretest). */
-export function ensureDashboardBuilt(): void {
-  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build-web.js')], { cwd: ROOT, stdio: 'inherit' });
-}
 
 export async function launchChromium(): Promise<Browser> {
   if (!fs.existsSync(CHROMIUM_PATH)) {
