@@ -93,7 +93,8 @@ describe('the dashboard, as an administrator', () => {
     // An edit is a PATCH of what changed.
     await page.getByRole('textbox', { name: 'Temperature' }).fill('0.3');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
-    await page.getByText('Agent support-bot saved').waitFor();
+    // (The creation's "saved" toast may still be up: wait for the new version instead.)
+    await page.getByText('v2', { exact: true }).waitFor();
     expect((await api('GET', `/api/agents/${agent.id}`)).llm_settings).toEqual({ temperature: 0.3 });
     await page.getByRole('button', { name: 'Dismiss the secret' }).click();
     await screenshot(page, 'agent-editor');
