@@ -71,7 +71,8 @@ export function callStreamRoutes(ctx: ApiContext) {
           clearTimeout(timer);
           clearInterval(heartbeat);
         };
-        req.on('close', finish);
+        // The response closes when the client goes away (or when the stream ends).
+        res.on('close', finish);
 
         const poll = async () => {
           const rows = plainAll(

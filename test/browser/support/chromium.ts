@@ -65,9 +65,10 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const dir = process.env.UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs', 'screenshots') : path.join(os.tmpdir(), 'vap-screenshots');
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${name}.png`);
-  // Toasts would cover the page header.
-  for (const close of await page.locator('.mantine-Notification-closeButton').all()) await close.click();
-  await page.locator('.mantine-Notification-root').first().waitFor({ state: 'detached' });
+  // Toasts would cover the page header: close them (one may close itself meanwhile).
+  const toasts = page.locator('.mantine-Notification-root');
+  for (const close of await page.locator('.mantine-Notification-closeButton').all()) await close.click({ timeout: 1000 }).catch(() => undefined);
+  for (const deadline = Date.now() + 10_000; (await toasts.count()) > 0 && Date.now() < deadline; ) await page.waitForTimeout(100);
   await page.screenshot({ path: file });
   return file;
 }

@@ -3,7 +3,7 @@
  * the dashboard assistant as a side panel on every page, and the text test chat and outbound
  * call dialogs, which any page can open.
  */
-import { useState, type ReactNode } from 'react';
+import { useMemo, useState, type ReactNode } from 'react';
 import { ActionIcon, AppShell, Burger, Group, Menu, NavLink, ScrollArea, Text, Title, Tooltip, UnstyledButton } from '@mantine/core';
 import { useDisclosure, useMediaQuery } from '@mantine/hooks';
 import {
@@ -54,11 +54,14 @@ export function Shell({ children }: { children: ReactNode }) {
   const [outbound, setOutbound] = useState<{ agentName?: string } | null>(null);
   const [assistantAgentId, setAssistantAgentId] = useState<string | undefined>();
 
-  const panels: Panels = {
-    openTestChat: (agentName) => setTestChat({ agentName }),
-    openOutboundCall: (agentName) => setOutbound({ agentName }),
-    setAssistantAgent: setAssistantAgentId,
-  };
+  const panels = useMemo<Panels>(
+    () => ({
+      openTestChat: (agentName) => setTestChat({ agentName }),
+      openOutboundCall: (agentName) => setOutbound({ agentName }),
+      setAssistantAgent: setAssistantAgentId,
+    }),
+    [],
+  );
   const isActive = (to: string) => (to === '/' ? location.pathname === '/' : location.pathname.startsWith(to));
 
   return (
