@@ -1,13 +1,14 @@
 /**
  * The Express application: JSON parsing with a size limit, public routes (login, password reset,
- * health, docs, telephony callbacks), bearer authentication for everything else under /api, and
- * one error handler that answers `{detail}`.
+ * health, docs, telephony callbacks), bearer authentication for everything else under /api, the
+ * web dashboard at / (web/dist), and one error handler that answers `{detail}`.
  */
 import express from 'express';
 import type { ApiContext } from './context';
 import { authenticate } from './auth/authenticate';
 import { errorHandler, notFoundRoute } from './errors';
 import { cleanInput } from './http/clean-input';
+import { dashboardRouter } from './http/dashboard';
 import { docsRouter } from './docs';
 import { buildOpenApi } from './openapi';
 import { mountRoutes, type AnyRoute } from './route';
@@ -48,6 +49,7 @@ export function createApp(ctx: ApiContext, extraRoutes: AnyRoute[] = []) {
   mountRoutes(protectedRouter, routes.filter((r) => !r.public));
   app.use(protectedRouter);
 
+  app.use(dashboardRouter());
   app.use(notFoundRoute);
   app.use(errorHandler(ctx.log));
   return app;

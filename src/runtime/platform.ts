@@ -82,6 +82,7 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
         config.HOST,
       );
       stops.push(api.stop);
+      urls.Dashboard = `http://localhost:${api.port}/`;
       urls.API = `http://localhost:${api.port}/api`;
       urls['API docs'] = `http://localhost:${api.port}/api/docs`;
     }

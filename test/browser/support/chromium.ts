@@ -1,0 +1,74 @@
+/**
+ * Headless Chromium for the browser tests: Debian's `chromium` (apt-get install chromium; .ci/run
+ * installs it) driven by playwright-core, against the dashboard the API under test serves.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+export { ensureDashboardBuilt } from '../../support/dashboard-build';
+
+const ROOT = path.join(__dirname, '..', '..', '..');
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+
+export async function launchChromium(): Promise<Browser> {
+  if (!fs.existsSync(CHROMIUM_PATH)) {
+    throw new Error(`Chromium not found at ${CHROMIUM_PATH}: install it (apt-get install chromium) or set CHROMIUM_PATH`);
+  }
+  // Playwright gives every launch a fresh profile directory. The networking flags keep Chromium
+  // from reaching out (component updates, sync, QUIC), which a closed network refuses anyway.
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--autoplay-policy=no-user-gesture-required',
+    ],
+  });
+}
+
+/** Collects uncaught page errors, so a test can assert the app never crashed. */
+export function watchPageErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  return errors;
+}
+
+export async function logIn(page: Page, baseUrl: string, email: string, password: string): Promise<void> {
+  await page.goto(`${baseUrl}/`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByRole('textbox', { name: 'Password' }).fill(password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('heading', { name: 'Home' }).waitFor();
+}
+
+/** Picks `option` in the Mantine select labelled `label`. */
+export async function pick(page: Page, label: string, option: string): Promise<void> {
+  await page.getByRole('combobox', { name: label, exact: true }).click();
+  await page.getByRole('option', { name: option, exact: true }).click();
+}
+
+/**
+ * Saves a screenshot. With UPDATE_SCREENSHOTS=1 it goes to docs/screenshots/ (shown in the README);
+ * otherwise to a temporary directory, so a test run leaves the repository as it was.
+ */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  const dir = process.env.UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs', 'screenshots') : path.join(os.tmpdir(), 'vap-screenshots');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${name}.png`);
+  // Toasts would cover the page header: close them (one may close itself meanwhile).
+  const toasts = page.locator('.mantine-Notification-root');
+  for (const close of await page.locator('.mantine-Notification-closeButton').all()) await close.click({ timeout: 1000 }).catch(() => undefined);
+  for (const deadline = Date.now() + 10_000; (await toasts.count()) > 0 && Date.now() < deadline; ) await page.waitForTimeout(100);
+  await page.screenshot({ path: file });
+  return file;
+}

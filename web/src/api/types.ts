@@ -1,0 +1,27 @@
+/** Names for the API's shapes, taken from the generated OpenAPI types. */
+import type { paths } from './schema';
+
+type Json<R> = R extends { content: { 'application/json': infer J } } ? J : never;
+
+export type Agent = Json<paths['/api/agents/{agent_id}']['get']['responses'][200]>;
+export type AgentListItem = Json<paths['/api/agents']['get']['responses'][200]>[number];
+export type AgentCreate = NonNullable<paths['/api/agents']['post']['requestBody']>['content']['application/json'];
+export type AgentPatch = NonNullable<paths['/api/agents/{agent_id}']['patch']['requestBody']>['content']['application/json'];
+export type AgentStats = Json<paths['/api/agents/stats']['get']['responses'][200]>;
+export type FlowNode = Json<paths['/api/agents/{agent_id}/flow']['get']['responses'][200]>['nodes'][number];
+export type FlowNodeInput = NonNullable<paths['/api/agents/{agent_id}/nodes']['post']['requestBody']>['content']['application/json'];
+export type FlowFunction = NonNullable<FlowNodeInput['functions']>[number];
+export type Tool = Json<paths['/api/tools/{tool_id}']['get']['responses'][200]>;
+export type ToolCreate = NonNullable<paths['/api/tools']['post']['requestBody']>['content']['application/json'];
+export type ToolTestResult = Json<paths['/api/tools/{tool_id}/test']['post']['responses'][200]>;
+export type CallListItem = Json<paths['/api/calls']['get']['responses'][200]>['calls'][number];
+export type CallListQuery = NonNullable<paths['/api/calls']['get']['parameters']['query']>;
+export type CallDetail = Json<paths['/api/calls/{call_id}']['get']['responses'][200]>;
+export type CallEvent = Json<paths['/api/calls/{call_id}/events']['get']['responses'][200]>[number];
+export type TelephonySettings = Json<paths['/api/settings/telephony']['get']['responses'][200]>;
+export type Endpoint = Json<paths['/api/settings/endpoints']['get']['responses'][200]>[number];
+export type User = Json<paths['/api/users']['get']['responses'][200]>[number];
+export type Me = Json<paths['/api/auth/me']['get']['responses'][200]>;
+export type ApiKey = Json<paths['/api/auth/api-keys']['get']['responses'][200]>[number];
+export type SidechatReply = Json<paths['/api/sidechat']['post']['responses'][200]>;
+export type SidechatMessage = NonNullable<paths['/api/sidechat']['post']['requestBody']>['content']['application/json']['messages'][number];

@@ -1,0 +1,168 @@
+/** The event trace of a call: tool calls with arguments and results, node moves, latency, errors. */
+import { useState } from 'react';
+import { Badge, Code, Group, SegmentedControl, Table, Text, Timeline } from '@mantine/core';
+import type { CallEvent } from '../../api/types';
+import { parseApiTime } from '../../lib/format';
+
+/** Speech-timing events that crowd the conversation view; "All" shows them. */
+const NOISE = new Set(['tts_started', 'tts_stopped', 'llm_usage', 'tts_usage', 'ttfb_metric']);
+
+const COLOR: Record<string, string> = {
+  tool_called: 'violet',
+  tool_result: 'violet',
+  node_entered: 'grape',
+  node_transition: 'grape',
+  error: 'red',
+  call_status: 'blue',
+  call_started: 'green',
+  call_ended: 'green',
+  interruption: 'orange',
+  user_spoke: 'teal',
+  agent_spoke: 'indigo',
+};
+
+const json = (v: unknown) => JSON.stringify(v, null, 2);
+
+function Detail({ event }: { event: CallEvent }) {
+  const d = event.data as Record<string, any>;
+  switch (event.event_type) {
+    case 'user_spoke':
+    case 'agent_spoke':
+      return <Text size="sm">{String(d.text ?? '')}</Text>;
+    case 'tool_called':
+      return (
+        <>
+          <Text size="sm">
+            <b>{d.function}</b>
+            {d.source ? ` (${d.source})` : ''}
+          </Text>
+          <Code block>{json(d.args ?? {})}</Code>
+        </>
+      );
+    case 'tool_result':
+      return (
+        <>
+          <Text size="sm">
+            <b>{d.function}</b> → {d.status_code ?? 'no response'} in {d.duration_ms} ms{d.error ? `: ${d.error}` : ''}
+          </Text>
+          <Code block>{typeof d.result === 'string' ? d.result : json(d.result)}</Code>
+        </>
+      );
+    case 'node_transition':
+      return (
+        <Text size="sm">
+          {d.from} → <b>{d.to}</b> via {d.function}
+        </Text>
+      );
+    case 'node_entered':
+      return <Text size="sm">{d.node_key}</Text>;
+    case 'ttfb_metric':
+      return (
+        <Text size="sm">
+          {d.processor}: {d.ms} ms
+        </Text>
+      );
+    case 'error':
+      return (
+        <Text size="sm" c="red">
+          {d.context}: {d.message}
+        </Text>
+      );
+    case 'call_status':
+      return (
+        <Text size="sm">
+          {d.from ? `${d.from} → ` : ''}
+          {d.status}
+          {d.ignored ? ' (ignored)' : ''}
+          {d.source ? ` · ${d.source}` : ''}
+        </Text>
+      );
+    case 'call_ended':
+      return (
+        <Text size="sm">
+          {d.status}, {d.end_reason}
+        </Text>
+      );
+    default:
+      return Object.keys(d).length ? <Code block>{json(d)}</Code> : null;
+  }
+}
+
+export function CallTimeline({ events, startMs }: { events: CallEvent[]; startMs: number }) {
+  const [view, setView] = useState('conversation');
+  const shown = view === 'all' ? events : events.filter((e) => !NOISE.has(e.event_type));
+  return (
+    <>
+      <SegmentedControl
+        size="xs"
+        mb="sm"
+        aria-label="Events shown"
+        data={[
+          { value: 'conversation', label: 'Conversation' },
+          { value: 'all', label: `All (${events.length})` },
+        ]}
+        value={view}
+        onChange={setView}
+      />
+      <Timeline bulletSize={14} lineWidth={2} aria-label="Events">
+        {shown.map((e) => {
+          const offset = ((parseApiTime(e.timestamp)?.getTime() ?? startMs) - startMs) / 1000;
+          return (
+            <Timeline.Item
+              key={e.id}
+              color={COLOR[e.event_type] ?? 'gray'}
+              data-testid="call-event"
+              title={
+                <Group gap={6}>
+                  <Text size="sm" fw={600}>
+                    {e.event_type}
+                  </Text>
+                  <Text size="xs" c="dimmed">
+                    {offset >= 0 ? '+' : ''}
+                    {offset.toFixed(1)}s
+                  </Text>
+                </Group>
+              }
+            >
+              <Detail event={e} />
+            </Timeline.Item>
+          );
+        })}
+      </Timeline>
+    </>
+  );
+}
+
+/** Time to first byte per processor (LLM, STT, TTS, end to end): average and worst. */
+export function LatencyTable({ events }: { events: CallEvent[] }) {
+  const by: Record<string, number[]> = {};
+  for (const e of events) {
+    if (e.event_type === 'ttfb_metric' && typeof e.data.ms === 'number') (by[String(e.data.processor)] ??= []).push(e.data.ms);
+  }
+  const rows = Object.entries(by);
+  if (!rows.length) return <Text c="dimmed" size="sm">No latency measured yet.</Text>;
+  return (
+    <Table aria-label="Latency" withRowBorders={false}>
+      <Table.Thead>
+        <Table.Tr>
+          <Table.Th>Time to first byte</Table.Th>
+          <Table.Th>Average</Table.Th>
+          <Table.Th>Worst</Table.Th>
+          <Table.Th>Turns</Table.Th>
+        </Table.Tr>
+      </Table.Thead>
+      <Table.Tbody>
+        {rows.map(([processor, values]) => (
+          <Table.Tr key={processor}>
+            <Table.Td>
+              <Badge variant="light">{processor}</Badge>
+            </Table.Td>
+            <Table.Td>{Math.round(values.reduce((a, b) => a + b, 0) / values.length)} ms</Table.Td>
+            <Table.Td>{Math.round(Math.max(...values))} ms</Table.Td>
+            <Table.Td>{values.length}</Table.Td>
+          </Table.Tr>
+        ))}
+      </Table.Tbody>
+    </Table>
+  );
+}

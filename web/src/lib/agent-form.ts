@@ -1,0 +1,195 @@
+/**
+ * The agent editor's form values and their conversion to and from the API. Defaults belong to the
+ * API: a new agent sends only what the user filled in, an existing one only what changed (PATCH
+ * merges nested settings key by key), so the server applies its own defaults and rules.
+ */
+import type { Agent, AgentCreate } from '../api/types';
+import { nearestField } from './field-errors';
+
+type Pipeline = Agent['pipeline_settings'];
+export type PipelineKey = keyof Pipeline;
+
+/** Every pipeline setting with a label; the type check below fails the build when the API adds one. */
+export const PIPELINE_FIELDS = [
+  { key: 'idle_warn_secs', label: 'Idle warning (s)', step: 1 },
+  { key: 'idle_end_secs', label: 'Idle hang-up (s)', step: 1 },
+  { key: 'vad_confidence', label: 'VAD confidence', step: 0.05 },
+  { key: 'vad_start_secs', label: 'VAD start (s)', step: 0.05 },
+  { key: 'vad_stop_secs', label: 'VAD stop (s)', step: 0.05 },
+  { key: 'vad_min_volume', label: 'VAD minimum volume', step: 0.05 },
+  { key: 'min_words', label: 'Minimum words to interrupt', step: 1 },
+] as const satisfies ReadonlyArray<{ key: PipelineKey; label: string; step: number }>;
+type Unlisted = Exclude<PipelineKey, (typeof PIPELINE_FIELDS)[number]['key']>;
+const everyPipelineKeyListed: [Unlisted] extends [never] ? true : Unlisted = true;
+void everyPipelineKeyListed;
+
+export interface ContextVariableRow {
+  name: string;
+  type: string;
+  description: string;
+}
+
+export interface AgentFormValues {
+  name: string;
+  prompt: string;
+  greeting: string;
+  stt_provider: string | null;
+  stt_model: string;
+  stt_language: string;
+  stt_mode: string | null;
+  stt_settings: string;
+  llm_provider: string | null;
+  llm_model: string;
+  temperature: number | string;
+  max_tokens: number | string;
+  tts_provider: string | null;
+  tts_model: string;
+  voice: string;
+  tts_language: string;
+  tts_settings: string;
+  pipeline: Record<PipelineKey, number | string>;
+  tool_ids: string[];
+  pre_call_tool_ids: string[];
+  context_variables: ContextVariableRow[];
+  webhook_url: string;
+  webhook_events: string[];
+}
+
+const json = (value: unknown) => (value && Object.keys(value).length ? JSON.stringify(value, null, 2) : '');
+const emptyPipeline = () => Object.fromEntries(PIPELINE_FIELDS.map((f) => [f.key, ''])) as Record<PipelineKey, number | string>;
+
+/** Form values of a stored agent or a generated draft; an empty form for a new agent. */
+export function toFormValues(agent?: Partial<AgentCreate> | Agent): AgentFormValues {
+  const a = (agent ?? {}) as Partial<Agent>;
+  return {
+    name: a.name ?? '',
+    prompt: a.prompt ?? '',
+    greeting: a.greeting ?? '',
+    stt_provider: a.stt_provider ?? null,
+    stt_model: a.stt_model ?? '',
+    stt_language: a.stt_language ?? '',
+    stt_mode: a.stt_mode ?? null,
+    stt_settings: json(a.stt_settings),
+    llm_provider: a.llm_provider ?? null,
+    llm_model: a.llm_model ?? '',
+    temperature: a.llm_settings?.temperature ?? '',
+    max_tokens: a.llm_settings?.max_tokens ?? '',
+    tts_provider: a.tts_provider ?? null,
+    tts_model: a.tts_model ?? '',
+    voice: a.voice ?? '',
+    tts_language: a.tts_language ?? '',
+    tts_settings: json(a.tts_settings),
+    pipeline: { ...emptyPipeline(), ...(a.pipeline_settings ?? {}) },
+    // Lists the API transforms (deduplicates) are `unknown` in its response schema.
+    tool_ids: (a.tool_ids as string[] | undefined) ?? [],
+    pre_call_tool_ids: (a.pre_call_tool_ids as string[] | undefined) ?? [],
+    context_variables: Object.entries(a.context_variables ?? {}).map(([name, v]) => ({ name, type: v.type, description: v.description ?? '' })),
+    webhook_url: a.webhook_url ?? '',
+    webhook_events: (a.webhook_events as string[] | undefined) ?? [],
+  };
+}
+
+export class FormInputError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function parseJsonObject(field: string, text: string): Record<string, unknown> {
+  if (!text.trim()) return {};
+  try {
+    const value = JSON.parse(text);
+    if (value && typeof value === 'object' && !Array.isArray(value)) return value;
+  } catch {
+    // reported below
+  }
+  throw new FormInputError(field, 'must be a JSON object');
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const num = (v: number | string) => (v === '' ? null : Number(v));
+
+/**
+ * The request body: every field that differs from `initial` (for a new agent, the empty form).
+ * Cleared optional text becomes null; a cleared pipeline or LLM setting becomes null (its default).
+ */
+export function toRequestBody(values: AgentFormValues, initial: AgentFormValues, isNew: boolean): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  const text = (key: 'name' | 'prompt' | 'stt_language' | 'llm_model', nullable = false) => {
+    if (values[key] !== initial[key]) body[key] = values[key] === '' && nullable ? null : values[key];
+  };
+  const optionalText = (key: 'greeting' | 'stt_model' | 'tts_model' | 'voice' | 'tts_language' | 'webhook_url') => {
+    if (values[key] !== initial[key]) body[key] = values[key] === '' ? null : values[key];
+  };
+  text('name');
+  text('prompt');
+  optionalText('greeting');
+  for (const key of ['stt_provider', 'llm_provider', 'tts_provider', 'stt_mode'] as const) {
+    if (values[key] !== initial[key]) body[key] = values[key];
+  }
+  text('stt_language');
+  text('llm_model');
+  for (const key of ['stt_model', 'tts_model', 'voice', 'tts_language', 'webhook_url'] as const) optionalText(key);
+  for (const key of ['stt_settings', 'tts_settings'] as const) {
+    if (values[key] !== initial[key]) body[key] = parseJsonObject(key, values[key]);
+  }
+
+  const llm: Record<string, number | null> = {};
+  if (values.temperature !== initial.temperature) llm.temperature = num(values.temperature);
+  if (values.max_tokens !== initial.max_tokens) llm.max_tokens = num(values.max_tokens);
+  if (Object.keys(llm).length) body.llm_settings = isNew ? dropNulls(llm) : llm;
+
+  const pipeline: Record<string, number | null> = {};
+  for (const { key } of PIPELINE_FIELDS) {
+    if (values.pipeline[key] !== initial.pipeline[key]) pipeline[key] = num(values.pipeline[key]);
+  }
+  if (Object.keys(pipeline).length) body.pipeline_settings = isNew ? dropNulls(pipeline) : pipeline;
+
+  for (const key of ['tool_ids', 'pre_call_tool_ids', 'webhook_events'] as const) {
+    if (!same(values[key], initial[key])) body[key] = values[key];
+  }
+  if (!same(values.context_variables, initial.context_variables)) {
+    body.context_variables = Object.fromEntries(
+      values.context_variables.filter((v) => v.name.trim()).map((v) => [v.name.trim(), { type: v.type || 'string', description: v.description }]),
+    );
+  }
+  return body;
+}
+
+const dropNulls = (o: Record<string, number | null>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null));
+
+/** The form path that shows an API error for a field path ("pipeline_settings.min_words" → "pipeline.min_words"). */
+export function formPathOf(apiField: string): string | undefined {
+  const renamed = apiField
+    .replace(/^pipeline_settings\./, 'pipeline.')
+    .replace(/^llm_settings\.(temperature|max_tokens)/, '$1')
+    .replace(/^llm_settings$/, 'temperature');
+  return nearestField(renamed, FORM_PATHS);
+}
+
+const FORM_PATHS: readonly string[] = [
+  ...Object.keys(toFormValues()).filter((k) => k !== 'pipeline'),
+  ...PIPELINE_FIELDS.map((f) => `pipeline.${f.key}`),
+  'pipeline_settings',
+];
+
+/** Provider pickers next to which the API's configuration warnings are shown. */
+export const WARNING_FIELDS = ['stt_provider', 'llm_provider', 'tts_provider'] as const;
+
+/**
+ * Splits the API's `warnings` (e.g. "stt_provider sarvam: SARVAM_API_KEY is not set") by the
+ * field they start with; the rest are general.
+ */
+export function warningsByField(warnings: readonly string[] | undefined) {
+  const byField: Record<string, string[]> = {};
+  const general: string[] = [];
+  for (const w of warnings ?? []) {
+    const field = WARNING_FIELDS.find((f) => w.startsWith(`${f} `) || w.startsWith(`${f}:`));
+    if (field) (byField[field] ??= []).push(w);
+    else general.push(w);
+  }
+  return { byField, general };
+}
