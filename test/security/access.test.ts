@@ -56,6 +56,7 @@ const ROLE_TABLE: Record<string, Access> = {
   'GET /api/calls': 'member',
   'GET /api/calls/{call_id}': 'member',
   'GET /api/calls/{call_id}/events': 'member',
+  'GET /api/calls/{call_id}/events/stream': 'member',
   'GET /api/recordings/{call_id}': 'member',
   'POST /api/calls/start': 'member',
   'POST /api/calls/test': 'member',

@@ -32,6 +32,7 @@ export function callStreamRoutes(ctx: ApiContext) {
       method: 'get',
       path: '/api/calls/{call_id}/events/stream',
       tag: 'Calls',
+      access: 'member',
       summary: 'Follow a call: its events as server-sent events until it ends',
       description: [
         'A `text/event-stream`. Each call event (the objects of `GET /api/calls/{call_id}/events`) is one SSE message: `id:` its sequence number, `data:` the event as JSON.',
