@@ -10,7 +10,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver';
 import { eventually } from '../support/fixtures';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startHarness, type Harness } from '../support/harness';
-import { DESKTOP, ensureDashboardBuilt, launchChromium, logIn, pick, screenshot, watchPageErrors } from './support/chromium';
+import { DESKTOP, ensureDashboardBuilt, launchChromium, logIn, pick, screenshot, stableBox, watchPageErrors } from './support/chromium';
 
 let h: Harness;
 let llm: FakeOpenAI;
@@ -111,8 +111,10 @@ describe('the dashboard, as an administrator', () => {
     }
     const node = (key: string) => page.locator(`.react-flow__node[data-id="${key}"]`);
 
-    // Drag "confirm" below the others.
-    const before = (await node('confirm').boundingBox())!;
+    // Drag "confirm" below the others — once the canvas has stopped re-framing (it fits the view
+    // shortly after a node is added, and the add dialog fades out): a press on a stale position
+    // would pan the canvas instead.
+    const before = await stableBox(node('confirm'));
     await page.mouse.move(before.x + before.width / 2, before.y + 20);
     await page.mouse.down();
     await page.mouse.move(before.x + before.width / 2 - 80, before.y + 260, { steps: 12 });
@@ -127,8 +129,8 @@ describe('the dashboard, as an administrator', () => {
     const edges = page.locator('.react-flow__edge');
     const connect = async (from: string, to: string) => {
       const count = await edges.count();
-      const source = (await node(from).locator('.react-flow__handle.source').boundingBox())!;
-      const target = (await node(to).locator('.react-flow__handle.target').boundingBox())!;
+      const source = await stableBox(node(from).locator('.react-flow__handle.source'));
+      const target = await stableBox(node(to).locator('.react-flow__handle.target'));
       await page.mouse.move(source.x + source.width / 2, source.y + source.height / 2);
       await page.mouse.down();
       await page.mouse.move(target.x + target.width / 2, target.y + target.height / 2, { steps: 15 });
