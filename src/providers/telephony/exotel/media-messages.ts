@@ -18,8 +18,14 @@ import { base64Of, BASE64, messageText } from '../stream-support';
 export const EXOTEL_MIN_CHUNK_BYTES = 3200;
 export const EXOTEL_MAX_CHUNK_BYTES = 100_000;
 export const EXOTEL_CHUNK_MULTIPLE = 320;
-/** Our outgoing media messages: 100 ms (3200 bytes at 8 kHz, 6400 at 16 kHz), both within the rules. */
-export const EXOTEL_FRAME_MS = 100;
+/**
+ * Length of our outgoing media messages: the shortest that meets the 3.2 KB minimum — 200 ms at
+ * 8 kHz, 100 ms at 16 kHz (Exotel calls 3.2 KB "100 ms", which holds for 16 kHz; at 8 kHz 16-bit
+ * 100 ms is only 1.6 KB). Both are 3200 bytes, a multiple of 320.
+ */
+export function exotelFrameMs(sampleRate: number): number {
+  return Math.max(20, Math.ceil((EXOTEL_MIN_CHUNK_BYTES * 1000) / (sampleRate * 2) / 20) * 20);
+}
 /** Rates the Voicebot applet offers (`?sample-rate=`); 24000 is not one the gateway runs. */
 export const EXOTEL_SAMPLE_RATES = [8000, 16000] as const;
 
