@@ -163,7 +163,8 @@ function parseObject(m: Obj): ExotelStreamMessage {
       return parseStart(m);
     case 'media': {
       const media = obj(m.media, 'media');
-      const payload = text(media, 'payload', 'media', { optional: false });
+      const payload = media.payload;
+      if (typeof payload !== 'string') throw new Invalid('media.payload: expected a string');
       if (!BASE64.test(payload)) throw new Invalid('media.payload: expected base64');
       return { event, streamSid: streamSid(m, media), chunk: optionalInt(media, 'chunk', 'media'), timestamp: optionalInt(media, 'timestamp', 'media'), payload };
     }
