@@ -12,7 +12,8 @@
  * The parser never throws: malformed input comes back as a typed error the gateway logs and skips.
  */
 import type { AudioFormat } from '../../../audio/format';
-import { base64Of, BASE64, messageText } from '../stream-support';
+import { base64Of, BASE64 } from '../stream-support';
+import { InvalidMessage, UnknownEvent, obj, parseStreamMessage, type Obj, type StreamParseResult } from '../stream-json';
 
 /** Exotel's minimum outgoing chunk is 3.2 KB (100 ms at 8 kHz); chunks must be multiples of 320 bytes. */
 export const EXOTEL_MIN_CHUNK_BYTES = 3200;
@@ -68,35 +69,23 @@ export type ExotelStreamMessage =
   | { event: 'mark'; streamSid: string; name: string }
   | { event: 'stop'; streamSid: string; reason: string };
 
-export type ExotelParseResult =
-  | { ok: true; message: ExotelStreamMessage }
-  | { ok: false; code: 'invalid_json' | 'invalid_message' | 'unknown_event' | 'too_large'; error: string };
-
-class Invalid extends Error {}
-class UnknownEvent extends Error {}
-
-type Obj = Record<string, unknown>;
+export type ExotelParseResult = StreamParseResult<ExotelStreamMessage>;
 
 const DTMF_DIGIT = /^[0-9*#A-Da-d]$/;
 const DIGITS = /^\d{1,15}$/;
-
-function obj(value: unknown, field: string): Obj {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Invalid(`${field}: expected an object`);
-  return value as Obj;
-}
 
 /** A string field under its snake_case name or its camelCase alias. */
 function text(o: Obj, key: string, field: string, opts: { alias?: string; optional?: boolean } = {}): string {
   const v = o[key] ?? (opts.alias ? o[opts.alias] : undefined);
   if (v === undefined && opts.optional) return '';
-  if (typeof v !== 'string') throw new Invalid(`${field}.${key}: expected a string`);
-  if (v.length > 256) throw new Invalid(`${field}.${key}: longer than 256 characters`);
+  if (typeof v !== 'string') throw new InvalidMessage(`${field}.${key}: expected a string`);
+  if (v.length > 256) throw new InvalidMessage(`${field}.${key}: longer than 256 characters`);
   return v;
 }
 
 function nonEmpty(o: Obj, key: string, field: string, alias?: string): string {
   const v = text(o, key, field, { alias });
-  if (v === '') throw new Invalid(`${field}.${key}: must not be empty`);
+  if (v === '') throw new InvalidMessage(`${field}.${key}: must not be empty`);
   return v;
 }
 
@@ -105,14 +94,14 @@ function optionalInt(o: Obj, key: string, field: string): number | null {
   const v = o[key];
   if (v === undefined || v === null || v === '') return null;
   const n = typeof v === 'number' ? v : typeof v === 'string' && DIGITS.test(v) ? Number(v) : NaN;
-  if (!Number.isSafeInteger(n) || n < 0) throw new Invalid(`${field}.${key}: expected a non-negative integer`);
+  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidMessage(`${field}.${key}: expected a non-negative integer`);
   return n;
 }
 
 /** The stream sid of a message after start: top-level, or inside the event's own object. */
 function streamSid(m: Obj, inner?: Obj): string {
   const v = m.stream_sid ?? m.streamSid ?? inner?.stream_sid ?? inner?.streamSid;
-  if (typeof v !== 'string' || v === '' || v.length > 128) throw new Invalid('stream_sid: expected a non-empty string');
+  if (typeof v !== 'string' || v === '' || v.length > 128) throw new InvalidMessage('stream_sid: expected a non-empty string');
   return v;
 }
 
@@ -155,7 +144,7 @@ function parseStart(m: Obj): ExotelStartMessage {
 
 function parseObject(m: Obj): ExotelStreamMessage {
   const event = m.event;
-  if (typeof event !== 'string') throw new Invalid('event: expected a string');
+  if (typeof event !== 'string') throw new InvalidMessage('event: expected a string');
   switch (event) {
     case 'connected':
       return { event };
@@ -164,14 +153,14 @@ function parseObject(m: Obj): ExotelStreamMessage {
     case 'media': {
       const media = obj(m.media, 'media');
       const payload = media.payload;
-      if (typeof payload !== 'string') throw new Invalid('media.payload: expected a string');
-      if (!BASE64.test(payload)) throw new Invalid('media.payload: expected base64');
+      if (typeof payload !== 'string') throw new InvalidMessage('media.payload: expected a string');
+      if (!BASE64.test(payload)) throw new InvalidMessage('media.payload: expected base64');
       return { event, streamSid: streamSid(m, media), chunk: optionalInt(media, 'chunk', 'media'), timestamp: optionalInt(media, 'timestamp', 'media'), payload };
     }
     case 'dtmf': {
       const d = m.dtmf === undefined ? m : obj(m.dtmf, 'dtmf');
       const digit = text(d, 'digit', 'dtmf');
-      if (!DTMF_DIGIT.test(digit)) throw new Invalid('dtmf.digit: expected one DTMF digit');
+      if (!DTMF_DIGIT.test(digit)) throw new InvalidMessage('dtmf.digit: expected one DTMF digit');
       return { event, streamSid: streamSid(m, d), digit };
     }
     case 'mark': {
@@ -189,22 +178,7 @@ function parseObject(m: Obj): ExotelStreamMessage {
 
 /** Parses one WebSocket message from Exotel. Never throws. */
 export function parseExotelStreamMessage(data: unknown): ExotelParseResult {
-  const raw = messageText(data);
-  if (raw === null) return { ok: false, code: 'invalid_message', error: 'message is not text' };
-  if (raw.length > MAX_EXOTEL_MESSAGE_CHARS) return { ok: false, code: 'too_large', error: `message of ${raw.length} characters` };
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch {
-    return { ok: false, code: 'invalid_json', error: 'message is not JSON' };
-  }
-  try {
-    return { ok: true, message: parseObject(obj(json, 'message')) };
-  } catch (err) {
-    if (err instanceof UnknownEvent) return { ok: false, code: 'unknown_event', error: `unknown event "${err.message}"` };
-    if (err instanceof Invalid) return { ok: false, code: 'invalid_message', error: err.message };
-    return { ok: false, code: 'invalid_message', error: 'unreadable message' };
-  }
+  return parseStreamMessage(data, MAX_EXOTEL_MESSAGE_CHARS, parseObject);
 }
 
 // ---- to Exotel ---------------------------------------------------------------------------------
