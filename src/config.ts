@@ -96,6 +96,11 @@ export const configSchema = z.object({
   TWILIO_API_BASE_URL: optionalString.pipe(z.url().optional()),
   // Replaces https://api.plivo.com (the fake Plivo in tests and local runs).
   PLIVO_API_BASE_URL: optionalString.pipe(z.url().optional()),
+  // Replaces the stored exotel_api_base (https://api.exotel.com by default): the fake Exotel in
+  // tests and local runs. An operator setting, so it may point anywhere; the stored one may not.
+  EXOTEL_API_BASE_URL: optionalString.pipe(z.url().optional()),
+  // Sample rate of Exotel's Voicebot streams (16-bit PCM): 8000 (PSTN) or 16000 (wideband).
+  EXOTEL_SAMPLE_RATE: z.enum(['8000', '16000']).default('8000').transform(Number),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 

@@ -194,11 +194,12 @@ describe('refusals', () => {
     expect(res.body.detail).toBe('Agent ghost-bot not found');
   });
 
-  it('refuses providers that cannot place calls yet, and unknown ones, with 422 naming provider', async () => {
+  it('says which settings a vendor lacks, and refuses unknown providers with 422 naming provider', async () => {
+    // Exotel carries calls: without its credentials the answer says which settings are missing.
     for (const provider of ['exotel', 'provider_b']) {
       const res = await dial({ provider });
-      expect(res.status).toBe(422);
-      expect(res.body.detail).toMatch(/^provider: exotel is not supported yet/);
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toMatch(/^Exotel is not configured: exotel_account_sid, exotel_api_key, exotel_api_token are not set/);
     }
     // Plivo carries calls: without its credentials the answer says which settings are missing.
     for (const provider of ['plivo', 'provider_c']) {

@@ -94,7 +94,7 @@ export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
   };
 
   const connect = (vendor: TelephonyVendor, publicBaseUrl: string, callId: string) =>
-    vendor.webhooks.connect(streamConnection(config, publicBaseUrl, vendor.name, jwtSecret, callId));
+    vendor.webhooks.connect(streamConnection(config, publicBaseUrl, vendor.name, jwtSecret, callId), { config });
 
   async function inbound(provider: string, agentName: string, req: Request, res: Response) {
     const { vendor, settings, publicBaseUrl, request } = await authenticated(provider, req);
