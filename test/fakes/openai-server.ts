@@ -27,6 +27,8 @@ export interface FakeReply {
 export interface RecordedRequest {
   body: any;
   headers: Record<string, string | string[] | undefined>;
+  /** Path and query as requested (Azure puts the deployment and api-version there). */
+  url: string;
 }
 
 export interface FakeOpenAI {
@@ -130,7 +132,7 @@ export async function startFakeOpenAI(options: { speech?: FakeOpenAISpeechOption
     } catch {
       return sendError(res, 400, 'We could not parse the JSON body of your request.');
     }
-    requests.push({ body, headers: { ...req.headers } });
+    requests.push({ body, headers: { ...req.headers }, url: req.url ?? '' });
     if (failures.remaining > 0) {
       failures.remaining -= 1;
       return sendError(res, failures.status, `Simulated failure (HTTP ${failures.status})`);
@@ -217,6 +219,8 @@ export async function startFakeOpenAI(options: { speech?: FakeOpenAISpeechOption
     const path = (req.url ?? '').split('?')[0];
     const handle = async () => {
       if (req.method === 'POST' && path === '/v1/chat/completions') return chatCompletions(req, res);
+      // Azure OpenAI: the deployment is in the path, the API version in the query.
+      if (req.method === 'POST' && /^\/openai\/deployments\/[^/]+\/chat\/completions$/.test(path ?? '')) return chatCompletions(req, res);
       if (req.method === 'POST' && path === '/v1/audio/speech') return handleSpeech(req, res, await readBody(req), options.speech ?? {}, speechRequests, sendError);
       if (req.method === 'GET' && path === '/v1/models') {
         res.writeHead(200, { 'content-type': 'application/json' });
