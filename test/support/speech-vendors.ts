@@ -68,3 +68,13 @@ export const TTS_FAKES: Record<string, (pool: FakePool) => Promise<RunningTtsFak
   deepgram: async (pool) => ({ env: deepgramEnv(await deepgram(pool)) }),
   openai: async (pool) => ({ env: openaiEnv(await openaiFake(pool)) }),
 };
+
+/**
+ * The fakes of the providers an agent gets by default (STT deepgram, LLM openai, TTS cartesia)
+ * and the environment pointing at them: for suites whose calls must pass the "can this agent
+ * run?" check (outbound 422, inbound apology) without exercising speech themselves.
+ */
+export async function defaultProviderEnv(pool: FakePool): Promise<Record<string, string>> {
+  const [stt, tts, llm] = await Promise.all([STT_FAKES.deepgram!(pool), TTS_FAKES.cartesia!(pool), openaiFake(pool)]);
+  return { ...stt.env, ...tts.env, ...openaiEnv(llm) };
+}
