@@ -43,7 +43,8 @@ export class FakePool {
 }
 
 const DEEPGRAM_KEY = 'dg-fake-key';
-const deepgram = (pool: FakePool) => pool.once<FakeDeepgram>('deepgram', () => startFakeDeepgram({ apiKey: DEEPGRAM_KEY, speak: pool.ttsAudio }));
+/** The shared fake Deepgram (listen and speak), e.g. to stage an outage. */
+export const deepgramFake = (pool: FakePool) => pool.once<FakeDeepgram>('deepgram', () => startFakeDeepgram({ apiKey: DEEPGRAM_KEY, speak: pool.ttsAudio }));
 const deepgramEnv = (fake: FakeDeepgram) => ({ DEEPGRAM_API_KEY: DEEPGRAM_KEY, DEEPGRAM_BASE_URL: fake.url });
 /** The OpenAI fake also serves the LLM: an e2e that uses it for speech points OPENAI_BASE_URL at it once. */
 export const openaiFake = (pool: FakePool) => pool.once<FakeOpenAI>('openai', () => startFakeOpenAI({ speech: pool.ttsAudio }));
@@ -51,7 +52,7 @@ const openaiEnv = (fake: FakeOpenAI) => ({ OPENAI_API_KEY: 'sk-fake-key', OPENAI
 
 export const STT_FAKES: Record<string, (pool: FakePool) => Promise<RunningSttFake>> = {
   deepgram: async (pool) => {
-    const fake = await deepgram(pool);
+    const fake = await deepgramFake(pool);
     return { env: deepgramEnv(fake), script: (t) => fake.script(t) };
   },
 };
@@ -65,7 +66,7 @@ export const TTS_FAKES: Record<string, (pool: FakePool) => Promise<RunningTtsFak
     const fake = await pool.once('elevenlabs', () => startFakeElevenLabs({ apiKey: 'el-fake-key', ...pool.ttsAudio }));
     return { env: { ELEVENLABS_API_KEY: 'el-fake-key', ELEVENLABS_BASE_URL: fake.url } };
   },
-  deepgram: async (pool) => ({ env: deepgramEnv(await deepgram(pool)) }),
+  deepgram: async (pool) => ({ env: deepgramEnv(await deepgramFake(pool)) }),
   openai: async (pool) => ({ env: openaiEnv(await openaiFake(pool)) }),
 };
 
