@@ -93,6 +93,14 @@ export const configSchema = z.object({
   CARTESIA_BASE_URL: z.url().default('wss://api.cartesia.ai'),
   ELEVENLABS_API_KEY: optionalString,
   ELEVENLABS_BASE_URL: z.url().default('wss://api.elevenlabs.io'),
+  // Speech vendors of the registries (src/providers/{stt,tts}/registry.ts); each adapter's
+  // descriptor says which of these it needs. A *_BASE_URL replaces the vendor's public host.
+  SARVAM_API_KEY: optionalString,
+  SARVAM_BASE_URL: z.url().default('https://api.sarvam.ai'),
+  AZURE_SPEECH_KEY: optionalString,
+  AZURE_SPEECH_REGION: optionalString,
+  // A custom Speech endpoint or container (ws(s)://host:port) instead of the region's.
+  AZURE_SPEECH_ENDPOINT: optionalString.pipe(z.url().optional()),
   TWILIO_API_BASE_URL: optionalString.pipe(z.url().optional()),
   // Replaces https://api.plivo.com (the fake Plivo in tests and local runs).
   PLIVO_API_BASE_URL: optionalString.pipe(z.url().optional()),
