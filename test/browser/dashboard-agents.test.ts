@@ -87,7 +87,10 @@ describe('the dashboard, as an administrator', () => {
     // The placeholders the greeting uses are listed.
     await page.getByRole('group', { name: 'Variables used' }).filter({ hasText: '{{first_name}}' }).waitFor();
 
+    // This installation has no ElevenLabs key: the API warns, and the form says so at the picker.
+    await page.getByRole('status').filter({ hasText: 'ELEVENLABS_API_KEY is not set' }).waitFor();
     const agent = await api('GET', `/api/agents/${(await agentNamed('support-bot'))!.id}`);
+    expect(agent.warnings).toContain('tts_provider elevenlabs: ELEVENLABS_API_KEY is not set');
     expect(agent).toMatchObject({ prompt: 'You answer questions about the shop. Be brief.', greeting: 'Hello {{first_name}}, this is the shop.', tts_provider: 'elevenlabs', flow_nodes_count: 0 });
 
     // An edit is a PATCH of what changed.
