@@ -7,14 +7,14 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { PCM16_8K } from '../../src/audio/format';
+import { PCM16_16K, PCM16_8K } from '../../src/audio/format';
 import { verifyStreamToken } from '../../src/gateway/stream-token';
 import { channelOf, readWavFile } from '../../src/gateway/recording/wav';
 import { PIPELINE_DEFAULTS } from '../../src/shared/catalog';
 import { getFreePort } from '../../src/temporal/dev-server';
 import { startFakeCartesia, type FakeCartesia } from '../fakes/cartesia-server';
 import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
-import { FRAME_MS, type ExotelCaller } from '../fakes/exotel-caller';
+import { connectExotelCaller, FRAME_MS, type ExotelCaller } from '../fakes/exotel-caller';
 import { startFakeExotel, type FakeExotel } from '../fakes/exotel-server';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { eventually } from '../support/fixtures';
@@ -93,11 +93,11 @@ async function createVoiceAgent(body: Record<string, unknown>) {
 }
 
 /** The recording is a stereo 16-bit WAV at the stream's rate, as long as the stream, both sides audible. */
-async function expectRecordingOfCall(call: any, caller: ExotelCaller) {
+async function expectRecordingOfCall(call: any, caller: ExotelCaller, sampleRate = 8000) {
   const wav = readWavFile(path.isAbsolute(call.recording_path) ? call.recording_path : path.join(h.config.dataDir, call.recording_path));
-  expect(wav).toMatchObject({ channels: 2, sampleRate: 8000 });
+  expect(wav).toMatchObject({ channels: 2, sampleRate });
   const closed = await caller.closed;
-  const wavMs = wav.samples.length / 2 / 8;
+  const wavMs = wav.samples.length / 2 / (sampleRate / 1000);
   expect(Math.abs(wavMs - (closed.atMs - caller.connectedAtMs))).toBeLessThan(400);
   expect(channelOf(wav, 0).some((s) => Math.abs(s) > 1000)).toBe(true);
   expect(channelOf(wav, 1).some((s) => Math.abs(s) > 1000)).toBe(true);
@@ -144,6 +144,9 @@ describe('an outbound Exotel call', () => {
     // The greeting, heard as audio.
     const greeting = 'Namaste Asha, this is the clinic.';
     await eventually(async () => heardMs(caller) >= (greeting.length - 2) * MS_PER_CHAR - 200, 15_000, 20);
+    // TTS is asked for the stream's own format (16-bit PCM at 8 kHz): nothing converts it.
+    const greetingRequest = cartesia.received.messages.find((m) => String(m.transcript ?? '').startsWith('Namaste Asha'));
+    expect(greetingRequest?.output_format).toMatchObject({ container: 'raw', encoding: 'pcm_s16le', sample_rate: 8000 });
 
     // A question: the agent answers in audio.
     const beforeAnswer = heardMs(caller);
@@ -237,6 +240,34 @@ describe('an inbound Exotel call', () => {
     await fake.ended;
     expect(fake).toMatchObject({ status: 'completed', endedBy: 'caller', errors: [] });
     await expectRecordingOfCall(call, caller);
+  }, 90_000);
+
+  it('runs a 16 kHz stream (EXOTEL_SAMPLE_RATE=16000) in 16 kHz end to end: TTS, 3200-byte chunks, recording', async () => {
+    await createVoiceAgent({ name: 'exotel-wideband', prompt: 'Be helpful.', greeting: 'Hello, wideband clinic here.' });
+    openai.setResponder(() => ({ content: 'Tomorrow at nine works.' }));
+    deepgram.script(['I would like to book an appointment for tomorrow.']);
+    // The applet's answer as the platform gives it, opened at the rate an EXOTEL_SAMPLE_RATE=16000
+    // installation asks for: the gateway follows start.media_format.
+    const answer = await fetch(`${h.api.url}/telephony/exotel/inbound/exotel-wideband?CallSid=wb${Date.now()}&CallFrom=09812345600&CallTo=08047491899`);
+    const url = new URL(((await answer.json()) as { url: string }).url);
+    url.searchParams.set('sample-rate', '16000');
+    const callId = url.searchParams.get('call_id')!;
+    const caller = await connectExotelCaller({ url: url.toString(), from: '+919812345600', to: OUR_NUMBER });
+    expect(caller.format).toEqual(PCM16_16K);
+    await eventually(async () => heardMs(caller) >= ('Hello, wideband clinic here.'.length - 2) * MS_PER_CHAR - 200, 15_000, 20);
+    // 100 ms of 16 kHz PCM per message: 3200 bytes (the caller rejects anything else).
+    expect(Buffer.from(caller.events.find((e) => e.message.event === 'media')!.message.media.payload, 'base64').length).toBe(3200);
+    const before = heardMs(caller);
+    await caller.say(HELLO_WAV);
+    await eventually(async () => heardMs(caller) >= before + ('Tomorrow at nine works.'.length - 2) * MS_PER_CHAR, 15_000, 20);
+    await caller.hangup();
+    const call = await finalCall(callId);
+    expect(call).toMatchObject({ status: 'completed', end_reason: 'user_ended', provider: 'exotel' });
+    expect(caller.protocolErrors).toEqual([]);
+    // TTS was asked for the stream's own format: no conversion anywhere.
+    const greetingRequest = cartesia.received.messages.find((m) => m.transcript === 'Hello, wideband clinic here.' || String(m.transcript ?? '').startsWith('Hello, wideband'));
+    expect(greetingRequest?.output_format).toMatchObject({ container: 'raw', encoding: 'pcm_s16le', sample_rate: 16000 });
+    await expectRecordingOfCall(call, caller, 16000);
   }, 90_000);
 
   it('hangs the Exotel call up through the REST API when the gateway dies mid-call', async () => {
