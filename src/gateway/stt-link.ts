@@ -45,6 +45,11 @@ export class SttLink {
     this.stream?.finalize();
   }
 
+  /** The current stream's wait for a final after finalize(), when it needs its own. */
+  get finalWaitMs(): number | undefined {
+    return this.stream?.finalWaitMs;
+  }
+
   close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);

@@ -6,17 +6,20 @@
 import type { Config } from '../../config';
 import { STT_PROVIDERS } from '../../shared/catalog';
 import { DeepgramStt } from './deepgram';
+import { createOpenAiStt } from './openai';
 import type { SttOptions, SttStream } from './types';
 
 export * from './types';
 export { DeepgramStt, deepgramListenUrl, DEEPGRAM_DEFAULTS } from './deepgram';
 
-export const STREAMING_STT_PROVIDERS = ['deepgram'] as const;
+export const STREAMING_STT_PROVIDERS = ['deepgram', 'openai'] as const;
 
 export function createStt(provider: string, options: SttOptions): SttStream {
   switch (provider) {
     case 'deepgram':
       return new DeepgramStt(options);
+    case 'openai':
+      return createOpenAiStt(options);
     default:
       throw unsupported(provider);
   }
@@ -29,7 +32,8 @@ export interface AgentSttFields {
   stt_settings?: Record<string, unknown> | null;
 }
 
-export type SttConfig = Pick<Config, 'DEEPGRAM_API_KEY' | 'DEEPGRAM_BASE_URL'>;
+export type SttConfig = Pick<Config, 'DEEPGRAM_API_KEY' | 'DEEPGRAM_BASE_URL'> &
+  Partial<Pick<Config, 'OPENAI_API_KEY' | 'OPENAI_BASE_URL' | 'OPENAI_STT_BASE_URL'>>;
 
 /** Options for an agent's STT from its fields and the platform configuration (keys, base URLs). */
 export function sttOptionsForAgent(agent: AgentSttFields, config: SttConfig, overrides: Partial<SttOptions> = {}): SttOptions {
@@ -39,6 +43,16 @@ export function sttOptionsForAgent(agent: AgentSttFields, config: SttConfig, ove
       return {
         apiKey: config.DEEPGRAM_API_KEY,
         baseUrl: config.DEEPGRAM_BASE_URL,
+        model: agent.stt_model ?? undefined,
+        language: agent.stt_language ?? undefined,
+        settings: agent.stt_settings ?? {},
+        ...overrides,
+      };
+    case 'openai':
+      if (!config.OPENAI_API_KEY) throw new Error('STT provider openai needs OPENAI_API_KEY to be set');
+      return {
+        apiKey: config.OPENAI_API_KEY,
+        baseUrl: config.OPENAI_STT_BASE_URL ?? config.OPENAI_BASE_URL,
         model: agent.stt_model ?? undefined,
         language: agent.stt_language ?? undefined,
         settings: agent.stt_settings ?? {},

@@ -50,6 +50,12 @@ export interface SttStream extends EventEmitter<SttEvents> {
   close(): Promise<void>;
   /** Audio bytes handed to the vendor so far. */
   readonly audioBytesSent: number;
+  /**
+   * How long the gateway waits for the final after finalize() before going on without it. Unset:
+   * the streaming default (FINAL_WAIT_MS). Segment-based adapters (one HTTP request per utterance)
+   * need longer.
+   */
+  readonly finalWaitMs?: number;
 }
 
 export type SttEncoding = 'mulaw' | 'linear16';
