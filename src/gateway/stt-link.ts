@@ -63,7 +63,7 @@ export class SttLink {
     const { stt: s, config, format, events, log, callId } = this.opts;
     let stream: SttStream;
     try {
-      stream = createAgentStt({ stt_provider: s.provider, stt_model: s.model, stt_language: s.language, stt_settings: s.settings }, config, {
+      stream = createAgentStt({ stt_provider: s.provider, stt_model: s.model, stt_language: s.language, stt_mode: s.mode, stt_settings: s.settings }, config, {
         encoding: 'linear16',
         sampleRate: format.sampleRate,
       });

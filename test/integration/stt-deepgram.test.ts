@@ -174,7 +174,7 @@ describe('Deepgram streaming STT', () => {
   });
 
   it('refuses providers without an adapter and a missing API key with clear messages', () => {
-    expect(() => createStt('openai', { apiKey: 'k' })).toThrow('STT provider "openai" has no streaming adapter yet (available: deepgram)');
+    expect(() => createStt('azure', { apiKey: 'k' })).toThrow('STT provider "azure" has no streaming adapter yet (available: deepgram, openai, sarvam)');
     expect(() => createStt('whisperx', { apiKey: 'k' })).toThrow('Unknown STT provider "whisperx"');
     expect(() => sttOptionsForAgent({ stt_provider: 'deepgram' }, { DEEPGRAM_API_KEY: undefined, DEEPGRAM_BASE_URL: 'wss://api.deepgram.com' })).toThrow(
       'STT provider deepgram needs DEEPGRAM_API_KEY to be set',

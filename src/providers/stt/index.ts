@@ -7,12 +7,13 @@ import type { Config } from '../../config';
 import { STT_PROVIDERS } from '../../shared/catalog';
 import { DeepgramStt } from './deepgram';
 import { createOpenAiStt } from './openai';
+import { SarvamStt } from './sarvam';
 import type { SttOptions, SttStream } from './types';
 
 export * from './types';
 export { DeepgramStt, deepgramListenUrl, DEEPGRAM_DEFAULTS } from './deepgram';
 
-export const STREAMING_STT_PROVIDERS = ['deepgram', 'openai'] as const;
+export const STREAMING_STT_PROVIDERS = ['deepgram', 'openai', 'sarvam'] as const;
 
 export function createStt(provider: string, options: SttOptions): SttStream {
   switch (provider) {
@@ -20,6 +21,8 @@ export function createStt(provider: string, options: SttOptions): SttStream {
       return new DeepgramStt(options);
     case 'openai':
       return createOpenAiStt(options);
+    case 'sarvam':
+      return new SarvamStt(options);
     default:
       throw unsupported(provider);
   }
@@ -29,11 +32,12 @@ export interface AgentSttFields {
   stt_provider: string;
   stt_model?: string | null;
   stt_language?: string | null;
+  stt_mode?: string | null;
   stt_settings?: Record<string, unknown> | null;
 }
 
 export type SttConfig = Pick<Config, 'DEEPGRAM_API_KEY' | 'DEEPGRAM_BASE_URL'> &
-  Partial<Pick<Config, 'OPENAI_API_KEY' | 'OPENAI_BASE_URL' | 'OPENAI_STT_BASE_URL'>>;
+  Partial<Pick<Config, 'OPENAI_API_KEY' | 'OPENAI_BASE_URL' | 'OPENAI_STT_BASE_URL' | 'SARVAM_API_KEY' | 'SARVAM_BASE_URL'>>;
 
 /** Options for an agent's STT from its fields and the platform configuration (keys, base URLs). */
 export function sttOptionsForAgent(agent: AgentSttFields, config: SttConfig, overrides: Partial<SttOptions> = {}): SttOptions {
@@ -55,6 +59,17 @@ export function sttOptionsForAgent(agent: AgentSttFields, config: SttConfig, ove
         baseUrl: config.OPENAI_STT_BASE_URL ?? config.OPENAI_BASE_URL,
         model: agent.stt_model ?? undefined,
         language: agent.stt_language ?? undefined,
+        settings: agent.stt_settings ?? {},
+        ...overrides,
+      };
+    case 'sarvam':
+      if (!config.SARVAM_API_KEY) throw new Error('STT provider sarvam needs SARVAM_API_KEY to be set');
+      return {
+        apiKey: config.SARVAM_API_KEY,
+        baseUrl: config.SARVAM_BASE_URL,
+        model: agent.stt_model ?? undefined,
+        language: agent.stt_language ?? undefined,
+        mode: agent.stt_mode ?? undefined,
         settings: agent.stt_settings ?? {},
         ...overrides,
       };

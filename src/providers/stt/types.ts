@@ -67,6 +67,8 @@ export interface SttOptions {
   model?: string;
   /** BCP-47 tag, e.g. `en`, `hi`, `en-IN`. */
   language?: string;
+  /** The agent's `stt_mode` (Sarvam): `transcribe` (text in the spoken language) or `translate` (English). */
+  mode?: string;
   encoding?: SttEncoding;
   sampleRate?: number;
   interimResults?: boolean;
