@@ -7,8 +7,11 @@
  * Run: npx tsx scripts/speech-latency.ts
  */
 import { encodeMulaw } from '../src/audio/g711';
-import { createStt, type SttStream } from '../src/providers/stt';
-import { createTts, type TtsSession } from '../src/providers/tts';
+import { DeepgramStt, type SttStream } from '../src/providers/stt';
+import { CartesiaTts, ElevenLabsTts, type TtsOptions, type TtsSession } from '../src/providers/tts';
+
+const createTts = (provider: 'cartesia' | 'elevenlabs', options: TtsOptions): TtsSession =>
+  provider === 'cartesia' ? new CartesiaTts(options) : new ElevenLabsTts(options);
 import { startFakeCartesia } from '../test/fakes/cartesia-server';
 import { startFakeDeepgram } from '../test/fakes/deepgram-server';
 import { startFakeElevenLabs } from '../test/fakes/elevenlabs-server';
@@ -83,7 +86,7 @@ async function ttsCold(provider: 'cartesia' | 'elevenlabs', baseUrl: string): Pr
 }
 
 async function sttFinalize(baseUrl: string, script: (texts: string[]) => void): Promise<number[]> {
-  const stt: SttStream = createStt('deepgram', { apiKey: KEY, baseUrl });
+  const stt: SttStream = new DeepgramStt({ apiKey: KEY, baseUrl });
   await stt.ready;
   const pcm = new Int16Array(2400); // 300 ms of tone: one utterance
   for (let i = 0; i < pcm.length; i++) pcm[i] = Math.round(6000 * Math.sin((2 * Math.PI * 300 * i) / 8000));

@@ -13,7 +13,8 @@
  * the gateway how long to wait for its final (`finalWaitMs`) instead of the streaming default.
  */
 import { EventEmitter } from 'node:events';
-import { pcmFromBytes, rms } from '../../audio/pcm';
+import { decodeMulaw } from '../../audio/g711';
+import { pcmFromBytes, pcmToBytes, rms } from '../../audio/pcm';
 import { encodeWav } from '../../gateway/recording/wav';
 import type { Logger } from '../../shared/logger';
 import { SpeechProviderError } from '../speech-socket';
@@ -42,6 +43,8 @@ export interface SegmentSttOptions {
   finalWaitMs: number;
   /** How long close() waits for requests in flight. */
   closeTimeoutMs?: number;
+  /** The caller audio arrives as μ-law (decoded here); default 16-bit PCM. */
+  encoding?: 'mulaw' | 'linear16';
 }
 
 export class SegmentStt extends EventEmitter<SttEvents> implements SttStream {
@@ -75,8 +78,9 @@ export class SegmentStt extends EventEmitter<SttEvents> implements SttStream {
     this.leadInBytes = Math.round((options.sampleRate * LEAD_IN_MS * 2) / 1000);
   }
 
-  sendAudio(audio: Buffer): void {
-    if (audio.length === 0 || this.closing || this.closedInfo) return;
+  sendAudio(input: Buffer): void {
+    if (input.length === 0 || this.closing || this.closedInfo) return;
+    const audio = this.options.encoding === 'mulaw' ? pcmToBytes(decodeMulaw(input)) : input;
     // Whole frames are judged for loudness; a partial one waits for the rest.
     let data = this.pendingFrame.length ? Buffer.concat([this.pendingFrame, audio]) : audio;
     const whole = data.length - (data.length % this.bytesPerFrame);
