@@ -5,6 +5,7 @@
  * scripts/speech-latency.ts iterate over these tables, so a new vendor joins them all by adding
  * its descriptor to the registry and one entry here.
  */
+import { startFakeAzureSpeech } from '../fakes/azure-speech-server';
 import { startFakeCartesia } from '../fakes/cartesia-server';
 import { startFakeDeepgram } from '../fakes/deepgram-server';
 import { startFakeElevenLabs } from '../fakes/elevenlabs-server';
@@ -35,6 +36,10 @@ export const STT_FAKES: Record<string, () => Promise<RunningSttFake>> = {
   openai: async () => {
     const fake = await startFakeOpenAiTranscription({ apiKey: 'sk-fake-stt-key' });
     return { env: { OPENAI_API_KEY: 'sk-fake-stt-key', OPENAI_STT_BASE_URL: fake.url }, script: (t) => fake.script(t), stop: () => fake.stop() };
+  },
+  azure: async () => {
+    const fake = await startFakeAzureSpeech({ apiKey: 'azure-fake-key' });
+    return { env: { AZURE_SPEECH_KEY: 'azure-fake-key', AZURE_SPEECH_HOST: fake.url }, script: (t) => fake.script(t), stop: () => fake.stop() };
   },
   sarvam: async () => {
     const fake = await startFakeSarvam({ apiKey: 'sarvam-fake-key' });
