@@ -6,3 +6,5 @@ export * from './types';
 export * from './registry';
 export { CartesiaTts, CARTESIA_DEFAULTS } from './cartesia';
 export { ElevenLabsTts, ELEVENLABS_DEFAULTS } from './elevenlabs';
+export { DeepgramTts, DEEPGRAM_TTS_DEFAULTS, deepgramSpeakUrl } from './deepgram';
+export { OpenAiTts, OPENAI_TTS_DEFAULTS, openAiSpeechRequest } from './openai';

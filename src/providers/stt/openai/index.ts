@@ -4,7 +4,6 @@
  * SDK does well (multipart, error JSON, abort), and its `baseURL` reaches any compatible server.
  */
 import { MULAW_8K, PCM16_16K, PCM16_8K } from '../../../audio/format';
-import { firstMissing, required } from '../../vendor';
 import type { SttVendor } from '../types';
 import { createOpenAiStt, OPENAI_STT_DEFAULTS } from './segments';
 
@@ -26,11 +25,13 @@ export const descriptor: SttVendor = {
     formats: [PCM16_8K, PCM16_16K],
     settings: 'prompt and temperature of the transcription request; final_wait_ms (default 4000) bounds the wait for each utterance',
   },
-  missing: (config) => firstMissing(config, ['OPENAI_API_KEY']),
+  // A local OpenAI-compatible server (faster-whisper, speaches) may need no key: a base URL will do.
+  missing: (config) =>
+    config.OPENAI_API_KEY || config.OPENAI_STT_BASE_URL || config.OPENAI_BASE_URL ? null : 'OPENAI_API_KEY is not set (nor OPENAI_STT_BASE_URL / OPENAI_BASE_URL for an OpenAI-compatible server)',
   create(agent, config, options = {}) {
     const format = options.format ?? MULAW_8K;
     return createOpenAiStt({
-      apiKey: required(config, 'OPENAI_API_KEY'),
+      apiKey: config.OPENAI_API_KEY ?? 'not-needed-for-local-servers',
       baseUrl: config.OPENAI_STT_BASE_URL ?? config.OPENAI_BASE_URL ?? OPENAI_STT_DEFAULTS.baseUrl,
       model: agent.stt_model ?? undefined,
       language: agent.stt_language ?? undefined,
