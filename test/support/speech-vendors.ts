@@ -88,4 +88,5 @@ export const TTS_FAKES: Record<string, (pool: FakePool) => Promise<RunningTtsFak
   },
   deepgram: async (pool) => ({ env: deepgramEnv(await deepgram(pool)) }),
   openai: async (pool) => ({ env: openaiEnv(await openaiFake(pool)) }),
+  azure: async (pool) => ({ env: azureEnv(await azure(pool)) }),
 };
