@@ -70,6 +70,11 @@ export interface FakeDeepgram {
     readonly audioBytes: number;
     readonly controls: string[];
   };
+  /**
+   * An outage of `/v1/listen`: while on, every open stream is dropped (1011) and new ones are
+   * refused with 503, as when Deepgram is down.
+   */
+  outage(on: boolean): void;
   /** What the `/v1/speak` (Aura TTS) endpoint received. */
   speak: FakeDeepgramSpeak;
   /** Closes every open connection from the server side (default 1011), as an outage would. */
@@ -93,6 +98,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
   let transcriber: Transcriber | undefined;
   const streams: FakeDeepgramStream[] = [];
   const rejected: Array<{ status: number; reason: string }> = [];
+  let down = false;
   const speak: FakeDeepgramSpeak = {
     connections: [],
     rejected: [],
@@ -114,7 +120,9 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
           if (refused) speak.rejected.push({ status: refused.status, reason: refused.headers?.['dg-error'] ?? '' });
           return refused;
         }
-        const rejection = checkUpgrade(req, url, options.apiKey);
+        const rejection = down
+          ? { status: 503, headers: { 'dg-error': 'Service unavailable', 'content-type': 'application/json' }, body: '{"err_msg":"Service unavailable"}' }
+          : checkUpgrade(req, url, options.apiKey);
         if (rejection) rejected.push({ status: rejection.status, reason: rejection.headers?.['dg-error'] ?? '' });
         return rejection;
       },
@@ -133,6 +141,10 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
     script(texts) {
       if (typeof texts === 'function') transcriber = texts;
       else queue.push(...texts);
+    },
+    outage(on) {
+      down = on;
+      if (on) server.dropConnections(1011, 'Service unavailable');
     },
     speak,
     received: {

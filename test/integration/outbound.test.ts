@@ -13,6 +13,7 @@ import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { createAgent, eventually } from '../support/fixtures';
 import { configureTwilio } from '../support/telephony';
 import { startHarness, type Harness } from '../support/harness';
+import { defaultProviderEnv, FakePool } from '../support/speech-vendors';
 import { startMediaStandIn, type MediaStandIn } from '../support/media-stand-in';
 
 const ACCOUNT_SID = `AC${'0f'.repeat(16)}`;
@@ -23,11 +24,15 @@ const CALLEE = '+14155550123';
 let h: Harness;
 let twilio: FakeTwilio;
 let gateway: MediaStandIn;
+// The agents' default providers must be configured, or calls are refused before dialling.
+const speechFakes = new FakePool();
+let speechEnv: Record<string, string>;
 
 beforeAll(async () => {
   twilio = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
   gateway = await startMediaStandIn();
-  h = await startHarness({ env: { TWILIO_API_BASE_URL: twilio.apiBaseUrl, GATEWAY_PUBLIC_URL: gateway.url }, worker: true });
+  speechEnv = await defaultProviderEnv(speechFakes);
+  h = await startHarness({ env: { ...speechEnv, TWILIO_API_BASE_URL: twilio.apiBaseUrl, GATEWAY_PUBLIC_URL: gateway.url }, worker: true });
   await createAgent(h.db, h.box, { name: 'sales-bot' });
   await createAgent(h.db, h.box, { name: 'support-bot' });
 });
@@ -35,6 +40,7 @@ afterAll(async () => {
   await h?.stop();
   await twilio?.stop();
   await gateway?.stop();
+  await speechFakes.stopAll();
 });
 beforeEach(async () => {
   twilio.setOutcome('answer');
@@ -215,7 +221,7 @@ describe('refusals', () => {
   });
 
   it('answers 503 when Twilio cannot be reached', async () => {
-    const offline = await startHarness({ env: { TWILIO_API_BASE_URL: 'http://127.0.0.1:9', GATEWAY_PUBLIC_URL: gateway.url }, worker: true });
+    const offline = await startHarness({ env: { ...speechEnv, TWILIO_API_BASE_URL: 'http://127.0.0.1:9', GATEWAY_PUBLIC_URL: gateway.url }, worker: true });
     try {
       await createAgent(offline.db, offline.box, { name: 'sales-bot' });
       const put = await offline.request('PUT', '/api/settings/telephony', {

@@ -46,7 +46,8 @@ export class FakePool {
 }
 
 const DEEPGRAM_KEY = 'dg-fake-key';
-const deepgram = (pool: FakePool) => pool.once<FakeDeepgram>('deepgram', () => startFakeDeepgram({ apiKey: DEEPGRAM_KEY, speak: pool.ttsAudio }));
+/** The shared fake Deepgram (listen and speak), e.g. to stage an outage. */
+export const deepgramFake = (pool: FakePool) => pool.once<FakeDeepgram>('deepgram', () => startFakeDeepgram({ apiKey: DEEPGRAM_KEY, speak: pool.ttsAudio }));
 const deepgramEnv = (fake: FakeDeepgram) => ({ DEEPGRAM_API_KEY: DEEPGRAM_KEY, DEEPGRAM_BASE_URL: fake.url });
 /** The OpenAI fake also serves the LLM: an e2e that uses it for speech points OPENAI_BASE_URL at it once. */
 export const openaiFake = (pool: FakePool) => pool.once<FakeOpenAI>('openai', () => startFakeOpenAI({ speech: pool.ttsAudio }));
@@ -58,7 +59,7 @@ const azureEnv = (fake: FakeAzureSpeech) => ({ AZURE_SPEECH_KEY: AZURE_KEY, AZUR
 
 export const STT_FAKES: Record<string, (pool: FakePool) => Promise<RunningSttFake>> = {
   deepgram: async (pool) => {
-    const fake = await deepgram(pool);
+    const fake = await deepgramFake(pool);
     return { env: deepgramEnv(fake), script: (t) => fake.script(t) };
   },
   // Its own fake through OPENAI_STT_BASE_URL (with the key of the OpenAI fake, so an agent using
@@ -86,7 +87,17 @@ export const TTS_FAKES: Record<string, (pool: FakePool) => Promise<RunningTtsFak
     const fake = await pool.once('elevenlabs', () => startFakeElevenLabs({ apiKey: 'el-fake-key', ...pool.ttsAudio }));
     return { env: { ELEVENLABS_API_KEY: 'el-fake-key', ELEVENLABS_BASE_URL: fake.url } };
   },
-  deepgram: async (pool) => ({ env: deepgramEnv(await deepgram(pool)) }),
+  deepgram: async (pool) => ({ env: deepgramEnv(await deepgramFake(pool)) }),
   openai: async (pool) => ({ env: openaiEnv(await openaiFake(pool)) }),
   azure: async (pool) => ({ env: azureEnv(await azure(pool)) }),
 };
+
+/**
+ * The fakes of the providers an agent gets by default (STT deepgram, LLM openai, TTS cartesia)
+ * and the environment pointing at them: for suites whose calls must pass the "can this agent
+ * run?" check (outbound 422, inbound apology) without exercising speech themselves.
+ */
+export async function defaultProviderEnv(pool: FakePool): Promise<Record<string, string>> {
+  const [stt, tts, llm] = await Promise.all([STT_FAKES.deepgram!(pool), TTS_FAKES.cartesia!(pool), openaiFake(pool)]);
+  return { ...stt.env, ...tts.env, ...openaiEnv(llm) };
+}
