@@ -51,7 +51,7 @@ describe('Azure speech-to-text (Speech SDK)', () => {
     expect(rec.context.phraseDetection.conversation.segmentation.segmentationSilenceTimeoutMs).toBe(400);
   });
 
-  it('finalize() with a phrase open marks its final as the answer; with nothing open it answers at once', async () => {
+  it('finalize() with a phrase open closes it now (segmentation silence written) and marks its final as the answer; with nothing open it answers at once', async () => {
     await start({ phraseDelayMs: 100 });
     fake.script(['Book it.']);
     const stt = open({ language: 'en', sampleRate: 16000 });
@@ -59,10 +59,11 @@ describe('Azure speech-to-text (Speech SDK)', () => {
     const finals: SttTranscript[] = [];
     stt.on('transcript', (t) => t.isFinal && finals.push(t));
     speak(stt, [...pcmToneFrames(600, 16000), ...pcmSilenceFrames(100, 16000)]);
+    // Only 100 ms of silence so far: finalize() writes the segmentation silence itself, so the
+    // phrase closes now instead of after 400 ms more of the caller's silence.
     stt.finalize();
-    // The call's audio goes on (silence): Azure's segmentation ends the phrase.
-    speak(stt, pcmSilenceFrames(500, 16000));
     await nextEvent(stt, 'transcript', (t: SttTranscript) => t.isFinal);
+    speak(stt, pcmSilenceFrames(500, 16000));
     await sleep(100);
     stt.finalize();
     expect(finals.map((f) => [f.text, f.fromFinalize])).toEqual([

@@ -5,10 +5,10 @@
  * the phrase ended).
  *
  * Azure has no "finalize now": Azure ends a phrase after `segmentation_silence_ms` of silence
- * (400 ms here, shorter than Azure's default, so the phrase is usually in before the gateway's
- * VAD stop). finalize() marks the next final as its answer when a phrase is still open (a
- * hypothesis came, or loud audio went out since the last final); otherwise it answers at once
- * with an empty final, so the turn does not wait for nothing.
+ * (400 ms here, shorter than Azure's default). finalize() with a phrase still open (a hypothesis
+ * came, or loud audio went out since the last final) writes that much silence into the stream so
+ * the phrase closes now, and marks the next final as its answer; with no phrase open it answers
+ * at once with an empty final, so the turn does not wait for nothing.
  */
 import { EventEmitter } from 'node:events';
 import * as sdk from 'microsoft-cognitiveservices-speech-sdk';
@@ -55,6 +55,9 @@ export class AzureStt extends EventEmitter<SttEvents> implements SttStream {
   /** A phrase is open: a hypothesis or loud audio since the last final. */
   private phraseOpen = false;
   private finalizePending = false;
+  /** Silence was written for the open phrase's finalize (once per phrase). */
+  private silenceQueued = false;
+  private readonly segmentationSilenceMs: number;
   private closing = false;
   private closedInfo?: { code: number; reason: string };
   private readonly closedWaiters: Array<() => void> = [];
@@ -69,6 +72,11 @@ export class AzureStt extends EventEmitter<SttEvents> implements SttStream {
     config.outputFormat = sdk.OutputFormat.Simple;
     const silence = typeof settings.segmentation_silence_ms === 'number' ? settings.segmentation_silence_ms : AZURE_STT_DEFAULTS.segmentationSilenceMs;
     config.setProperty(sdk.PropertyId.Speech_SegmentationSilenceTimeoutMs, String(silence));
+    this.segmentationSilenceMs = silence;
+    // The SDK slows its upload to 2x real time once 5 s of audio went out (meant for files). Caller
+    // audio is live and never ahead of real time, except the silence finalize() writes, which
+    // must not be held back.
+    config.setProperty('SPEECH-TransmitLengthBeforThrottleMs', String(24 * 3600 * 1000));
     if (typeof settings.endpoint_id === 'string') config.endpointId = settings.endpoint_id;
     if (settings.profanity === 'removed') config.setProfanity(sdk.ProfanityOption.Removed);
     else if (settings.profanity === 'raw') config.setProfanity(sdk.ProfanityOption.Raw);
@@ -107,6 +115,13 @@ export class AzureStt extends EventEmitter<SttEvents> implements SttStream {
     if (this.closing || this.closedInfo) return;
     if (this.phraseOpen) {
       this.finalizePending = true;
+      // Azure's segmentation closes a phrase after this much silence; writing it now (instead of
+      // waiting for the caller's real silence to reach it) is the nearest thing to "finalize now".
+      // The caller's audio after it is that much behind in Azure's timeline, which only shifts offsets.
+      if (!this.silenceQueued) {
+        this.silenceQueued = true;
+        this.push.write(new ArrayBuffer(Math.round((this.sampleRate * this.segmentationSilenceMs) / 1000) * 2));
+      }
       return;
     }
     this.emit('transcript', { text: '', isFinal: true, speechFinal: true, confidence: 0, fromFinalize: true, startSecs: this.positionSecs(), durationSecs: 0 });
@@ -138,11 +153,13 @@ export class AzureStt extends EventEmitter<SttEvents> implements SttStream {
     if (result.reason === sdk.ResultReason.RecognizedSpeech) {
       this.phraseOpen = false;
       this.finalizePending = false;
+      this.silenceQueued = false;
       this.emit('transcript', this.transcript(result, true, fromFinalize));
     } else if (result.reason === sdk.ResultReason.NoMatch) {
       // Noise, not words: a finalize waiting on it gets its (empty) answer.
       this.phraseOpen = false;
       this.finalizePending = false;
+      this.silenceQueued = false;
       if (fromFinalize) this.emit('transcript', { ...this.transcript(result, true, true), text: '', confidence: 0 });
     }
   }
