@@ -129,8 +129,12 @@ describe('Azure text-to-speech (Speech SDK)', () => {
     tts.endText('u');
     await nextEvent(tts, 'done', () => true, 10_000);
     expect(r.done).toEqual([{ id: 'u', reason: 'error', characters: 6 }]);
-    expect(r.errors[0]!.message).toBe('Azure Speech rejected the connection: HTTP 401 (check AZURE_SPEECH_KEY and AZURE_SPEECH_REGION / HOST / ENDPOINT)');
-    expect(r.errors[0]!.details).toMatchObject({ status: 401, fatal: true, utteranceId: 'u' });
+    await expect(tts.ready).rejects.toThrow('HTTP 401');
+    const message = 'Azure Speech rejected the connection: HTTP 401 (check AZURE_SPEECH_KEY and AZURE_SPEECH_REGION / HOST / ENDPOINT)';
+    // Once when the session opens (call start), once for the utterance it failed.
+    expect(r.errors.map((e) => e.message)).toEqual([message, message]);
+    expect(r.errors[0]!.details).toMatchObject({ status: 401, fatal: true });
+    expect(r.errors[1]!.details).toMatchObject({ status: 401, fatal: true, utteranceId: 'u' });
   }, 15_000);
 
   it("maps a voice the service refuses to the utterance's error with Azure's reason", async () => {

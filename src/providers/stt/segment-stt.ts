@@ -58,7 +58,7 @@ export class SegmentStt extends EventEmitter<SttEvents> implements SttStream {
   private readonly leadInBytes: number;
   private chunks: Buffer[] = [];
   private bytes = 0;
-  /** Bytes of leading silence at the start of `chunks` (no speech heard yet in this segment). */
+  /** A loud frame arrived in this segment; until then only the lead-in of silence is kept. */
   private heardSpeech = false;
   private pendingFrame = Buffer.alloc(0);
   /** Position (bytes since the stream began) of the segment's first buffered byte. */
@@ -115,11 +115,6 @@ export class SegmentStt extends EventEmitter<SttEvents> implements SttStream {
     this.controller.abort();
     this.closedInfo = { code, reason };
     this.emit('closed', this.closedInfo);
-  }
-
-  /** Audio buffered before this stream existed (e.g. while a streaming attempt was connecting). */
-  preload(chunks: Buffer[]): void {
-    for (const c of chunks) this.sendAudio(c);
   }
 
   private push(frame: Buffer): void {

@@ -147,17 +147,25 @@ export class SarvamStt extends EventEmitter<SttEvents> implements SttStream {
       } else if (this.ws.readyState === WebSocket.OPEN && (this.owesTranscript || this.sentSpeech)) {
         // The last words still come back as a final, then the socket closes.
         this.ws.send(JSON.stringify({ type: 'flush' }));
-        const timer = setTimeout(() => this.ws.close(1000), this.options.closeTimeoutMs ?? SARVAM_DEFAULTS.closeTimeoutMs);
+        const timer = setTimeout(() => this.closeSocket(), this.options.closeTimeoutMs ?? SARVAM_DEFAULTS.closeTimeoutMs);
         timer.unref();
         void closed.then(() => clearTimeout(timer));
       } else if (this.ws.readyState === WebSocket.OPEN) {
-        this.ws.close(1000);
+        this.closeSocket();
       } else {
         this.queue = [];
         this.ws.terminate();
       }
     }
     await closed;
+  }
+
+  /** A clean close, or a hard one if Sarvam does not answer the close handshake. */
+  private closeSocket(): void {
+    this.ws.close(1000);
+    const timer = setTimeout(() => this.ws.terminate(), this.options.closeTimeoutMs ?? SARVAM_DEFAULTS.closeTimeoutMs);
+    timer.unref();
+    this.ws.once('close', () => clearTimeout(timer));
   }
 
   private sendFrame(audio: Buffer): void {
@@ -195,7 +203,7 @@ export class SarvamStt extends EventEmitter<SttEvents> implements SttStream {
         const fromFinalize = this.flushPending;
         this.flushPending = false;
         this.emitTranscript(transcript.trim(), fromFinalize);
-        if (this.closing && this.ws.readyState === WebSocket.OPEN) this.ws.close(1000);
+        if (this.closing && this.ws.readyState === WebSocket.OPEN) this.closeSocket();
         return;
       }
       case 'events': {

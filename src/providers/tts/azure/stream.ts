@@ -131,10 +131,18 @@ export class AzureTts extends TtsSessionBase<Utterance> implements TtsSession {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    for (const utt of [...this.utterances.values()]) this.cancel(utt.id);
     this.closed = true;
     this.jobs = [];
-    await new Promise<void>((resolve) => this.synth.close(() => resolve(), () => resolve()));
+    if (this.inFlight) this.settle(this.inFlight);
+    for (const utt of [...this.utterances.values()]) this.finish(utt, 'cancelled');
+    const synth = this.synth;
+    await new Promise<void>((resolve) => {
+      try {
+        synth.close(() => resolve(), () => resolve());
+      } catch {
+        resolve(); // already disposed
+      }
+    });
   }
 
   private openSynthesizer(): void {
@@ -157,11 +165,12 @@ export class AzureTts extends TtsSessionBase<Utterance> implements TtsSession {
     connection.openConnection(
       () => {},
       (err) => {
-        if (this.synth !== synth) return;
-        const e = new SpeechProviderError(`Azure Speech connection failed: ${err}`, { provider: 'azure' });
+        if (this.synth !== synth || this.closed) return;
+        // A bad key surfaces here at call start, before any sentence depends on it.
+        const e = azureCancellationError('synthesis', sdk.CancellationErrorCode.ConnectionFailure, String(err));
         this.latch?.reject(e);
         this.latch = undefined;
-        log.warn(e.message);
+        this.emitError(e);
       },
     );
   }
