@@ -4,7 +4,7 @@
  * shared ResilientStt's job (src/providers/resilience.ts); when it gives up (rejected, or still
  * down after every retry) `onUnavailable` tells the call. Vendor errors become `error` events.
  */
-import { PCM16_8K, type AudioFormat } from '../audio/format';
+import type { AudioFormat } from '../audio/format';
 import { pcmToBytes } from '../audio/pcm';
 import type { Config } from '../config';
 import { ResilientStt } from '../providers/resilience';
@@ -31,7 +31,7 @@ export class SttLink {
 
   constructor(private readonly opts: SttLinkOptions) {
     const { stt: s, config, format, events, log, callId } = opts;
-    const input: AudioFormat = format.sampleRate === PCM16_8K.sampleRate ? PCM16_8K : { encoding: 'pcm16', sampleRate: format.sampleRate };
+    const input: AudioFormat = { encoding: 'pcm16', sampleRate: format.sampleRate };
     this.stream = new ResilientStt({
       open: () =>
         createAgentStt({ stt_provider: s.provider, stt_model: s.model, stt_language: s.language, stt_mode: s.mode, stt_settings: s.settings }, config, {

@@ -3,6 +3,7 @@
  * sockets: auth header and audio format as Deepgram expects them, audio in order, barge-in with
  * Clear, vendor errors and drops as clear messages.
  */
+import net from 'node:net';
 import { PCM16_16K } from '../../src/audio/format';
 import { createAgentTts, DeepgramTts, type TtsOptions, type TtsSession } from '../../src/providers/tts';
 import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
@@ -159,6 +160,24 @@ describe('Deepgram Aura streaming TTS', () => {
     await nextEvent(tts, 'done', (d: { id: string }) => d.id === 'u2');
     expect(r.done.at(-1)).toEqual({ id: 'u2', reason: 'completed', characters: 5 });
     expect(fake.speak.connections).toHaveLength(2);
+  });
+
+  it('a vendor that never answers the handshake is a timeout error; the utterance ends in error', async () => {
+    const silent = net.createServer(() => {}); // accepts TCP, never answers the upgrade
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const tts = new DeepgramTts({ apiKey: API_KEY, baseUrl: `ws://127.0.0.1:${(silent.address() as net.AddressInfo).port}`, handshakeTimeoutMs: 100 });
+      sessions.push(tts);
+      const r = recordTts(tts);
+      tts.startUtterance('u1');
+      tts.pushText('u1', 'Hello.');
+      await nextEvent(tts, 'done');
+      expect(r.done).toEqual([{ id: 'u1', reason: 'error', characters: 6 }]);
+      expect(r.errors[0]!.message).toBe('Deepgram TTS connection failed: Opening handshake has timed out');
+      await tts.close();
+    } finally {
+      silent.close();
+    }
   });
 
   it('close() sends Close and the socket ends', async () => {

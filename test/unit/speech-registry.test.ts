@@ -2,6 +2,9 @@
  * The vendor registries: every registered adapter is a name the API accepts, says what it needs,
  * and has a fake in the shared table (so the provider e2e and the latency script cover it).
  */
+import fs from 'node:fs';
+import path from 'node:path';
+import { MATRIX_END, MATRIX_START, speechMatrix } from '../../src/providers/matrix';
 import { LLM_VENDORS, llmProblem } from '../../src/providers/llm/registry';
 import { STT_VENDORS, sttProblem } from '../../src/providers/stt/registry';
 import { TTS_VENDORS, ttsProblem } from '../../src/providers/tts/registry';
@@ -48,5 +51,13 @@ describe('vendor registries', () => {
     expect(llmProblem({ llm_provider: 'openai' }, { OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1' })).toBeNull();
     expect(llmProblem({ llm_provider: 'azure' }, { AZURE_OPENAI_ENDPOINT: 'https://x.openai.azure.com' })).toBe('AZURE_OPENAI_API_KEY is not set');
     expect(llmProblem({ llm_provider: 'groq' }, {})).toBe('GROQ_API_KEY is not set');
+  });
+});
+
+describe('the README provider matrix', () => {
+  it('is the one the registries generate (npx tsx scripts/speech-matrix.ts --write)', () => {
+    const readme = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
+    const block = readme.slice(readme.indexOf(MATRIX_START) + MATRIX_START.length, readme.indexOf(MATRIX_END));
+    expect(block.trim()).toBe(speechMatrix().trim());
   });
 });

@@ -23,7 +23,7 @@ export const descriptor: TtsVendor = {
   capabilities: {
     streaming: true,
     // Aura voices are per language: the model name carries it (aura-2-thalia-en, aura-2-celeste-es, …).
-    languages: ['en', 'es', 'de', 'fr', 'nl', 'it', 'ja'],
+    languages: 'any',
     formats: [MULAW_8K, PCM16_8K, PCM16_16K],
     voice: `the Aura model, which names voice and language (default ${DEEPGRAM_TTS_DEFAULTS.model}); tts_model is used when voice is unset`,
     settings: 'extra /v1/speak query parameters (e.g. mip_opt_out); encoding and sample_rate are always the stream\'s',
