@@ -2,6 +2,7 @@
  * The Azure speech-to-text adapter (Speech SDK, push stream, continuous recognition) against the
  * local fake of the Speech service's WebSocket protocol, reached as a container via AZURE_SPEECH_HOST.
  */
+import { PCM16_8K } from '../../src/audio/format';
 import { AzureStt, descriptor } from '../../src/providers/stt/azure';
 import type { SttTranscript } from '../../src/providers/stt/types';
 import { startFakeAzureSpeech, type FakeAzureSpeech, type FakeAzureSpeechOptions } from '../fakes/azure-speech-server';
@@ -128,6 +129,18 @@ describe('Azure speech-to-text (Speech SDK)', () => {
     await stt.close();
     expect(events).toEqual(['final:धन्यवाद', 'closed:1000']);
     expect(fake.received.recognitions[0]!.endOfAudio).toBe(true);
+  });
+
+  it('reaches a container given as AZURE_SPEECH_ENDPOINT without a path, like AZURE_SPEECH_HOST', async () => {
+    await start({ apiKey: null });
+    fake.script(['Hello.']);
+    const stt = descriptor.create({ stt_provider: 'azure', stt_language: 'en-US' }, { AZURE_SPEECH_ENDPOINT: fake.url }, { format: PCM16_8K });
+    streams.push(stt as AzureStt);
+    const final = nextEvent<SttTranscript>(stt, 'transcript', (t) => t.isFinal);
+    speak(stt as AzureStt, pcmToneFrames(400));
+    stt.finalize();
+    expect((await final).text).toBe('Hello.');
+    expect(fake.received.recognitions[0]!.path).toBe('/speech/recognition/conversation/cognitiveservices/v1');
   });
 
   it('its descriptor needs a key and region, or a host/endpoint (container)', () => {

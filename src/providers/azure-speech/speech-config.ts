@@ -1,8 +1,9 @@
 /**
  * Where the Azure Speech SDK connects, shared by Azure STT and TTS: a region's public service
  * (AZURE_SPEECH_KEY + AZURE_SPEECH_REGION), a custom endpoint (AZURE_SPEECH_ENDPOINT, a full URL
- * with its path), or a host such as an on-premises container (AZURE_SPEECH_HOST, ws://host:5000;
- * the SDK adds the service paths). A container needs no key; the others do.
+ * with its path, used as it is), or a host such as an on-premises container (AZURE_SPEECH_HOST,
+ * or an AZURE_SPEECH_ENDPOINT without a path: ws://host:5000; the SDK adds the service paths).
+ * A container needs no key; the others do.
  */
 import * as sdk from 'microsoft-cognitiveservices-speech-sdk';
 import type { ProviderConfig } from '../vendor';
@@ -28,7 +29,12 @@ export function azureMissing(config: ProviderConfig): string | null {
 }
 
 export function azureSpeechConfig(conn: AzureSpeechConnection): sdk.SpeechConfig {
-  if (conn.endpoint) return sdk.SpeechConfig.fromEndpoint(new URL(conn.endpoint), conn.key);
+  if (conn.endpoint) {
+    const url = new URL(conn.endpoint);
+    // Without a path it names a host (a container at ws://host:5000): the SDK adds the service paths.
+    if (url.pathname === '' || url.pathname === '/') return sdk.SpeechConfig.fromHost(url, conn.key);
+    return sdk.SpeechConfig.fromEndpoint(url, conn.key);
+  }
   if (conn.host) return sdk.SpeechConfig.fromHost(new URL(conn.host), conn.key);
   if (conn.key && conn.region) return sdk.SpeechConfig.fromSubscription(conn.key, conn.region);
   throw new SpeechProviderError('Azure Speech needs AZURE_SPEECH_KEY and AZURE_SPEECH_REGION, or AZURE_SPEECH_HOST / AZURE_SPEECH_ENDPOINT', { provider: 'azure', fatal: true });
