@@ -98,9 +98,13 @@ export const configSchema = z.object({
   SARVAM_API_KEY: optionalString,
   SARVAM_BASE_URL: z.url().default('https://api.sarvam.ai'),
   AZURE_SPEECH_KEY: optionalString,
-  AZURE_SPEECH_REGION: optionalString,
-  // A custom Speech endpoint or container (ws(s)://host:port) instead of the region's.
-  AZURE_SPEECH_ENDPOINT: optionalString.pipe(z.url().optional()),
+  AZURE_SPEECH_REGION: optionalString.pipe(z.string().regex(/^[a-z0-9]+$/, 'must be an Azure region name such as westeurope or centralindia').optional()),
+  // A custom Speech endpoint (full URL with path) or a container host (ws://host:5000) instead of the region's.
+  AZURE_SPEECH_ENDPOINT: optionalString.pipe(z.url().regex(/^(wss?|https?):\/\//i, 'must be a ws://, wss://, http:// or https:// URL').optional()),
+  AZURE_SPEECH_HOST: optionalString.pipe(z.url().regex(/^(wss?|https?):\/\//i, 'must be a ws://, wss://, http:// or https:// URL').optional()),
+  // OpenAI speech-to-text; unset = OPENAI_BASE_URL, else https://api.openai.com/v1. Separate because
+  // OPENAI_BASE_URL often points at an LLM-only server (Ollama, vLLM) without /audio/transcriptions.
+  OPENAI_STT_BASE_URL: optionalString.pipe(z.url().optional()),
   TWILIO_API_BASE_URL: optionalString.pipe(z.url().optional()),
   // Replaces https://api.plivo.com (the fake Plivo in tests and local runs).
   PLIVO_API_BASE_URL: optionalString.pipe(z.url().optional()),

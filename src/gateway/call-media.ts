@@ -137,6 +137,7 @@ export class CallMedia {
       agentSpeaking: () => this.playback.speaking,
       bargeIn: () => this.bargeIn(),
       finalize: () => this.stt.finalize(),
+      finalWaitMs: () => this.stt.finalWaitMs,
       utterance: (turn) => this.utterance(turn),
     });
     const rate = opts.format.sampleRate as 8000 | 16000;

@@ -62,6 +62,11 @@ export class SttLink {
     this.stream.finalize();
   }
 
+  /** The stream's own wait for a final after finalize() (segment-based adapters), if it has one. */
+  get finalWaitMs(): number | undefined {
+    return this.stream.finalWaitMs;
+  }
+
   close(): Promise<void> {
     this.closed = true;
     return this.stream.close();

@@ -131,6 +131,11 @@ export class ResilientStt extends EventEmitter<SttEvents> implements SttStream {
     return this.bytesOfClosedStreams + (this.stream?.audioBytesSent ?? 0);
   }
 
+  /** The current adapter's wait for a final after finalize() (SttStream.finalWaitMs). */
+  get finalWaitMs(): number | undefined {
+    return this.stream?.finalWaitMs;
+  }
+
   /** The stream gave up for good (see `unavailable`). */
   get isUnavailable(): boolean {
     return this.gaveUp;

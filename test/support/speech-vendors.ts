@@ -8,11 +8,14 @@
  * Vendors that serve STT and TTS from one host under one base URL (Deepgram, OpenAI, Azure) share
  * one fake through `FakePool.once`, so an agent using both works against one server as in production.
  */
+import { startFakeAzureSpeech, type FakeAzureSpeech } from '../fakes/azure-speech-server';
 import { startFakeCartesia } from '../fakes/cartesia-server';
 import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
 import { startFakeElevenLabs } from '../fakes/elevenlabs-server';
 import type { FakeTtsAudioOptions } from '../fakes/fake-tts-audio';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
+import { startFakeOpenAiTranscription } from '../fakes/openai-transcription-server';
+import { startFakeSarvam } from '../fakes/sarvam-server';
 
 export interface RunningSttFake {
   /** Environment / config keys that point the adapter at the fake. */
@@ -48,12 +51,30 @@ export const deepgramFake = (pool: FakePool) => pool.once<FakeDeepgram>('deepgra
 const deepgramEnv = (fake: FakeDeepgram) => ({ DEEPGRAM_API_KEY: DEEPGRAM_KEY, DEEPGRAM_BASE_URL: fake.url });
 /** The OpenAI fake also serves the LLM: an e2e that uses it for speech points OPENAI_BASE_URL at it once. */
 export const openaiFake = (pool: FakePool) => pool.once<FakeOpenAI>('openai', () => startFakeOpenAI({ speech: pool.ttsAudio }));
-const openaiEnv = (fake: FakeOpenAI) => ({ OPENAI_API_KEY: 'sk-fake-key', OPENAI_BASE_URL: fake.url });
+const OPENAI_KEY = 'sk-fake-key';
+const openaiEnv = (fake: FakeOpenAI) => ({ OPENAI_API_KEY: OPENAI_KEY, OPENAI_BASE_URL: fake.url });
+const AZURE_KEY = 'azure-fake-key';
+const azure = (pool: FakePool) => pool.once<FakeAzureSpeech>('azure', () => startFakeAzureSpeech({ apiKey: AZURE_KEY, ...pool.ttsAudio }));
+const azureEnv = (fake: FakeAzureSpeech) => ({ AZURE_SPEECH_KEY: AZURE_KEY, AZURE_SPEECH_HOST: fake.url });
 
 export const STT_FAKES: Record<string, (pool: FakePool) => Promise<RunningSttFake>> = {
   deepgram: async (pool) => {
     const fake = await deepgramFake(pool);
     return { env: deepgramEnv(fake), script: (t) => fake.script(t) };
+  },
+  // Its own fake through OPENAI_STT_BASE_URL (with the key of the OpenAI fake, so an agent using
+  // OpenAI for the LLM and STT runs with one OPENAI_API_KEY).
+  openai: async (pool) => {
+    const fake = await pool.once('openai-stt', () => startFakeOpenAiTranscription({ apiKey: OPENAI_KEY }));
+    return { env: { OPENAI_API_KEY: OPENAI_KEY, OPENAI_STT_BASE_URL: fake.url }, script: (t) => fake.script(t) };
+  },
+  azure: async (pool) => {
+    const fake = await azure(pool);
+    return { env: azureEnv(fake), script: (t) => fake.script(t) };
+  },
+  sarvam: async (pool) => {
+    const fake = await pool.once('sarvam', () => startFakeSarvam({ apiKey: 'sarvam-fake-key' }));
+    return { env: { SARVAM_API_KEY: 'sarvam-fake-key', SARVAM_BASE_URL: fake.url }, script: (t) => fake.script(t) };
   },
 };
 
@@ -68,6 +89,7 @@ export const TTS_FAKES: Record<string, (pool: FakePool) => Promise<RunningTtsFak
   },
   deepgram: async (pool) => ({ env: deepgramEnv(await deepgramFake(pool)) }),
   openai: async (pool) => ({ env: openaiEnv(await openaiFake(pool)) }),
+  azure: async (pool) => ({ env: azureEnv(await azure(pool)) }),
 };
 
 /**

@@ -5,10 +5,13 @@
  */
 import { STT_PROVIDERS } from '../../shared/catalog';
 import type { ProviderConfig } from '../vendor';
+import { descriptor as azure } from './azure';
 import { descriptor as deepgram } from './deepgram';
+import { descriptor as openai } from './openai';
+import { descriptor as sarvam } from './sarvam';
 import type { AgentSttFields, SttCreateOptions, SttStream, SttVendor } from './types';
 
-export const STT_VENDORS: readonly SttVendor[] = [deepgram];
+export const STT_VENDORS: readonly SttVendor[] = [deepgram, openai, azure, sarvam];
 
 export function sttVendor(name: string): SttVendor | undefined {
   return STT_VENDORS.find((v) => v.name === name);

@@ -58,6 +58,12 @@ export interface SttStream extends EventEmitter<SttEvents> {
   close(): Promise<void>;
   /** Audio bytes handed to the vendor so far. */
   readonly audioBytesSent: number;
+  /**
+   * How long the gateway waits for the final after finalize() before going on without it. Unset:
+   * the streaming default (FINAL_WAIT_MS). Segment-based adapters (one HTTP request per utterance)
+   * need longer.
+   */
+  readonly finalWaitMs?: number;
 }
 
 export type SttEncoding = 'mulaw' | 'linear16';
@@ -69,6 +75,8 @@ export interface SttOptions {
   model?: string;
   /** BCP-47 tag, e.g. `en`, `hi`, `en-IN`. */
   language?: string;
+  /** The agent's `stt_mode` (Sarvam): `transcribe` (text in the spoken language) or `translate` (English). */
+  mode?: string;
   encoding?: SttEncoding;
   sampleRate?: number;
   interimResults?: boolean;

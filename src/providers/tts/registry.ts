@@ -5,13 +5,14 @@
  */
 import { TTS_PROVIDERS } from '../../shared/catalog';
 import type { ProviderConfig } from '../vendor';
+import { descriptor as azure } from './azure';
 import { descriptor as cartesia } from './cartesia';
 import { descriptor as deepgram } from './deepgram';
 import { descriptor as elevenlabs } from './elevenlabs';
 import { descriptor as openai } from './openai';
 import type { AgentTtsFields, TtsCreateOptions, TtsSession, TtsVendor } from './types';
 
-export const TTS_VENDORS: readonly TtsVendor[] = [cartesia, elevenlabs, deepgram, openai];
+export const TTS_VENDORS: readonly TtsVendor[] = [cartesia, elevenlabs, deepgram, openai, azure];
 
 export function ttsVendor(name: string): TtsVendor | undefined {
   return TTS_VENDORS.find((v) => v.name === name);
