@@ -72,6 +72,21 @@ describe('Sarvam speech-to-text', () => {
     expect(fake.received.streams[0]!.controls).toEqual([]);
   });
 
+  it('a flush Sarvam leaves unanswered (noise it did not take for speech) is not repeated: the next finalize() answers at once', async () => {
+    await start();
+    const stt = open();
+    await stt.ready;
+    // Loud enough for the adapter to suspect speech, too quiet for Sarvam's VAD.
+    speak(stt, pcmToneFrames(400, 8000, 300, 350));
+    await sleep(50);
+    stt.finalize();
+    await sleep(100);
+    const final = nextEvent<SttTranscript>(stt, 'transcript');
+    stt.finalize();
+    expect(await final).toMatchObject({ text: '', fromFinalize: true });
+    expect(fake.received.streams[0]!.controls).toEqual(['flush']);
+  });
+
   it('stt_mode translate uses saaras with mode=translate (English text for Hindi speech)', async () => {
     await start();
     fake.script(({ mode }) => (mode === 'translate' ? 'I want to book a table' : 'मुझे एक टेबल बुक करनी है'));

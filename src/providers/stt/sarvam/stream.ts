@@ -128,6 +128,9 @@ export class SarvamStt extends EventEmitter<SttEvents> implements SttStream {
     }
     if (this.owesTranscript || this.sentSpeech) {
       this.flushPending = true;
+      // Loud audio Sarvam did not take for speech is not owed twice: the next finalize without
+      // new speech answers at once.
+      this.sentSpeech = false;
       this.ws.send(JSON.stringify({ type: 'flush' }));
       return;
     }
