@@ -15,10 +15,10 @@ export type TurnLatencyFrom = 'speech_end' | 'vad_stop';
 /**
  * Stages of a turn, in order: `vad` (last speech frame → VAD stop decision), `stt_final` (VAD stop
  * → final transcript), `handoff` (utterance handed to the workflow → the gateway runs its voice
- * turn), `llm_first_token` (LLM request → first text), `tts_first_audio` (first sentence to TTS →
- * its first audio), `playout` (first TTS audio → first frame sent to the caller).
+ * turn), `llm_first_token` (LLM request → first text), `first_sentence` (first text → first whole
+ * sentence sent to TTS), `tts_first_audio` (a sentence sent to TTS → its first audio).
  */
-export type TurnStage = 'vad' | 'stt_final' | 'handoff' | 'llm_first_token' | 'tts_first_audio' | 'playout';
+export type TurnStage = 'vad' | 'stt_final' | 'handoff' | 'llm_first_token' | 'first_sentence' | 'tts_first_audio';
 
 export type ProviderKind = 'stt' | 'tts' | 'llm' | 'telephony';
 
@@ -50,7 +50,7 @@ const bargeInLatency = new Histogram({
 
 const turnStage = new Histogram({
   name: 'voice_turn_stage_seconds',
-  help: 'Where a turn\'s time goes, per stage: vad, stt_final, handoff, llm_first_token, tts_first_audio, playout.',
+  help: 'Where a turn\'s time goes, per stage: vad, stt_final, handoff, llm_first_token, first_sentence, tts_first_audio.',
   labelNames: ['stage'] as const,
   buckets: STAGE_BUCKETS,
 });
