@@ -2,6 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ApiContext } from './context';
 import { createApp } from './app';
+import { activeCallsByProvider } from '../calls/concurrency';
+import { trackActiveCalls } from '../observability/metrics';
 
 export interface RunningApi {
   server: http.Server;
@@ -17,6 +19,7 @@ export async function startApi(ctx: ApiContext, port: number, host = '0.0.0.0'):
     server.once('error', reject);
     server.listen(port, host, () => resolve());
   });
+  const untrackCalls = trackActiveCalls(() => activeCallsByProvider(ctx.db));
   const actual = (server.address() as AddressInfo).port;
   return {
     server,
@@ -24,6 +27,7 @@ export async function startApi(ctx: ApiContext, port: number, host = '0.0.0.0'):
     url: `http://127.0.0.1:${actual}`,
     stop: () =>
       new Promise<void>((resolve) => {
+        untrackCalls();
         server.close(() => resolve());
         server.closeAllConnections();
       }),

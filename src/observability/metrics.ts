@@ -76,6 +76,32 @@ new Gauge({
   },
 });
 
+type StatusCount = { provider: string | null; status: string; count: number };
+const statusSources = new Set<() => Promise<StatusCount[]>>();
+// A scrape must answer even when the database hangs: the gauge is then left out.
+const STATUS_TIMEOUT_MS = 2000;
+
+new Gauge({
+  name: 'voice_calls_active',
+  help: 'Calls ringing or in progress on the platform (all instances: read from the database), by telephony provider (none: text and web calls) and status.',
+  labelNames: ['provider', 'status'] as const,
+  async collect() {
+    this.reset();
+    for (const source of statusSources) {
+      let rows: StatusCount[];
+      try {
+        rows = await Promise.race([
+          source(),
+          new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), STATUS_TIMEOUT_MS).unref()),
+        ]);
+      } catch {
+        continue;
+      }
+      for (const { provider, status, count } of rows) this.inc({ provider: provider ? label(provider) : 'none', status: label(status) }, count);
+    }
+  },
+});
+
 let defaultsCollected = false;
 
 /** Default process metrics (CPU, memory, event loop lag, GC…) and a `service` label, once per process. */
@@ -123,6 +149,12 @@ export function countProviderError(kind: ProviderKind, vendor: string | undefine
 export function trackGatewayCalls(source: () => Iterable<CallCount>): () => void {
   callSources.add(source);
   return () => callSources.delete(source);
+}
+
+/** Counts active calls by provider and status on scrape (the API, from the database); returns the untrack function. */
+export function trackActiveCalls(source: () => Promise<StatusCount[]>): () => void {
+  statusSources.add(source);
+  return () => statusSources.delete(source);
 }
 
 /** The registry as Prometheus text. */
