@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { ApiContext } from './context';
 import { createApp } from './app';
 import { activeCallsByProvider } from '../calls/concurrency';
-import { trackActiveCalls } from '../observability/metrics';
+import { initProcessMetrics, trackActiveCalls } from '../observability/metrics';
 
 export interface RunningApi {
   server: http.Server;
@@ -14,6 +14,7 @@ export interface RunningApi {
 
 /** Starts the HTTP API; port 0 picks a free port (tests). */
 export async function startApi(ctx: ApiContext, port: number, host = '0.0.0.0'): Promise<RunningApi> {
+  initProcessMetrics();
   const server = http.createServer(createApp(ctx));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -16,7 +16,7 @@ import { WebSocketServer } from 'ws';
 import type { Config } from '../config';
 import { maxMediaMessageBytes, mediaProtocol } from '../providers/telephony/media-registry';
 import { serveMetrics } from '../observability/metrics-endpoint';
-import { trackGatewayCalls } from '../observability/metrics';
+import { initProcessMetrics, trackGatewayCalls } from '../observability/metrics';
 import { createLogger, type Logger } from '../shared/logger';
 import { createGatewayActivities } from './activities';
 import { CallRegistry } from './call-registry';
@@ -59,6 +59,7 @@ export function gatewayTaskQueue(): string {
 
 export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.0.0'): Promise<RunningGateway> {
   const log = deps.log ?? createLogger('gateway');
+  initProcessMetrics();
   const taskQueue = deps.taskQueue ?? gatewayTaskQueue();
   const calls = new CallRegistry();
   const stats = new StreamStats();

@@ -104,11 +104,13 @@ new Gauge({
 
 let defaultsCollected = false;
 
-/** Default process metrics (CPU, memory, event loop lag, GC…) and a `service` label, once per process. */
-export function initProcessMetrics(service: string): void {
+/**
+ * Default process metrics (CPU, memory, event loop lag, GC…), once per process. No process label:
+ * Prometheus tells scrape targets apart by `job` and `instance`.
+ */
+export function initProcessMetrics(): void {
   if (defaultsCollected) return;
   defaultsCollected = true;
-  register.setDefaultLabels({ service: label(service, 64) });
   collectDefaultMetrics();
 }
 

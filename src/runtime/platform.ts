@@ -37,7 +37,7 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
   // The Temporal SDK logs every worker state change and the workflow bundle at INFO.
   Runtime.install({ logger: new DefaultLogger(config.LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN') });
   const log = createLogger('platform');
-  initProcessMetrics(parts.join('+'));
+  initProcessMetrics();
   const stops: Array<() => Promise<void>> = [];
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop().catch((err) => log.error('stop failed', { error: err }));
