@@ -46,17 +46,14 @@ export function printGatewayMetrics(before: Scrape, after: Scrape): GatewayFigur
   console.log('\nWhere a turn\'s time goes (`voice_turn_stage_seconds`):\n');
   console.log('| stage | n | p50 | p95 | mean |');
   console.log('|---|---|---|---|---|');
-  let stagesMean = 0;
+  let stagesP50 = 0;
   for (const [stage, label] of STAGES) {
     const h = histogramDelta(before, after, 'voice_turn_stage_seconds', { stage });
-    // TTS first audio is also measured for greetings; its mean still describes one sentence's wait.
-    if (h.count > 0) stagesMean += histogramMeanMs(h);
+    if (h.count > 0) stagesP50 += histogramQuantileMs(h, 0.5);
     console.log(row(label, h));
   }
-  const turnMean = histogramMeanMs(f.turnSpeechEnd);
-  if (Number.isFinite(turnMean)) {
-    console.log(`| rest: playback pacing, queues, event loops (turn mean − stage means) | | | | ${fmtMs(turnMean - stagesMean)} |`);
-  }
+  // Stages are timed separately (TTS also for greetings and later sentences), so this is a reading, not an identity.
+  console.log(`\nSum of the stage p50s: ${fmtMs(stagesP50)}; turn p50 from the last speech frame: ${fmtMs(histogramQuantileMs(f.turnSpeechEnd, 0.5))}.`);
   const errors = counterDelta(before, after, 'voice_provider_errors_total');
   console.log(`\nProvider errors during the run: ${errors.length ? errors.map((e) => `${e.labels} ${e.delta}`).join(', ') : 'none'}`);
   return f;
