@@ -73,11 +73,11 @@ const LATE_GAP_MS = 40;
 const OUR_NUMBER = '+15005550006';
 const KEY = 'bench-key';
 const AGENT = 'bench-clinic';
-const RUN_LIMIT_MS = 4 * 60_000;
+const DEFAULT_LIMIT_MINUTES = 6;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-function args(): { calls: number; turns: number; bargeIns: number; staggerMs: number; provider: string } {
+function args(): { calls: number; turns: number; bargeIns: number; staggerMs: number; limitMinutes: number; provider: string } {
   const argv = process.argv.slice(2);
   const p = argv.indexOf('--provider');
   const get = (name: string, def: number) => {
@@ -86,7 +86,7 @@ function args(): { calls: number; turns: number; bargeIns: number; staggerMs: nu
     if (!Number.isInteger(v) || v < (name === 'barge-ins' ? 0 : 1)) throw new Error(`--${name} must be a ${name === 'barge-ins' ? 'non-negative' : 'positive'} integer`);
     return v;
   };
-  return { calls: get('calls', 50), turns: get('turns', 3), bargeIns: get('barge-ins', 1), staggerMs: get('stagger-ms', 100), provider: p >= 0 ? argv[p + 1]! : 'twilio' };
+  return { calls: get('calls', 50), turns: get('turns', 3), bargeIns: get('barge-ins', 1), staggerMs: get('stagger-ms', 100), limitMinutes: get('limit-minutes', DEFAULT_LIMIT_MINUTES), provider: p >= 0 ? argv[p + 1]! : 'twilio' };
 }
 
 // ---- platform processes ---------------------------------------------------------------------------
@@ -171,15 +171,10 @@ async function vadDecisionOffsets(clip: SpeechClip): Promise<number[]> {
 // ---- main -----------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const { calls: N, turns: K, bargeIns, staggerMs, provider } = args();
+  const { calls: N, turns: K, bargeIns, staggerMs, limitMinutes, provider } = args();
   const script = callScript(REPLIES, K, bargeIns, LONG_REPLY, AFTER_BARGE_IN);
   setLogLevel('warn');
   Runtime.install({ logger: new DefaultLogger('ERROR') });
-  const watchdog = setTimeout(() => {
-    console.error(`bench:voice: still running after ${RUN_LIMIT_MS / 60_000} minutes; giving up`);
-    process.exit(2);
-  }, RUN_LIMIT_MS);
-  watchdog.unref();
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   console.log(`Voice benchmark: ${N} simultaneous ${provider} calls × ${K} turns + ${bargeIns} barge-in(s), on ${cores()} cores (${cpu}), Node ${process.version}\n\nStarting:`);
 
@@ -187,6 +182,16 @@ async function main(): Promise<void> {
   const services = await startLocalServices((l) => console.log(l));
   const stops: Array<() => Promise<void>> = [];
   let summary = '';
+  // Past the limit the run gives up, but still stops what it started (no orphaned processes).
+  const watchdog = setTimeout(() => {
+    console.error(`bench:voice: still running after ${limitMinutes} minutes; giving up`);
+    const stopAll = (async () => {
+      for (const stop of stops) await stop().catch(() => undefined);
+      await services.stop();
+    })();
+    void Promise.race([stopAll, sleep(30_000)]).finally(() => process.exit(2));
+  }, limitMinutes * 60_000);
+  watchdog.unref();
   try {
     const phone = await startFakeTelephony(provider, { keepMediaEvents: false });
     stops.push(() => phone.stop());
