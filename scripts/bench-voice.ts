@@ -48,7 +48,7 @@ import { FRAME_MS } from '../test/fakes/phone-caller';
 import { startFakeTelephony } from '../test/fakes/telephony-fakes';
 import { startHarness, type Harness } from '../test/support/harness';
 import { callWorkflowId } from '../workflows/call-definitions';
-import { analyseCall, callScript, runCall, transcriptMatches } from './lib/bench-caller';
+import { analyseCall, callScript, runCall, transcriptMatches, type CallResult } from './lib/bench-caller';
 import { printGatewayMetrics, type GatewayFigures } from './lib/bench-metrics-report';
 import { fmtMs, loadClip, percentile, type SpeechClip } from './lib/caller-audio';
 import { histogramQuantileMs, scrapeMetrics, type Scrape } from './lib/prom-scrape';
@@ -271,11 +271,21 @@ async function main(): Promise<void> {
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
     const started = Date.now();
+    const live: CallResult[] = [];
+    let done = 0;
+    // A long run says how far it got (a stall shows here rather than only at the time limit).
+    const progress = setInterval(() => {
+      const turns = live.reduce((n, r) => n + r.turns.length, 0);
+      console.log(`  … ${Math.round((Date.now() - started) / 1000)} s: ${done}/${N} calls done, ${turns}/${N * script.length} turns spoken`);
+    }, 15_000);
     const results = await Promise.all(
-      Array.from({ length: N }, (_, i) => sleep(i * staggerMs).then(() =>
-        runCall(i, { phone, webhookUrl: endpoint.inbound_webhook_url, clip, greeting: GREETING, script, from: `+1415555${String(1000 + i)}`, to: OUR_NUMBER }),
-      )),
+      Array.from({ length: N }, (_, i) =>
+        sleep(i * staggerMs)
+          .then(() => runCall(i, { phone, webhookUrl: endpoint.inbound_webhook_url, clip, greeting: GREETING, script, from: `+1415555${String(1000 + i)}`, to: OUR_NUMBER }, live))
+          .finally(() => done++),
+      ),
     );
+    clearInterval(progress);
     loop.disable();
     const callsSecs = (Date.now() - started) / 1000;
     await sleep(500);

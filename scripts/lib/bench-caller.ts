@@ -112,8 +112,10 @@ export interface CallContext {
   to: string;
 }
 
-export async function runCall(index: number, ctx: CallContext): Promise<CallResult> {
+/** Runs one call; `live` (optional) gets its result object at once, to watch progress. */
+export async function runCall(index: number, ctx: CallContext, live?: CallResult[]): Promise<CallResult> {
   const result: CallResult = { index, turns: [] };
+  live?.push(result);
   try {
     const fake = await ctx.phone.ringInbound({ webhookUrl: ctx.webhookUrl, from: ctx.from, to: ctx.to });
     if (!fake.caller || !fake.callId) throw new Error(`not connected: ${fake.answer.status} ${fake.answer.body.slice(0, 200)}`);
@@ -126,6 +128,8 @@ export async function runCall(index: number, ctx: CallContext): Promise<CallResu
     result.greetingMs = greetingFrame ? greetingFrame.receivedAtMs - caller.connectedAtMs : null;
     for (const step of ctx.script) {
       if (step.kind !== 'barge-in') await sleep(200 + Math.random() * 800);
+      // Speech queued on a closed line would wait forever: a call that ended early is an error.
+      if (!caller.isOpen) throw new Error(`the call ended before turn ${result.turns.length + 1} (closed by ${(await caller.closed).by})`);
       const span = await caller.say(ctx.clip.path);
       const { startMs, endMs } = speechTimes(ctx.clip, span);
       const turn: Turn = { kind: step.kind, speechStartMs: startMs, speechEndMs: endMs, latencyMs: null };
