@@ -48,7 +48,7 @@ import { FRAME_MS } from '../test/fakes/phone-caller';
 import { startFakeTelephony } from '../test/fakes/telephony-fakes';
 import { startHarness, type Harness } from '../test/support/harness';
 import { callWorkflowId } from '../workflows/call-definitions';
-import { analyseCall, callScript, runCall, transcriptMatches, type CallResult } from './lib/bench-caller';
+import { analyseCall, callScript, runCall, transcriptDifference, type CallResult } from './lib/bench-caller';
 import { printGatewayMetrics, type GatewayFigures } from './lib/bench-metrics-report';
 import { fmtMs, loadClip, percentile, type SpeechClip } from './lib/caller-audio';
 import { histogramQuantileMs, scrapeMetrics, type Scrape } from './lib/prom-scrape';
@@ -318,7 +318,8 @@ async function main(): Promise<void> {
         const problems: string[] = [];
         if (r.error) problems.push(r.error);
         if (call.status !== 'completed') problems.push(`status ${call.status}`);
-        if (!transcriptMatches(transcript, GREETING, CALLER_TEXT, script)) problems.push('transcript differs');
+        const difference = transcriptDifference(transcript, GREETING, CALLER_TEXT, script);
+        if (difference) problems.push(difference);
         const unanswered = r.turns.filter((t) => t.kind === 'barge-in' && t.bargeInMs === null).length;
         if (unanswered) problems.push(`${unanswered} barge-in(s) without a clear`);
         const errors = events.filter((e) => e.event_type === 'error');

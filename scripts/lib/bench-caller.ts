@@ -189,16 +189,20 @@ export function analyseCall(r: CallResult, greeting: string, script: ScriptedTur
   return out;
 }
 
-/** The transcript a call following `script` should end with; a cut-off reply is any non-empty start of its text. */
-export function transcriptMatches(transcript: Array<{ role: string; text: string }>, greeting: string, callerText: string, script: ScriptedTurn[]): boolean {
+/**
+ * Whether a call following `script` ended with the transcript it should have (a cut-off reply:
+ * any non-empty start of its text); null when it did, else where it first differs.
+ */
+export function transcriptDifference(transcript: Array<{ role: string; text: string }>, greeting: string, callerText: string, script: ScriptedTurn[]): string | null {
   const want: Array<{ role: string; text: string; prefix?: boolean }> = [{ role: 'assistant', text: greeting }];
   script.forEach((step, k) => {
     want.push({ role: 'user', text: callerText }, { role: 'assistant', text: step.reply, prefix: script[k + 1]?.kind === 'barge-in' });
   });
-  if (transcript.length !== want.length) return false;
-  return want.every((w, i) => {
-    const t = transcript[i]!;
-    if (t.role !== w.role) return false;
-    return w.prefix ? t.text.length > 0 && w.text.startsWith(t.text) : t.text === w.text;
-  });
+  for (let i = 0; i < Math.max(want.length, transcript.length); i++) {
+    const w = want[i];
+    const t = transcript[i];
+    const same = w && t && t.role === w.role && (w.prefix ? t.text.length > 0 && w.text.startsWith(t.text) : t.text === w.text);
+    if (!same) return `transcript differs at entry ${i + 1} of ${want.length}: ${t ? `${t.role} "${t.text.slice(0, 40)}"` : 'missing'}`;
+  }
+  return null;
 }
