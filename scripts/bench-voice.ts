@@ -294,8 +294,13 @@ async function main(): Promise<void> {
 
     // ---- analysis ---------------------------------------------------------------------------------
     const connected = results.filter((r) => r.connectedAtMs !== undefined);
-    const windowFrom = Math.max(...connected.map((r) => r.connectedAtMs!));
-    const windowTo = Math.min(...results.map((r) => r.hungUpAtMs ?? Infinity));
+    // The window in which all calls were connected; when calls ended before the last one connected
+    // there is none, and the whole calls period stands in (the table says so).
+    const lastConnected = Math.max(...connected.map((r) => r.connectedAtMs!));
+    const firstHungUp = Math.min(...results.map((r) => r.hungUpAtMs ?? Infinity));
+    const allAtOnce = firstHungUp > lastConnected;
+    const windowFrom = allAtOnce ? lastConnected : started;
+    const windowTo = allAtOnce ? firstHungUp : Date.now() - 500;
     const frames = results.map((r) => analyseCall(r, GREETING, script, VAD_STOP_SECS, LATE_GAP_MS));
     const latencies = results.flatMap((r) => r.turns.map((t) => t.latencyMs)).filter((v): v is number => v !== null);
     const missingReplies = results.reduce((n, r) => n + r.turns.filter((t) => t.latencyMs === null).length, 0) + results.reduce((n, r) => n + (script.length - r.turns.length), 0);
@@ -349,7 +354,9 @@ async function main(): Promise<void> {
     console.log(`\n## Results: ${N} simultaneous calls × ${K} turns + ${bargeIns} barge-in(s)\n`);
     console.log('| | measured | target |');
     console.log('|---|---|---|');
-    console.log(`| calls connected at the same time | ${connected.length} (all of them for ${windowSecs.toFixed(1)} s) | 50 |`);
+    console.log(
+      `| calls connected at the same time | ${allAtOnce ? `${connected.length} (all of them for ${windowSecs.toFixed(1)} s)` : `not all at once (${connected.length} connected; some ended before the last connected: CPU and RSS over the whole ${windowSecs.toFixed(0)} s)`} | 50 |`,
+    );
     console.log(
       `| turn latency, caller side, p50 / p95 / p99 / max (${latencies.length} turns) | ${p(latencies, 50)} / ${p(latencies, 95)} / ${p(latencies, 99)} / ${fmtMs(Math.max(...latencies))} | p50 ≤ 60 ms, p95 ≤ 150 ms |`,
     );
