@@ -93,6 +93,18 @@ export const configSchema = z.object({
   CARTESIA_BASE_URL: z.url().default('wss://api.cartesia.ai'),
   ELEVENLABS_API_KEY: optionalString,
   ELEVENLABS_BASE_URL: z.url().default('wss://api.elevenlabs.io'),
+  // Speech vendors of the registries (src/providers/{stt,tts}/registry.ts); each adapter's
+  // descriptor says which of these it needs. A *_BASE_URL replaces the vendor's public host.
+  SARVAM_API_KEY: optionalString,
+  SARVAM_BASE_URL: z.url().default('https://api.sarvam.ai'),
+  AZURE_SPEECH_KEY: optionalString,
+  AZURE_SPEECH_REGION: optionalString.pipe(z.string().regex(/^[a-z0-9]+$/, 'must be an Azure region name such as westeurope or centralindia').optional()),
+  // A custom Speech endpoint (full URL with path) or a container host (ws://host:5000) instead of the region's.
+  AZURE_SPEECH_ENDPOINT: optionalString.pipe(z.url().regex(/^(wss?|https?):\/\//i, 'must be a ws://, wss://, http:// or https:// URL').optional()),
+  AZURE_SPEECH_HOST: optionalString.pipe(z.url().regex(/^(wss?|https?):\/\//i, 'must be a ws://, wss://, http:// or https:// URL').optional()),
+  // OpenAI speech-to-text; unset = OPENAI_BASE_URL, else https://api.openai.com/v1. Separate because
+  // OPENAI_BASE_URL often points at an LLM-only server (Ollama, vLLM) without /audio/transcriptions.
+  OPENAI_STT_BASE_URL: optionalString.pipe(z.url().optional()),
   TWILIO_API_BASE_URL: optionalString.pipe(z.url().optional()),
   // Replaces https://api.plivo.com (the fake Plivo in tests and local runs).
   PLIVO_API_BASE_URL: optionalString.pipe(z.url().optional()),
@@ -100,6 +112,11 @@ export const configSchema = z.object({
   METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   // The standalone worker's /metrics listener (`npm run worker`; 0 picks a free port).
   WORKER_METRICS_PORT: port.default(8002),
+  // Replaces the stored exotel_api_base (https://api.exotel.com by default): the fake Exotel in
+  // tests and local runs. An operator setting, so it may point anywhere; the stored one may not.
+  EXOTEL_API_BASE_URL: optionalString.pipe(z.url().optional()),
+  // Sample rate of Exotel's Voicebot streams (16-bit PCM): 8000 (PSTN) or 16000 (wideband).
+  EXOTEL_SAMPLE_RATE: z.enum(['8000', '16000']).default('8000').transform(Number),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 

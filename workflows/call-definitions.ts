@@ -271,9 +271,13 @@ export interface VoiceTurnRequest extends LlmTurnRequest {
 export interface VoiceTurnResult extends LlmTurnResult, SpeechOutcome {}
 
 export interface MediaSessionResult {
-  /** `hangup`: the caller/provider ended the stream; `closed`: the platform closed it. */
-  reason: 'hangup' | 'closed';
+  /**
+   * `hangup`: the caller/provider ended the stream; `closed`: the platform closed it; `failed`:
+   * the gateway gave up on the call (its STT stayed down), `error` says why.
+   */
+  reason: 'hangup' | 'closed' | 'failed';
   events: GatewayEvent[];
+  error?: { message: string; context: string };
 }
 
 export const mediaConnectedSignal = defineSignal<[MediaConnectedSignal]>('mediaConnected');

@@ -274,6 +274,11 @@ export class CallSession {
         this.mediaClosed = true;
         this.recordGatewayEvents(result.events);
         if (result.reason === 'hangup') this.requestEnd('user_ended');
+        // Histories recorded before a gateway could fail a call never hold this reason; the
+        // marker keeps their replay on the old path should one ever carry it.
+        else if (result.reason === 'failed' && patched('gateway-failure-fails-call') && !isFinal(this.status)) {
+          this.fail(result.error?.message ?? 'the media gateway gave up on the call', result.error?.context ?? 'gateway');
+        }
       },
       (err: Error) => {
         this.mediaClosed = true;

@@ -16,6 +16,8 @@ import type { Logger } from '../shared/logger';
 import { CallError, startCall, type CallDeps } from './call-service';
 import { CapacityError, capacityCheck } from './concurrency';
 import { FINAL_CALL_STATUSES } from './telephony-calls';
+import { providerProblems } from '../providers/agent-readiness';
+import { recordUnreadyInboundCall } from './unready-call';
 
 export type InboundDecision =
   /** Connect the call's stream (a new call, or the same call again for a replayed webhook). */
@@ -25,7 +27,9 @@ export type InboundDecision =
   /** max_concurrent calls of the provider are active. */
   | { kind: 'busy' }
   /** The call could not be started (Temporal unreachable). */
-  | { kind: 'unavailable' };
+  | { kind: 'unavailable' }
+  /** The agent's STT, LLM or TTS cannot run here: apologise; the call is recorded as failed. */
+  | { kind: 'unready'; callId: string; problems: string[] };
 
 export interface InboundRequest {
   provider: TelephonyProvider;
@@ -87,6 +91,15 @@ export async function admitInboundCall(deps: CallDeps & { log: Logger }, req: In
   if (!(await agentExists(db, agentName))) {
     log.warn('inbound call refused: unknown agent', { ...fields, agent_name: agentName });
     return { kind: 'reject', why: 'unknown agent' };
+  }
+  const agent = plain(
+    await db.models.Agent.findOne({ where: { name: agentName }, attributes: ['id', 'name', 'version', 'stt_provider', 'stt_mode', 'llm_provider', 'tts_provider'] }),
+  );
+  const problems = agent ? providerProblems(agent, deps.config) : [];
+  if (agent && problems.length) {
+    const callId = await recordUnreadyInboundCall(db, { agent, provider: req.provider, providerCallId: req.providerCallId, from: req.from, to: req.to, problems });
+    log.error('inbound call failed: the agent cannot take calls', { ...fields, agent_name: agentName, call_id: callId, problems });
+    return { kind: 'unready', callId, problems };
   }
 
   const capacity = capacityCheck(db, req.provider, req.maxConcurrent);

@@ -43,7 +43,7 @@ function speechFailure(err: unknown): unknown {
 /** A gateway shutting down loses its calls: the workflow must see a failure, not a hang-up. */
 function sessionResult(callId: string, closure: MediaClosure): MediaSessionResult {
   if (closure.reason === 'shutdown') throw ApplicationFailure.nonRetryable(`media gateway shut down; call ${callId} lost its audio`, 'GatewayShutdown');
-  return { reason: closure.reason, events: closure.events.splice(0) };
+  return { reason: closure.reason, events: closure.events.splice(0), ...(closure.error ? { error: closure.error } : {}) };
 }
 
 export function createGatewayActivities(calls: CallRegistry, config: Config): GatewayActivities {
@@ -53,7 +53,7 @@ export function createGatewayActivities(calls: CallRegistry, config: Config): Ga
   // media session's result tells the workflow the call is over (this is not a lost gateway).
   const nobodyListening = (callId: string) => {
     const reason = calls.get(callId)?.closeReason ?? calls.finished(callId)?.reason ?? null;
-    return reason === 'hangup' || reason === 'closed';
+    return reason === 'hangup' || reason === 'closed' || reason === 'failed';
   };
   const unheard = { heardText: '', interrupted: true, characters: 0, events: [] };
 

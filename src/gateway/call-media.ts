@@ -66,13 +66,18 @@ export interface CallMediaOptions {
   startPerf: number;
 }
 
-/** `hangup`: the provider ended the stream; `closed`: the platform did; `shutdown`: this gateway stopped. */
-export type CloseReason = 'hangup' | 'closed' | 'shutdown';
+/**
+ * `hangup`: the provider ended the stream; `closed`: the platform did; `shutdown`: this gateway
+ * stopped; `failed`: the call cannot go on (its STT is gone for good).
+ */
+export type CloseReason = 'hangup' | 'closed' | 'shutdown' | 'failed';
 
 export interface MediaClosure {
   reason: CloseReason;
   /** Events reported after the last activity result (e.g. tts_stopped of speech cut by the hang-up). */
   events: GatewayEvent[];
+  /** With `failed`: why, and which part failed (`stt`). */
+  error?: { message: string; context: string };
 }
 
 const SIGNAL_ATTEMPTS = 3;
@@ -104,6 +109,7 @@ export class CallMedia {
   private agentPcm = new Int16Array(0);
   private closing = false;
   private closedBy: CloseReason | null = null;
+  private failure: MediaClosure['error'];
   private readonly interruptsOnSpeechStart: boolean;
   private resolveClosed!: (c: MediaClosure) => void;
 
@@ -141,6 +147,7 @@ export class CallMedia {
       agentSpeaking: () => this.playback.speaking,
       bargeIn: () => this.bargeIn(),
       finalize: () => this.stt.finalize(),
+      finalWaitMs: () => this.stt.finalWaitMs,
       utterance: (turn) => this.utterance(turn),
     });
     const rate = opts.format.sampleRate as 8000 | 16000;
@@ -149,7 +156,13 @@ export class CallMedia {
       this.turns.onVad(e);
     });
     const common = { callId: opts.callId, format: opts.format, config: opts.config, events: this.events, log: opts.log };
-    this.stt = new SttLink({ ...common, stt: opts.voice.stt, onTranscript: (t) => this.turns.onTranscript(t) });
+    this.stt = new SttLink({
+      ...common,
+      stt: opts.voice.stt,
+      onTranscript: (t) => this.turns.onTranscript(t),
+      // A call nobody can hear is over: the workflow records it failed (end_reason error).
+      onUnavailable: (message) => this.fail(message, 'stt'),
+    });
     this.tts = new TtsLink({ ...common, tts: opts.voice.tts, playback: this.playback });
   }
 
@@ -269,6 +282,14 @@ export class CallMedia {
     return this.close('closed', 1000, `call ended: ${reason}`);
   }
 
+  /** Ends the call from the gateway's side: the media session reports `failed` with the reason. */
+  fail(message: string, context: string): void {
+    if (this.closing) return;
+    this.failure = { message, context };
+    this.log.error('call failed in the media gateway', { callId: this.callId, context, error: message });
+    void this.close('failed', 1011, `${context} unavailable`);
+  }
+
   /** Closes everything once (see CloseReason). Resolves when the recording is final. */
   close(reason: CloseReason, code = 1000, message = ''): Promise<MediaClosure> {
     if (this.closing) return this.closed;
@@ -287,7 +308,7 @@ export class CallMedia {
         this.log.error('recording could not be finalised', { callId: this.callId, error: (err as Error).message });
       }
       await this.signals.catch(() => undefined);
-      this.resolveClosed({ reason, events: this.events.drain() });
+      this.resolveClosed({ reason, events: this.events.drain(), ...(this.failure ? { error: this.failure } : {}) });
     })();
     return this.closed;
   }

@@ -1,20 +1,18 @@
 /**
  * A call's streaming STT connection: opened at call start (warm before the caller speaks), fed
- * the caller's audio as 16-bit PCM (`linear16`) at the stream's rate, reopened at once when the
- * vendor drops it (then backing off), and given up for good when the vendor rejects it (bad key,
- * unsupported language). Vendor errors become `error` events; the call goes on without STT.
+ * the caller's audio as 16-bit PCM at the stream's rate. Reconnecting after a vendor drop is the
+ * shared ResilientStt's job (src/providers/resilience.ts); when it gives up (rejected, or still
+ * down after every retry) `onUnavailable` tells the call. Vendor errors become `error` events.
  */
 import type { AudioFormat } from '../audio/format';
 import { pcmToBytes } from '../audio/pcm';
 import type { Config } from '../config';
-import { createAgentStt, type SttStream, type SttTranscript } from '../providers/stt';
+import { ResilientStt } from '../providers/resilience';
+import { createAgentStt, type SttTranscript } from '../providers/stt';
 import { countProviderError } from '../observability/metrics';
 import type { Logger } from '../shared/logger';
 import type { VoiceConfig } from '../../workflows/call-definitions';
 import type { GatewayEventLog } from './events';
-
-// Reopening a dropped STT stream: first at once, then backing off.
-const RECONNECT_DELAYS_MS = [0, 500, 1000, 2000, 5000];
 
 export interface SttLinkOptions {
   callId: string;
@@ -24,69 +22,58 @@ export interface SttLinkOptions {
   events: GatewayEventLog;
   log: Logger;
   onTranscript(t: SttTranscript): void;
+  /** The STT is gone for good; the message names the provider and why. */
+  onUnavailable?(message: string): void;
 }
 
 export class SttLink {
-  private stream: SttStream | null = null;
-  private fatal = false;
-  private reconnects = 0;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly stream: ResilientStt;
   private closed = false;
 
   constructor(private readonly opts: SttLinkOptions) {
-    this.open();
+    const { stt: s, config, format, events, log, callId } = opts;
+    const input: AudioFormat = { encoding: 'pcm16', sampleRate: format.sampleRate };
+    this.stream = new ResilientStt({
+      open: () =>
+        createAgentStt({ stt_provider: s.provider, stt_model: s.model, stt_language: s.language, stt_mode: s.mode, stt_settings: s.settings }, config, {
+          format: input,
+        }),
+    });
+    this.stream.on('transcript', (t) => this.opts.onTranscript(t));
+    const reported = new WeakSet<Error>();
+    this.stream.on('error', (err) => {
+      reported.add(err);
+      countProviderError('stt', s.provider);
+      events.error(err.message, 'stt');
+    });
+    this.stream.on('unavailable', (err) => {
+      if (this.closed) return;
+      const message = err.message.startsWith('STT') ? err.message : `STT provider ${s.provider}: ${err.message}`;
+      log.error('STT unavailable for call', { callId, error: message });
+      if (!reported.has(err)) {
+        countProviderError('stt', s.provider);
+        events.error(message, 'stt');
+      }
+      this.opts.onUnavailable?.(message);
+    });
   }
 
   /** Caller audio at the stream's rate; dropped while reconnecting. */
   send(pcm: Int16Array): void {
-    this.stream?.sendAudio(pcmToBytes(pcm));
+    this.stream.sendAudio(pcmToBytes(pcm));
   }
 
   finalize(): void {
-    this.stream?.finalize();
+    this.stream.finalize();
+  }
+
+  /** The stream's own wait for a final after finalize() (segment-based adapters), if it has one. */
+  get finalWaitMs(): number | undefined {
+    return this.stream.finalWaitMs;
   }
 
   close(): Promise<void> {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    const stream = this.stream;
-    this.stream = null;
-    return stream ? stream.close() : Promise.resolve();
-  }
-
-  private open(): void {
-    if (this.closed || this.fatal) return;
-    const { stt: s, config, format, events, log, callId } = this.opts;
-    let stream: SttStream;
-    try {
-      stream = createAgentStt({ stt_provider: s.provider, stt_model: s.model, stt_language: s.language, stt_settings: s.settings }, config, {
-        encoding: 'linear16',
-        sampleRate: format.sampleRate,
-      });
-    } catch (err) {
-      this.fatal = true;
-      countProviderError('stt', s.provider);
-      events.error((err as Error).message, 'stt');
-      log.error('STT unavailable for call', { callId, error: (err as Error).message });
-      return;
-    }
-    this.stream = stream;
-    stream.on('transcript', (t) => {
-      this.reconnects = 0;
-      this.opts.onTranscript(t);
-    });
-    stream.on('error', (err) => {
-      if (err.details.fatal) this.fatal = true;
-      countProviderError('stt', stream.provider);
-      events.error(err.message, 'stt');
-    });
-    stream.on('closed', () => {
-      if (this.stream !== stream || this.closed) return;
-      this.stream = null;
-      // A dropped stream is reopened so the caller is heard again; a rejected one is not.
-      if (this.fatal) return;
-      const delay = RECONNECT_DELAYS_MS[Math.min(this.reconnects++, RECONNECT_DELAYS_MS.length - 1)]!;
-      this.timer = setTimeout(() => this.open(), delay);
-    });
+    return this.stream.close();
   }
 }

@@ -18,7 +18,7 @@
 import type { SttTranscript } from '../providers/stt/types';
 import type { VadEvent } from './vad/vad-analyzer';
 
-/** Longest wait for the STT's final after the VAD said the caller stopped. */
+/** Longest wait for a streaming STT's final after the VAD said the caller stopped (an adapter may ask for longer). */
 export const FINAL_WAIT_MS = 1000;
 /** A final transcript outside any VAD turn is emitted after this much quiet. */
 export const ORPHAN_WAIT_MS = 600;
@@ -41,6 +41,8 @@ export interface TurnDetectorHooks {
   bargeIn(): void;
   /** Ask the STT for the final transcript of what it has heard. */
   finalize(): void;
+  /** How long the STT needs to answer finalize() (segment-based adapters need a round trip); default FINAL_WAIT_MS. */
+  finalWaitMs?(): number | undefined;
   utterance(turn: CompletedTurn): void;
 }
 
@@ -92,7 +94,7 @@ export class TurnDetector {
     this.vadStopPerf = nowPerf;
     this.speechEndPerf = nowPerf - (event.detected_at_ms - event.at_ms);
     this.hooks.finalize();
-    this.arm(FINAL_WAIT_MS);
+    this.arm(this.hooks.finalWaitMs?.() ?? FINAL_WAIT_MS);
   }
 
   onTranscript(t: SttTranscript, nowPerf = performance.now()): void {

@@ -108,6 +108,9 @@ function errorText(body: string): string | undefined {
     for (const key of ['err_msg', 'message', 'error', 'detail']) {
       if (typeof parsed[key] === 'string') return parsed[key] as string;
     }
+    // `{"error": {"message": …}}` (Sarvam, OpenAI)
+    const nested = parsed.error as Record<string, unknown> | undefined;
+    if (nested && typeof nested === 'object' && typeof nested.message === 'string') return nested.message;
   } catch {
     // plain-text body
   }

@@ -1,11 +1,20 @@
 /**
  * Fixed vocabularies of the product: supported providers (the first of each list is the default),
  * event types, builtin tools and pipeline defaults. Workflow-safe: no Node built-ins.
+ *
+ * The provider lists are the API's (the spec's) names, which request validation accepts. Which
+ * of them can actually run is the adapter registries' business (src/providers/{stt,tts,llm}/
+ * registry.ts): a vendor's descriptor is typed with these names, so no adapter can be registered
+ * under a name the API would refuse, and an agent naming a provider that has no registered
+ * adapter gets a warning ("no adapter in this build") and cannot place calls.
  */
 
 export const STT_PROVIDERS = ['deepgram', 'openai', 'azure', 'sarvam'] as const;
 export const LLM_PROVIDERS = ['openai', 'azure', 'groq'] as const;
 export const TTS_PROVIDERS = ['cartesia', 'elevenlabs', 'deepgram', 'openai', 'azure'] as const;
+export type SttProvider = (typeof STT_PROVIDERS)[number];
+export type LlmProvider = (typeof LLM_PROVIDERS)[number];
+export type TtsProvider = (typeof TTS_PROVIDERS)[number];
 /** Only this STT provider has `stt_mode` (`transcribe` or `translate`). */
 export const STT_MODE_PROVIDER = 'sarvam';
 export const STT_MODES = ['transcribe', 'translate'] as const;

@@ -10,7 +10,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver';
 import { eventually } from '../support/fixtures';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startHarness, type Harness } from '../support/harness';
-import { DESKTOP, ensureDashboardBuilt, launchChromium, logIn, pick, screenshot, watchPageErrors } from './support/chromium';
+import { DESKTOP, ensureDashboardBuilt, launchChromium, logIn, pick, screenshot, stableBox, watchPageErrors } from './support/chromium';
 
 let h: Harness;
 let llm: FakeOpenAI;
@@ -87,7 +87,10 @@ describe('the dashboard, as an administrator', () => {
     // The placeholders the greeting uses are listed.
     await page.getByRole('group', { name: 'Variables used' }).filter({ hasText: '{{first_name}}' }).waitFor();
 
+    // This installation has no ElevenLabs key: the API warns, and the form says so at the picker.
+    await page.getByRole('status').filter({ hasText: 'ELEVENLABS_API_KEY is not set' }).waitFor();
     const agent = await api('GET', `/api/agents/${(await agentNamed('support-bot'))!.id}`);
+    expect(agent.warnings).toContain('tts_provider elevenlabs: ELEVENLABS_API_KEY is not set');
     expect(agent).toMatchObject({ prompt: 'You answer questions about the shop. Be brief.', greeting: 'Hello {{first_name}}, this is the shop.', tts_provider: 'elevenlabs', flow_nodes_count: 0 });
 
     // An edit is a PATCH of what changed.
@@ -111,8 +114,10 @@ describe('the dashboard, as an administrator', () => {
     }
     const node = (key: string) => page.locator(`.react-flow__node[data-id="${key}"]`);
 
-    // Drag "confirm" below the others.
-    const before = (await node('confirm').boundingBox())!;
+    // Drag "confirm" below the others — once the canvas has stopped re-framing (it fits the view
+    // shortly after a node is added, and the add dialog fades out): a press on a stale position
+    // would pan the canvas instead.
+    const before = await stableBox(node('confirm'));
     await page.mouse.move(before.x + before.width / 2, before.y + 20);
     await page.mouse.down();
     await page.mouse.move(before.x + before.width / 2 - 80, before.y + 260, { steps: 12 });
@@ -127,8 +132,8 @@ describe('the dashboard, as an administrator', () => {
     const edges = page.locator('.react-flow__edge');
     const connect = async (from: string, to: string) => {
       const count = await edges.count();
-      const source = (await node(from).locator('.react-flow__handle.source').boundingBox())!;
-      const target = (await node(to).locator('.react-flow__handle.target').boundingBox())!;
+      const source = await stableBox(node(from).locator('.react-flow__handle.source'));
+      const target = await stableBox(node(to).locator('.react-flow__handle.target'));
       await page.mouse.move(source.x + source.width / 2, source.y + source.height / 2);
       await page.mouse.down();
       await page.mouse.move(target.x + target.width / 2, target.y + target.height / 2, { steps: 15 });

@@ -24,6 +24,7 @@ import { decodeMulaw } from '../../src/audio/g711';
 import { pcmFromBytes, rms } from '../../src/audio/pcm';
 import { sendJson, startWsFakeServer, type UpgradeRejection } from './ws-fake-server';
 import { words } from './fake-tts-audio';
+import { speakCheck, speakConnected, type FakeDeepgramSpeak, type FakeDeepgramSpeakOptions } from './deepgram-speak';
 
 export interface FakeDeepgramOptions {
   apiKey: string;
@@ -36,6 +37,8 @@ export interface FakeDeepgramOptions {
   interimEveryMs?: number;
   /** 16-bit RMS above which a 20 ms frame is speech. Default 300 (about -40 dBFS). */
   speechRms?: number;
+  /** The Aura TTS endpoint `/v1/speak` (deepgram-speak.ts). */
+  speak?: FakeDeepgramSpeakOptions;
 }
 
 /** Computes a transcript from the audio of one utterance (ms since the last final, ms of it that was speech). */
@@ -67,6 +70,13 @@ export interface FakeDeepgram {
     readonly audioBytes: number;
     readonly controls: string[];
   };
+  /**
+   * An outage of `/v1/listen`: while on, every open stream is dropped (1011) and new ones are
+   * refused with 503, as when Deepgram is down.
+   */
+  outage(on: boolean): void;
+  /** What the `/v1/speak` (Aura TTS) endpoint received. */
+  speak: FakeDeepgramSpeak;
   /** Closes every open connection from the server side (default 1011), as an outage would. */
   dropConnections(code?: number, reason?: string): void;
   stop(): Promise<void>;
@@ -88,6 +98,14 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
   let transcriber: Transcriber | undefined;
   const streams: FakeDeepgramStream[] = [];
   const rejected: Array<{ status: number; reason: string }> = [];
+  let down = false;
+  const speak: FakeDeepgramSpeak = {
+    connections: [],
+    rejected: [],
+    get messages() {
+      return speak.connections.flatMap((c) => c.messages);
+    },
+  };
 
   const script: Script = {
     next: (audioMs, speechMs) => queue.shift() ?? transcriber?.(audioMs, speechMs) ?? '',
@@ -97,11 +115,19 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
   const server = await startWsFakeServer(
     {
       check(req, url) {
-        const rejection = checkUpgrade(req, url, options.apiKey);
+        if (url.pathname === '/v1/speak') {
+          const refused = speakCheck(req, url, options.apiKey, options.speak ?? {});
+          if (refused) speak.rejected.push({ status: refused.status, reason: refused.headers?.['dg-error'] ?? '' });
+          return refused;
+        }
+        const rejection = down
+          ? { status: 503, headers: { 'dg-error': 'Service unavailable', 'content-type': 'application/json' }, body: '{"err_msg":"Service unavailable"}' }
+          : checkUpgrade(req, url, options.apiKey);
         if (rejection) rejected.push({ status: rejection.status, reason: rejection.headers?.['dg-error'] ?? '' });
         return rejection;
       },
       connected(ws, req, url) {
+        if (url.pathname === '/v1/speak') return speakConnected(ws, req, url, options.speak ?? {}, speak);
         const record: FakeDeepgramStream = { url: req.url ?? '', query: Object.fromEntries(url.searchParams), headers: req.headers, audioBytes: 0, audioFrames: 0, controls: [], finals: [] };
         streams.push(record);
         new DeepgramStream(ws, record, options, script);
@@ -116,6 +142,11 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
       if (typeof texts === 'function') transcriber = texts;
       else queue.push(...texts);
     },
+    outage(on) {
+      down = on;
+      if (on) server.dropConnections(1011, 'Service unavailable');
+    },
+    speak,
     received: {
       streams,
       rejected,

@@ -9,6 +9,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import crypto from 'node:crypto';
+import { handleSpeech, type FakeOpenAISpeechOptions, type SpeechRequest } from './openai-speech';
 
 export interface FakeReply {
   content?: string;
@@ -26,12 +27,16 @@ export interface FakeReply {
 export interface RecordedRequest {
   body: any;
   headers: Record<string, string | string[] | undefined>;
+  /** Path and query as requested (Azure puts the deployment and api-version there). */
+  url: string;
 }
 
 export interface FakeOpenAI {
   /** Base URL ending in /v1 (what OPENAI_BASE_URL / the SDK's baseURL expect). */
   url: string;
   requests: RecordedRequest[];
+  /** `POST /v1/audio/speech` requests (openai-speech.ts). */
+  speechRequests: SpeechRequest[];
   /** Replies computed from each request (messages, tools); takes precedence over the queue. */
   setResponder(fn: ((body: any) => FakeReply | Promise<FakeReply>) | undefined): void;
   /** Queue replies used in order when no responder is set (default reply when empty: {content: "OK."}). */
@@ -108,8 +113,9 @@ function readBody(req: http.IncomingMessage): Promise<string> {
   });
 }
 
-export async function startFakeOpenAI(): Promise<FakeOpenAI> {
+export async function startFakeOpenAI(options: { speech?: FakeOpenAISpeechOptions } = {}): Promise<FakeOpenAI> {
   const requests: RecordedRequest[] = [];
+  const speechRequests: SpeechRequest[] = [];
   let queue: FakeReply[] = [];
   let responder: ((body: any) => FakeReply | Promise<FakeReply>) | undefined;
   let failures = { remaining: 0, status: 500 };
@@ -126,7 +132,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     } catch {
       return sendError(res, 400, 'We could not parse the JSON body of your request.');
     }
-    requests.push({ body, headers: { ...req.headers } });
+    requests.push({ body, headers: { ...req.headers }, url: req.url ?? '' });
     if (failures.remaining > 0) {
       failures.remaining -= 1;
       return sendError(res, failures.status, `Simulated failure (HTTP ${failures.status})`);
@@ -213,6 +219,9 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     const path = (req.url ?? '').split('?')[0];
     const handle = async () => {
       if (req.method === 'POST' && path === '/v1/chat/completions') return chatCompletions(req, res);
+      // Azure OpenAI: the deployment is in the path, the API version in the query.
+      if (req.method === 'POST' && /^\/openai\/deployments\/[^/]+\/chat\/completions$/.test(path ?? '')) return chatCompletions(req, res);
+      if (req.method === 'POST' && path === '/v1/audio/speech') return handleSpeech(req, res, await readBody(req), options.speech ?? {}, speechRequests, sendError);
       if (req.method === 'GET' && path === '/v1/models') {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ object: 'list', data: [{ id: MODEL_ID, object: 'model', created: 0, owned_by: 'fake' }] }));
@@ -231,6 +240,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    speechRequests,
     setResponder(fn) {
       responder = fn;
     },
@@ -242,6 +252,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     },
     reset() {
       requests.length = 0;
+      speechRequests.length = 0;
       queue = [];
       responder = undefined;
       failures = { remaining: 0, status: 500 };

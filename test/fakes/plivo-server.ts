@@ -20,177 +20,17 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { isPlivoContentType, plivoContentTypeFormat, type PlivoContentType } from '../../src/providers/telephony/plivo/media-messages';
+import { plivoContentTypeFormat } from '../../src/providers/telephony/plivo/media-messages';
 import { connectPlivoCaller, type PlivoCaller } from './plivo-caller';
 import { parseXml, type XmlElement } from './twilio-twiml';
+import type { CallbackDelivery, CallState, FakePlivo, FakePlivoCall, FakePlivoOptions, FakeStream, OutcomeScript, RecordedApiRequest } from './plivo-fake-types';
+import { deferred, jsonBody, plivoSignatureV3, readCreateCall, readStreamElement, sleep, sleepUnless } from './plivo-wire';
 
-export type CallOutcome = 'answer' | 'busy' | 'no-answer' | 'failed';
+export * from './plivo-fake-types';
+export { plivoSignatureV3 } from './plivo-wire';
 
-export interface OutcomeScript {
-  outcome: CallOutcome;
-  ringMs?: number;
-}
-
-export interface CallbackDelivery {
-  kind: 'ring' | 'answer' | 'hangup' | 'stream-status';
-  url: string;
-  method: string;
-  params: Record<string, string>;
-  signature: string;
-  nonce: string;
-  atMs: number;
-  status: number;
-  body: string;
-  error?: string;
-}
-
-export interface FakeStream {
-  url: string;
-  contentType: PlivoContentType;
-  extraHeaders: string;
-  bidirectional: boolean;
-  keepCallAlive: boolean;
-  statusCallbackUrl?: string;
-}
-
-export interface FakePlivoCall {
-  callUuid: string;
-  /** The API request's id (outbound); differs from callUuid, as with Plivo. */
-  requestUuid?: string;
-  direction: 'outbound' | 'inbound';
-  to: string;
-  from: string;
-  /** queued, ringing, in-progress, completed, busy, no-answer, timeout, cancel, failed. */
-  status: string;
-  /** JSON body of the create request (outbound). */
-  params: Record<string, unknown>;
-  callbacks: CallbackDelivery[];
-  xml?: string;
-  stream?: FakeStream;
-  said: string[];
-  caller?: PlivoCaller;
-  hangupCause?: string;
-  /** How the call was ended: by the API (DELETE), the caller, the platform closing the stream… */
-  hangupSource?: 'API Request' | 'Caller' | 'Callee' | 'Carrier' | 'Plivo' | 'Error';
-  errors: string[];
-  createdAtMs: number;
-  answeredAtMs?: number;
-  endedAtMs?: number;
-  durationSecs?: number;
-  ended: Promise<FakePlivoCall>;
-}
-
-export interface RecordedApiRequest {
-  method: string;
-  path: string;
-  authorization: string | undefined;
-  body: unknown;
-  status: number;
-}
-
-export interface FakePlivoOptions {
-  authId: string;
-  authToken: string;
-  ringMs?: number;
-  callerSpeed?: number;
-  keepMediaEvents?: boolean;
-}
-
-export interface SimulateInboundOptions {
-  /** The number's answer URL, e.g. {public_base_url}/telephony/plivo/inbound/<agent_name>. */
-  answerUrl: string;
-  from: string;
-  to: string;
-  /** Signing token; defaults to the fake's auth token (pass another to forge). */
-  authToken?: string;
-  /** Send no signature at all. */
-  unsigned?: boolean;
-  /** The application's hangup URL (receives the final status). */
-  hangupUrl?: string;
-}
-
-export interface FakePlivo {
-  apiBaseUrl: string;
-  authId: string;
-  authToken: string;
-  calls: FakePlivoCall[];
-  requests: RecordedApiRequest[];
-  setOutcome(outcome: CallOutcome | OutcomeScript, to?: string): void;
-  /**
-   * While on, a stream that drops without a WebSocket close handshake (code 1006: the peer
-   * process died, or the network between) does not end its call: the call stays up, silent,
-   * until it is hung up through the API or its time limit — what keepCallAlive does when Plivo
-   * has not noticed the peer is gone.
-   */
-  holdDroppedStreams(on: boolean): void;
-  /** Resolves when the call has connected its stream (or ended without one). */
-  simulateInbound(opts: SimulateInboundOptions): Promise<FakePlivoCall>;
-  call(callUuid: string): FakePlivoCall | undefined;
-  callByRequest(requestUuid: string): FakePlivoCall | undefined;
-  lastCaller(): PlivoCaller | undefined;
-  nextCaller(timeoutMs?: number): Promise<PlivoCaller>;
-  stop(): Promise<void>;
-}
-
-const E164_DIGITS = /^\+?[1-9]\d{6,14}$/;
 const WEBHOOK_TIMEOUT_MS = 15_000;
-const EXTRA_HEADERS = /^[A-Za-z0-9]+=[A-Za-z0-9]*(?:,[A-Za-z0-9]+=[A-Za-z0-9]*)*$/;
 
-/**
- * Plivo's V3 signature, written from the documented algorithm (independently of the SDK the
- * platform validates with): base64(HMAC-SHA256(token, url[?sorted query][.]sorted key+value "." nonce)).
- */
-export function plivoSignatureV3(authToken: string, method: 'GET' | 'POST', url: string, params: Record<string, string>, nonce: string): string {
-  const u = new URL(url);
-  const query = [...u.searchParams.entries()].map(([k, v]) => `${k}=${v}`).sort();
-  let base = `${u.protocol}//${u.host}${u.pathname}`;
-  if (method === 'GET') {
-    for (const [k, v] of Object.entries(params)) query.push(`${k}=${v}`);
-    query.sort();
-    if (query.length) base += `?${query.join('&')}`;
-  } else {
-    const body = Object.keys(params).sort().map((k) => `${k}${params[k]}`).join('');
-    if (query.length || body) base += `?${query.join('&')}${query.length && body ? '.' : ''}${body}`;
-  }
-  return crypto.createHmac('sha256', authToken).update(`${base}.${nonce}`, 'utf8').digest('base64');
-}
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-function sleepUnless(ms: number, interrupt: Promise<unknown>): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    void interrupt.then(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-}
-
-interface Deferred<T> {
-  promise: Promise<T>;
-  resolve(v: T): void;
-}
-function deferred<T>(): Deferred<T> {
-  let resolve!: (v: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-interface CallState {
-  record: FakePlivoCall;
-  authToken: string;
-  unsigned: boolean;
-  answerUrl: string;
-  ringUrl?: string;
-  hangupUrl?: string;
-  ringTimeoutSecs: number;
-  timeLimitSecs?: number;
-  hangupRequested: Deferred<void>;
-  hungUp: boolean;
-  settled: Deferred<void>;
-  ended: Deferred<FakePlivoCall>;
-}
 
 export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo> {
   const { authId, authToken } = opts;
@@ -290,38 +130,7 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
     if (s.record.caller?.isOpen) void s.record.caller.hangup();
   }
 
-  function readStream(el: XmlElement, errors: string[]): FakeStream | null {
-    const a = el.attrs;
-    const url = el.text.trim();
-    if (!/^wss?:\/\/\S+$/i.test(url)) {
-      errors.push(`Stream: not a WebSocket URL: ${JSON.stringify(url)}`);
-      return null;
-    }
-    const contentType = a.contentType ?? 'audio/x-l16;rate=8000';
-    if (!isPlivoContentType(contentType)) {
-      errors.push(`Stream: unsupported contentType ${contentType}`);
-      return null;
-    }
-    const extraHeaders = a.extraHeaders ?? '';
-    if (extraHeaders && (!EXTRA_HEADERS.test(extraHeaders) || Buffer.byteLength(extraHeaders) > 512)) {
-      errors.push(`Stream: invalid extraHeaders ${JSON.stringify(extraHeaders)} (only [A-Za-z0-9] pairs, 512 bytes)`);
-      return null;
-    }
-    for (const [k, v] of Object.entries(a)) {
-      if (!['bidirectional', 'audioTrack', 'streamTimeout', 'statusCallbackUrl', 'statusCallbackMethod', 'contentType', 'extraHeaders', 'keepCallAlive', 'noiseCancellation', 'noiseCancellationLevel'].includes(k)) {
-        errors.push(`Stream: unknown attribute ${k}="${v}"`);
-        return null;
-      }
-    }
-    return {
-      url,
-      contentType,
-      extraHeaders,
-      bidirectional: a.bidirectional === 'true',
-      keepCallAlive: a.keepCallAlive === 'true',
-      statusCallbackUrl: a.statusCallbackUrl,
-    };
-  }
+
 
   async function runStream(s: CallState, stream: FakeStream) {
     const c = s.record;
@@ -389,7 +198,7 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
       if (el.name === 'Speak') c.said.push(el.text.trim());
       else if (el.name === 'Wait') await sleepUnless(Number(el.attrs.length ?? '1') * 1000, s.hangupRequested.promise);
       else if (el.name === 'Stream') {
-        const stream = readStream(el, c.errors);
+        const stream = readStreamElement(el, c.errors);
         if (!stream) return finish(s, 'completed', 'INVALID_ANSWER_XML', 'Error');
         await runStream(s, stream);
       } else {
@@ -459,32 +268,13 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
   // ---- REST API ----------------------------------------------------------------------------
 
   function createCall(res: http.ServerResponse, body: Record<string, unknown>): number {
-    const str = (k: string) => (typeof body[k] === 'string' ? (body[k] as string) : undefined);
-    const from = str('from');
-    const to = str('to');
-    const answerUrl = str('answer_url');
-    if (!from) return plivoError(res, 400, 'from parameter is required');
-    if (!to) return plivoError(res, 400, 'to parameter is required');
-    if (!answerUrl) return plivoError(res, 400, 'answer_url parameter is required');
-    if (!E164_DIGITS.test(to)) return plivoError(res, 400, `invalid destination number ${to}`);
-    if (!E164_DIGITS.test(from)) return plivoError(res, 400, `invalid from number ${from}`);
-    for (const k of ['answer_url', 'ring_url', 'hangup_url']) {
-      const v = str(k);
-      if (v !== undefined && !/^https?:\/\/\S+$/.test(v)) return plivoError(res, 400, `${k} is not a valid URL`);
-    }
-    for (const k of ['answer_method', 'ring_method', 'hangup_method']) {
-      const v = str(k);
-      if (v !== undefined && v !== 'GET' && v !== 'POST') return plivoError(res, 400, `${k} must be GET or POST`);
-      if (v === 'GET') return plivoError(res, 400, `${k} GET is not simulated by the fake`);
-    }
-    const ringTimeout = body.ring_timeout === undefined ? 60 : Number(body.ring_timeout);
-    if (!Number.isInteger(ringTimeout) || ringTimeout < 1 || ringTimeout > 120) return plivoError(res, 400, 'ring_timeout must be an integer between 1 and 120');
-    const timeLimit = body.time_limit === undefined ? undefined : Number(body.time_limit);
-    if (timeLimit !== undefined && (!Number.isInteger(timeLimit) || timeLimit < 1)) return plivoError(res, 400, 'time_limit must be a positive integer');
+    const req = readCreateCall(body);
+    if ('error' in req) return plivoError(res, 400, req.error);
+    const { from, to, answerUrl, ringUrl, hangupUrl, ringTimeout, timeLimit } = req;
     const requestUuid = crypto.randomUUID();
     const s = newState(
       { callUuid: crypto.randomUUID(), requestUuid, direction: 'outbound', to, from, status: 'queued', params: body },
-      { answerUrl, ringUrl: str('ring_url'), hangupUrl: str('hangup_url'), ringTimeoutSecs: ringTimeout, timeLimitSecs: timeLimit },
+      { answerUrl, ringUrl, hangupUrl, ringTimeoutSecs: ringTimeout, timeLimitSecs: timeLimit },
     );
     res.writeHead(201, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ api_id: apiId(), message: 'call fired', request_uuid: requestUuid }));
@@ -530,18 +320,12 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
       const path = new URL(req.url ?? '/', 'http://x').pathname;
-      let body: Record<string, unknown> = {};
-      if (text) {
-        try {
-          const parsed = JSON.parse(text);
-          if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) body = parsed;
-        } catch {
-          requests.push({ method: req.method ?? '', path, authorization: req.headers.authorization, body: text, status: 400 });
-          plivoError(res, 400, 'invalid JSON body');
-          return;
-        }
+      const body = jsonBody(Buffer.concat(chunks).toString('utf8'));
+      if (typeof body === 'string') {
+        requests.push({ method: req.method ?? '', path, authorization: req.headers.authorization, body, status: 400 });
+        plivoError(res, 400, 'invalid JSON body');
+        return;
       }
       const record: RecordedApiRequest = { method: req.method ?? '', path, authorization: req.headers.authorization, body, status: 0 };
       requests.push(record);

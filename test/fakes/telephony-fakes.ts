@@ -9,6 +9,8 @@ import type { PhoneCaller } from './phone-caller';
 import crypto from 'node:crypto';
 import { DEFAULT_PLIVO_CONTENT_TYPE, parseExtraHeaders, plivoContentTypeFormat } from '../../src/providers/telephony/plivo/media-messages';
 import { plivoStreamCredentials, plivoStreamExtraHeaders } from '../../src/providers/telephony/plivo/stream-auth';
+import { connectExotelCaller } from './exotel-caller';
+import { exotelNational, startFakeExotel } from './exotel-server';
 import { connectPlivoCaller } from './plivo-caller';
 import { plivoSignatureV3, startFakePlivo } from './plivo-server';
 import { connectTwilioCaller } from './twilio-caller';
@@ -205,6 +207,81 @@ async function plivoFake(opts: FakeTelephonyOptions): Promise<FakeTelephony> {
   };
 }
 
+/** Our credentials in an Exotel stream URL, and the URL without them. */
+function exotelStreamParts(url: string): { streamUrl: string; callId: string; token: string } | null {
+  const u = new URL(url);
+  const callId = u.searchParams.get('call_id');
+  const token = u.searchParams.get('token');
+  if (!callId || token === null) return null;
+  u.searchParams.delete('call_id');
+  u.searchParams.delete('token');
+  return { streamUrl: u.toString(), callId, token };
+}
+
+function withExotelCredentials(streamUrl: string, callId: string, token: string): string {
+  const u = new URL(streamUrl);
+  u.searchParams.set('call_id', callId);
+  u.searchParams.set('token', token);
+  return u.toString();
+}
+
+async function exotelFake(opts: FakeTelephonyOptions): Promise<FakeTelephony> {
+  const accountSid = 'exotelfake1';
+  const apiKey = 'fake-exotel-api-key';
+  const apiToken = 'fake-exotel-api-token-0123456789';
+  const exotel = await startFakeExotel({ accountSid, apiKey, apiToken, keepMediaEvents: opts.keepMediaEvents });
+  return {
+    provider: 'exotel',
+    env: { EXOTEL_API_BASE_URL: exotel.apiBaseUrl },
+    settings: (phoneNumber, maxConcurrent = 10) => ({
+      exotel_account_sid: accountSid,
+      exotel_api_key: apiKey,
+      exotel_api_token: apiToken,
+      exotel_phone_number: phoneNumber,
+      exotel_max_concurrent: maxConcurrent,
+    }),
+    async ringInbound(o) {
+      const record = await exotel.simulateInbound({ appletUrl: o.webhookUrl, from: o.from, to: o.to, statusCallbackUrl: o.statusCallbackUrl });
+      const applet = record.callbacks.find((c) => c.kind === 'applet');
+      return {
+        providerCallId: record.sid,
+        callId: record.streamUrl ? (exotelStreamParts(record.streamUrl)?.callId ?? undefined) : undefined,
+        streamUrl: record.streamUrl,
+        caller: record.caller,
+        answer: { status: applet?.status ?? 0, body: applet?.body || (applet?.error ?? record.errors.join('; ')) },
+        ended: record.ended.then((r) => r.status),
+      };
+    },
+    nextCaller: (timeoutMs) => exotel.nextCaller(timeoutMs),
+    // Exotel signs nothing: `auth` changes nothing. The applet asks its URL with GET, status callbacks POST a form.
+    async postWebhook(url, f) {
+      const inbound = url.includes('/inbound/');
+      const params: Record<string, string> = { Direction: inbound ? 'incoming' : 'outbound-api', ...f.extra };
+      if (f.providerCallId !== undefined) params.CallSid = f.providerCallId;
+      if (f.from !== undefined) params[inbound ? 'CallFrom' : 'From'] = exotelNational(f.from);
+      if (f.to !== undefined) params[inbound ? 'CallTo' : 'To'] = exotelNational(f.to);
+      if (!inbound) params.Status = f.status ?? 'completed';
+      const res = inbound
+        ? await fetch(`${url}?${new URLSearchParams(params)}`)
+        : await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params).toString() });
+      return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: await res.text() };
+    },
+    readConnect(answer) {
+      if (answer.status !== 200 || !answer.contentType.includes('json')) return null;
+      const url = (JSON.parse(answer.body) as { url?: unknown }).url;
+      return typeof url === 'string' ? exotelStreamParts(url) : null;
+    },
+    connectCaller: ({ streamUrl, callId, token }) =>
+      connectExotelCaller({ url: withExotelCredentials(streamUrl, callId, token), accountSid, keepMediaEvents: opts.keepMediaEvents }),
+    hangupRequests: () =>
+      exotel.requests
+        .filter((r) => r.method === 'POST' && r.params.Status === 'completed')
+        .map((r) => /\/Calls\/([^/]+?)(?:\.json)?$/.exec(r.path)?.[1])
+        .filter((sid): sid is string => !!sid && sid !== 'connect'),
+    stop: () => exotel.stop(),
+  };
+}
+
 export interface FakeTelephonyEntry {
   start(opts: FakeTelephonyOptions): Promise<FakeTelephony>;
   /** Known before starting, so tests can decide which cases apply (e.g. forged signatures). */
@@ -214,6 +291,7 @@ export interface FakeTelephonyEntry {
 /** One line per vendor. */
 export const FAKE_TELEPHONY: Partial<Record<TelephonyProvider, FakeTelephonyEntry>> = {
   twilio: { start: twilioFake, signsWebhooks: true },
+  exotel: { start: exotelFake, signsWebhooks: false },
   plivo: { start: plivoFake, signsWebhooks: true },
 };
 

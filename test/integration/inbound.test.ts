@@ -12,6 +12,7 @@ import { parseTwiml } from '../fakes/twilio-twiml';
 import { createAgent, eventually } from '../support/fixtures';
 import { configureTwilio } from '../support/telephony';
 import { startHarness, type Harness } from '../support/harness';
+import { defaultProviderEnv, FakePool } from '../support/speech-vendors';
 import { startMediaStandIn, type MediaStandIn } from '../support/media-stand-in';
 
 const ACCOUNT_SID = `AC${'a7'.repeat(16)}`;
@@ -22,17 +23,22 @@ const CALLER = '+14155550123';
 let h: Harness;
 let twilio: FakeTwilio;
 let gateway: MediaStandIn;
+// The agents' default providers must be configured, or calls are refused before dialling.
+const speechFakes = new FakePool();
+let speechEnv: Record<string, string>;
 
 beforeAll(async () => {
   twilio = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
   gateway = await startMediaStandIn();
-  h = await startHarness({ env: { TWILIO_API_BASE_URL: twilio.apiBaseUrl, GATEWAY_PUBLIC_URL: gateway.url }, worker: true });
+  speechEnv = await defaultProviderEnv(speechFakes);
+  h = await startHarness({ env: { ...speechEnv, TWILIO_API_BASE_URL: twilio.apiBaseUrl, GATEWAY_PUBLIC_URL: gateway.url }, worker: true });
   await createAgent(h.db, h.box, { name: 'support-bot' });
 });
 afterAll(async () => {
   await h?.stop();
   await twilio?.stop();
   await gateway?.stop();
+  await speechFakes.stopAll();
 });
 beforeEach(async () => {
   await configure();

@@ -13,6 +13,7 @@ import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { createAgent, eventually } from '../support/fixtures';
 import { configureTwilio } from '../support/telephony';
 import { startHarness, type Harness } from '../support/harness';
+import { defaultProviderEnv, FakePool } from '../support/speech-vendors';
 import { startMediaStandIn, type MediaStandIn } from '../support/media-stand-in';
 
 const ACCOUNT_SID = `AC${'0f'.repeat(16)}`;
@@ -23,11 +24,15 @@ const CALLEE = '+14155550123';
 let h: Harness;
 let twilio: FakeTwilio;
 let gateway: MediaStandIn;
+// The agents' default providers must be configured, or calls are refused before dialling.
+const speechFakes = new FakePool();
+let speechEnv: Record<string, string>;
 
 beforeAll(async () => {
   twilio = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
   gateway = await startMediaStandIn();
-  h = await startHarness({ env: { TWILIO_API_BASE_URL: twilio.apiBaseUrl, GATEWAY_PUBLIC_URL: gateway.url }, worker: true });
+  speechEnv = await defaultProviderEnv(speechFakes);
+  h = await startHarness({ env: { ...speechEnv, TWILIO_API_BASE_URL: twilio.apiBaseUrl, GATEWAY_PUBLIC_URL: gateway.url }, worker: true });
   await createAgent(h.db, h.box, { name: 'sales-bot' });
   await createAgent(h.db, h.box, { name: 'support-bot' });
 });
@@ -35,6 +40,7 @@ afterAll(async () => {
   await h?.stop();
   await twilio?.stop();
   await gateway?.stop();
+  await speechFakes.stopAll();
 });
 beforeEach(async () => {
   twilio.setOutcome('answer');
@@ -194,11 +200,12 @@ describe('refusals', () => {
     expect(res.body.detail).toBe('Agent ghost-bot not found');
   });
 
-  it('refuses providers that cannot place calls yet, and unknown ones, with 422 naming provider', async () => {
+  it('says which settings a vendor lacks, and refuses unknown providers with 422 naming provider', async () => {
+    // Exotel carries calls: without its credentials the answer says which settings are missing.
     for (const provider of ['exotel', 'provider_b']) {
       const res = await dial({ provider });
-      expect(res.status).toBe(422);
-      expect(res.body.detail).toMatch(/^provider: exotel is not supported yet/);
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toMatch(/^Exotel is not configured: exotel_account_sid, exotel_api_key, exotel_api_token are not set/);
     }
     // Plivo carries calls: without its credentials the answer says which settings are missing.
     for (const provider of ['plivo', 'provider_c']) {
@@ -215,7 +222,7 @@ describe('refusals', () => {
   });
 
   it('answers 503 when Twilio cannot be reached', async () => {
-    const offline = await startHarness({ env: { TWILIO_API_BASE_URL: 'http://127.0.0.1:9', GATEWAY_PUBLIC_URL: gateway.url }, worker: true });
+    const offline = await startHarness({ env: { ...speechEnv, TWILIO_API_BASE_URL: 'http://127.0.0.1:9', GATEWAY_PUBLIC_URL: gateway.url }, worker: true });
     try {
       await createAgent(offline.db, offline.box, { name: 'sales-bot' });
       const put = await offline.request('PUT', '/api/settings/telephony', {

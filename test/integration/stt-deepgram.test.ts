@@ -1,7 +1,7 @@
 /**
  * The Deepgram streaming STT adapter against the local Deepgram fake, over real sockets.
  */
-import { createAgentStt, createStt, sttOptionsForAgent, type SttStream, type SttTranscript } from '../../src/providers/stt';
+import { createAgentStt, DeepgramStt, sttProblem, type SttOptions, type SttStream, type SttTranscript } from '../../src/providers/stt';
 import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
 import { nextEvent, silenceFrames, sleep, toneFrames } from '../support/speech';
 
@@ -10,8 +10,8 @@ const API_KEY = 'dg-test-key';
 describe('Deepgram streaming STT', () => {
   let fake: FakeDeepgram;
   const streams: SttStream[] = [];
-  const open = (options: Partial<Parameters<typeof createStt>[1]> = {}) => {
-    const stt = createStt('deepgram', { apiKey: API_KEY, baseUrl: fake.url, ...options });
+  const open = (options: Partial<SttOptions> = {}) => {
+    const stt = new DeepgramStt({ apiKey: API_KEY, baseUrl: fake.url, ...options });
     streams.push(stt);
     return stt;
   };
@@ -173,11 +173,11 @@ describe('Deepgram streaming STT', () => {
     expect((await nextEvent<SttTranscript>(stt, 'transcript', (t) => t.isFinal)).text).toBe('Yes.');
   });
 
-  it('refuses providers without an adapter and a missing API key with clear messages', () => {
-    expect(() => createStt('openai', { apiKey: 'k' })).toThrow('STT provider "openai" has no streaming adapter yet (available: deepgram)');
-    expect(() => createStt('whisperx', { apiKey: 'k' })).toThrow('Unknown STT provider "whisperx"');
-    expect(() => sttOptionsForAgent({ stt_provider: 'deepgram' }, { DEEPGRAM_API_KEY: undefined, DEEPGRAM_BASE_URL: 'wss://api.deepgram.com' })).toThrow(
-      'STT provider deepgram needs DEEPGRAM_API_KEY to be set',
+  it('refuses an unknown provider and a missing API key with clear messages', () => {
+    expect(() => createAgentStt({ stt_provider: 'whisperx' }, {})).toThrow('STT provider whisperx: unknown provider (known: deepgram, openai, azure, sarvam)');
+    expect(sttProblem({ stt_provider: 'deepgram' }, { DEEPGRAM_API_KEY: undefined })).toBe('DEEPGRAM_API_KEY is not set');
+    expect(() => createAgentStt({ stt_provider: 'deepgram' }, { DEEPGRAM_BASE_URL: 'wss://api.deepgram.com' })).toThrow(
+      'STT provider deepgram: DEEPGRAM_API_KEY is not set',
     );
   });
 });

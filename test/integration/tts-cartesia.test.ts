@@ -1,7 +1,7 @@
 /**
  * The Cartesia streaming TTS adapter against the local Cartesia fake, over real sockets.
  */
-import { createAgentTts, createTts, ttsOptionsForAgent, type TtsSession } from '../../src/providers/tts';
+import { CartesiaTts, createAgentTts, ttsProblem, type TtsOptions, type TtsSession } from '../../src/providers/tts';
 import { startFakeCartesia, type FakeCartesia, type FakeCartesiaOptions } from '../fakes/cartesia-server';
 import { synthesize } from '../fakes/fake-tts-audio';
 import { mulawRms, nextEvent, sleep, until } from '../support/speech';
@@ -32,8 +32,8 @@ describe('Cartesia streaming TTS', () => {
     fake = await startFakeCartesia({ apiKey: API_KEY, ...fakeOptions });
     running = true;
   };
-  const open = (options: Partial<Parameters<typeof createTts>[1]> = {}) => {
-    const tts = createTts('cartesia', { apiKey: API_KEY, baseUrl: fake.url, voice: 'voice-1', ...options });
+  const open = (options: Partial<TtsOptions> = {}) => {
+    const tts = new CartesiaTts({ apiKey: API_KEY, baseUrl: fake.url, voice: 'voice-1', ...options });
     sessions.push(tts);
     return tts;
   };
@@ -224,11 +224,11 @@ describe('Cartesia streaming TTS', () => {
     expect(fake.received.connections[0]!.headers['cartesia-version']).toBe('2025-04-16');
   });
 
-  it('refuses providers without an adapter and a missing API key with clear messages', () => {
-    expect(() => createTts('openai', { apiKey: 'k' })).toThrow('TTS provider "openai" has no streaming adapter yet (available: cartesia, elevenlabs)');
-    expect(() => createTts('nope', { apiKey: 'k' })).toThrow('Unknown TTS provider "nope"');
-    expect(() =>
-      ttsOptionsForAgent({ tts_provider: 'cartesia' }, { CARTESIA_API_KEY: undefined, CARTESIA_BASE_URL: 'wss://x', ELEVENLABS_API_KEY: undefined, ELEVENLABS_BASE_URL: 'wss://y' }),
-    ).toThrow('TTS provider cartesia needs CARTESIA_API_KEY to be set');
+  it('refuses an unknown provider and a missing API key with clear messages', () => {
+    expect(() => createAgentTts({ tts_provider: 'nope' }, {})).toThrow('TTS provider nope: unknown provider (known: cartesia, elevenlabs, deepgram, openai, azure)');
+    expect(ttsProblem({ tts_provider: 'cartesia' }, { CARTESIA_BASE_URL: 'wss://x' })).toBe('CARTESIA_API_KEY is not set');
+    expect(() => createAgentTts({ tts_provider: 'cartesia' }, { CARTESIA_API_KEY: undefined, CARTESIA_BASE_URL: 'wss://x' })).toThrow(
+      'TTS provider cartesia: CARTESIA_API_KEY is not set',
+    );
   });
 });

@@ -1,7 +1,7 @@
 /**
  * The ElevenLabs streaming TTS adapter against the local ElevenLabs fake, over real sockets.
  */
-import { createAgentTts, createTts, type TtsSession } from '../../src/providers/tts';
+import { createAgentTts, ElevenLabsTts, type TtsOptions, type TtsSession } from '../../src/providers/tts';
 import { startFakeElevenLabs, type FakeElevenLabs, type FakeElevenLabsOptions } from '../fakes/elevenlabs-server';
 import { synthesize } from '../fakes/fake-tts-audio';
 import { mulawRms, nextEvent, sleep, until } from '../support/speech';
@@ -32,8 +32,8 @@ describe('ElevenLabs streaming TTS', () => {
     fake = await startFakeElevenLabs({ apiKey: API_KEY, voiceIds: ['voice-1', 'agent-voice'], ...fakeOptions });
     running = true;
   };
-  const open = (options: Partial<Parameters<typeof createTts>[1]> = {}) => {
-    const tts = createTts('elevenlabs', { apiKey: API_KEY, baseUrl: fake.url, voice: 'voice-1', ...options });
+  const open = (options: Partial<TtsOptions> = {}) => {
+    const tts = new ElevenLabsTts({ apiKey: API_KEY, baseUrl: fake.url, voice: 'voice-1', ...options });
     sessions.push(tts);
     return tts;
   };

@@ -12,7 +12,6 @@ import { createTwilioCall, hangupTwilioCall, type TwilioCredentials } from '../.
 import { twilioVendor } from '../../src/providers/telephony/twilio';
 import {
   computeTwilioSignature,
-  publicRequestUrl,
   validateTwilioHttpRequest,
   validateTwilioSignature,
   validateTwilioWebSocketUpgrade,
@@ -32,6 +31,7 @@ type ProviderStatusUpdate = StatusUpdate & { transition: CallTransition | null }
 import { encodeMulaw } from '../../src/audio/g711';
 import { connectTwilioCaller, tonePcm } from '../fakes/twilio-caller';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
+import { publicRequestUrl } from '../../src/providers/telephony/public-url';
 
 const ACCOUNT_SID = `AC${'a1'.repeat(16)}`;
 const AUTH_TOKEN = 'fake-auth-token-0123456789abcdef';

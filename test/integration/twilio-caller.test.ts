@@ -104,7 +104,9 @@ describe('caller audio to the gateway', () => {
     const tone = tonePcm(300);
     const span = await caller.say(tone);
     expect(span.durationMs).toBe(300);
-    expect(span.endedAtMs - span.startedAtMs).toBeGreaterThan(250);
+    // Sent in real time (15 frames, the last one 280 ms after the first), not in one burst; a
+    // pacer that fell behind on a busy machine catches up, so allow a few frames of slack.
+    expect(span.endedAtMs - span.startedAtMs).toBeGreaterThan(200);
     await sleep(30);
     const spoken = mediaOf(server)
       .map((r) => Buffer.from(r.message.media.payload, 'base64'))

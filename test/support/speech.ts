@@ -53,3 +53,20 @@ function frames(audio: Buffer): Buffer[] {
 export function mulawRms(audio: Buffer): number {
   return rms(decodeMulaw(audio));
 }
+
+export interface RecordedTts {
+  audio: Array<{ id: string; audio: Buffer; at: number }>;
+  done: Array<{ id: string; reason: string; characters: number }>;
+  errors: Array<Error & { details?: Record<string, unknown> }>;
+}
+
+/** Everything a TTS session emits, for assertions. */
+export function recordTts(tts: EventEmitter<any>): RecordedTts {
+  const r: RecordedTts = { audio: [], done: [], errors: [] };
+  tts.on('audio', (a: { id: string; audio: Buffer }) => r.audio.push({ ...a, at: performance.now() }));
+  tts.on('done', (d: RecordedTts['done'][number]) => r.done.push(d));
+  tts.on('error', (e: Error) => r.errors.push(e));
+  return r;
+}
+
+export const audioOf = (r: RecordedTts, id: string) => Buffer.concat(r.audio.filter((a) => a.id === id).map((a) => a.audio));

@@ -41,3 +41,25 @@ export async function configurePlivo(
   if (res.status !== 200) throw new Error(`PUT /api/settings/telephony → ${res.status} ${JSON.stringify(res.body)}`);
   return res;
 }
+
+/** Stores Exotel settings through the API, pointing Exotel's callbacks at the harness's API. */
+export async function configureExotel(
+  h: Harness,
+  exotel: { accountSid: string; apiKey: string; apiToken: string; phoneNumber: string },
+  fields: Record<string, unknown> = {},
+) {
+  const res = await h.request('PUT', '/api/settings/telephony', {
+    body: {
+      provider: 'exotel',
+      public_base_url: h.api.url,
+      exotel_account_sid: exotel.accountSid,
+      exotel_api_key: exotel.apiKey,
+      exotel_api_token: exotel.apiToken,
+      exotel_phone_number: exotel.phoneNumber,
+      exotel_max_concurrent: 10,
+      ...fields,
+    },
+  });
+  if (res.status !== 200) throw new Error(`PUT /api/settings/telephony → ${res.status} ${JSON.stringify(res.body)}`);
+  return res;
+}

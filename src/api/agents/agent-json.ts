@@ -2,6 +2,8 @@
 import { col, fn, Op, type Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import type { AgentRow, FlowNodeRow } from '../../db/models';
+import { providerProblems } from '../../providers/agent-readiness';
+import type { ProviderConfig } from '../../providers/vendor';
 import { PIPELINE_DEFAULTS } from '../../shared/catalog';
 import { apiTimestamp } from '../../shared/time';
 import { AGENT_CONFIG_FIELDS, type AgentCreate } from '../schemas/agent';
@@ -27,6 +29,11 @@ export function agentJson(row: AgentRow, counts: AgentCounts) {
     ...counts,
     owner_id: row.owner_id ?? null,
   };
+}
+
+/** The agent as the API shows it: with `warnings` about providers this installation cannot run. */
+export function withWarnings<T extends ReturnType<typeof agentJson>>(agent: T, config: ProviderConfig): T & { warnings: string[] } {
+  return { ...agent, warnings: providerProblems(agent, config) };
 }
 
 export function nodeJson(row: FlowNodeRow) {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ApiContext } from '../context';
 import { route, uuidParam } from '../route';
 import { plainAll } from '../../db/database';
-import { agentCounts, agentJson } from '../agents/agent-json';
+import { agentCounts, agentJson, withWarnings } from '../agents/agent-json';
 import { findAgent } from '../agents/agent-rows';
 import { createAgent, deleteAgent, rotateWebhookSecret, updateAgent } from '../agents/agent-service';
 import { agentStats } from '../agents/stats';
@@ -32,6 +32,7 @@ const TAG = 'Agents';
 
 export function agentRoutes(ctx: ApiContext) {
   const { db, box } = ctx;
+  const warn = <T extends ReturnType<typeof agentJson>>(agent: T) => withWarnings(agent, ctx.config);
   const owned = ownedAgent(db);
   return [
     // Registered before /api/agents/{agent_id}, which would otherwise take "stats" for an id.
@@ -59,7 +60,7 @@ export function agentRoutes(ctx: ApiContext) {
       async handler() {
         const rows = plainAll(await db.models.Agent.findAll({ order: [['name', 'ASC']] }));
         const counts = await agentCounts(db, null);
-        return { status: 200, body: rows.map((row) => agentJson(row, counts(row.id))) };
+        return { status: 200, body: rows.map((row) => warn(agentJson(row, counts(row.id)))) };
       },
     }),
     route({
@@ -69,7 +70,7 @@ export function agentRoutes(ctx: ApiContext) {
       access: 'member',
       summary: 'Create an agent',
       description:
-        'The caller becomes the agent\'s owner: members may change and delete only the agents they own. Minimal body `{name, prompt}`; every other field has a default (first provider of each kind, `stt_language` "en", pipeline defaults). Unknown fields are rejected. The response includes `webhook_secret`, the key that signs this agent\'s webhook notifications: it is shown only here and by POST /api/agents/{agent_id}/webhook-secret.',
+        'The caller becomes the agent\'s owner: members may change and delete only the agents they own. The agent is created even when one of its providers cannot run on this installation (no adapter, or its API key is not set); `warnings` then says which and why. Minimal body `{name, prompt}`; every other field has a default (first provider of each kind, `stt_language` "en", pipeline defaults). Unknown fields are rejected. The response includes `webhook_secret`, the key that signs this agent\'s webhook notifications: it is shown only here and by POST /api/agents/{agent_id}/webhook-secret.',
       body: AgentCreateSchema,
       responses: {
         201: { description: 'The created agent, with its webhook secret', schema: AgentCreatedSchema },
@@ -77,7 +78,7 @@ export function agentRoutes(ctx: ApiContext) {
         422: { description: 'Invalid field or unknown tool id; `detail` names the field' },
       },
       async handler({ body, auth }) {
-        return { status: 201, body: await createAgent(db, box, body, auth.userId) };
+        return { status: 201, body: warn(await createAgent(db, box, body, auth.userId)) };
       },
     }),
     route({
@@ -91,7 +92,7 @@ export function agentRoutes(ctx: ApiContext) {
       responses: { 200: { description: 'The agent', schema: AgentSchema }, 404: { description: 'No such agent' } },
       async handler({ params }) {
         const row = await findAgent(db, params.agent_id as string);
-        return { status: 200, body: agentJson(row, (await agentCounts(db, [row.id]))(row.id)) };
+        return { status: 200, body: warn(agentJson(row, (await agentCounts(db, [row.id]))(row.id))) };
       },
     }),
     route({
@@ -112,7 +113,7 @@ export function agentRoutes(ctx: ApiContext) {
         422: { description: 'Invalid field, inconsistent result (e.g. idle_end_secs <= idle_warn_secs) or unknown tool id' },
       },
       async handler({ params, body }) {
-        return { status: 200, body: await updateAgent(db, params.agent_id as string, body) };
+        return { status: 200, body: warn(await updateAgent(db, params.agent_id as string, body)) };
       },
     }),
     route({

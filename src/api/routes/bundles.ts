@@ -3,6 +3,7 @@ import type { ApiContext } from '../context';
 import { forbidden } from '../errors';
 import { route, uuidParam } from '../route';
 import { exportBundle, importBundle } from '../agents/bundle-service';
+import { withWarnings } from '../agents/agent-json';
 import { BundleImportSchema, BundleSchema, ImportResultSchema } from '../schemas/bundle';
 
 const TAG = 'Agents';
@@ -45,7 +46,7 @@ export function bundleRoutes(ctx: ApiContext) {
       access: 'member',
       summary: 'Import an agent bundle',
       description:
-        'Tools are matched by name: existing tools are reused unchanged, missing ones are created (owned by the caller; header values the bundle carries masked are left out and the tool is listed in `tools_without_secrets`). Tool references (bundle-local `id`s of `tools` entries, or UUIDs of tools of this installation) are remapped to real ids. When an agent with the name exists, the answer is 409 unless `overwrite` is true, which replaces its config and flow nodes in one transaction (same id, `version` incremented, webhook secret kept). A new agent gets a fresh webhook secret (see POST /api/agents/{agent_id}/webhook-secret). Response-only fields in the bundle (`id`, timestamps, counters) are ignored.',
+        'Tools are matched by name: existing tools are reused unchanged, missing ones are created (owned by the caller; header values the bundle carries masked are left out and the tool is listed in `tools_without_secrets`). Tool references (bundle-local `id`s of `tools` entries, or UUIDs of tools of this installation) are remapped to real ids. When an agent with the name exists, the answer is 409 unless `overwrite` is true, which replaces its config and flow nodes in one transaction (same id, `version` incremented, webhook secret kept). A new agent gets a fresh webhook secret (see POST /api/agents/{agent_id}/webhook-secret). Response-only fields in the bundle (`id`, timestamps, counters, `warnings`) are ignored. `agent.warnings` says which of its providers cannot run on this installation.',
       body: BundleImportSchema,
       responses: {
         200: { description: 'Existing agent overwritten', schema: ImportResultSchema },
@@ -56,7 +57,7 @@ export function bundleRoutes(ctx: ApiContext) {
       },
       async handler({ body, auth }) {
         const result = await importBundle(db, box, body, auth);
-        return { status: result.created ? 201 : 200, body: result.body };
+        return { status: result.created ? 201 : 200, body: { ...result.body, agent: withWarnings(result.body.agent, ctx.config) } };
       },
     }),
   ];

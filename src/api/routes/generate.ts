@@ -30,6 +30,7 @@ const GeneratedConfigSchema = AgentSchema.omit({
   total_calls: true,
   flow_nodes_count: true,
   owner_id: true,
+  warnings: true,
 }).describe('an agent config with every default applied, accepted as is by POST /api/agents');
 
 const SuggestedToolSchema = z.object({

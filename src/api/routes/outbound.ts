@@ -11,6 +11,7 @@ import { plain } from '../../db/database';
 import { CallError, startCall, type CallDeps } from '../../calls/call-service';
 import { CAPACITY_RETRY_AFTER_SECS, CapacityError, capacityCheck } from '../../calls/concurrency';
 import { callUrls, FINAL_CALL_STATUSES, signalTelephonyStatus, streamConnection } from '../../calls/telephony-calls';
+import { providerProblems } from '../../providers/agent-readiness';
 import { callCapableProvidersText, telephonyVendor } from '../../providers/telephony/registry';
 import { TelephonyNotConfigured, TelephonyProviderError, type TelephonyVendor } from '../../providers/telephony/types';
 import type { TelephonyProvider } from '../../shared/catalog';
@@ -126,7 +127,10 @@ export function outboundRoutes(ctx: ApiContext) {
         201: { description: 'The provider accepted the call; it is ringing', schema: OutboundResponse },
         400: { description: 'No telephony provider configured, or its credentials are missing (the detail names the settings to set)' },
         404: { description: 'Unknown agent' },
-        422: { description: 'Invalid field, a provider not supported for calls yet, or no number to call from (`caller_id`)' },
+        422: {
+          description:
+            "Invalid field, a provider not supported for calls yet, no number to call from (`caller_id`), or the agent's STT, LLM or TTS cannot run here (the detail is its `warnings`); nothing is dialled",
+        },
         429: { description: `All max_concurrent slots of the provider are in use; retry after Retry-After (${CAPACITY_RETRY_AFTER_SECS} s)` },
         502: { description: "The provider refused the call (its message and error code), or rejected the stored credentials" },
         503: { description: 'The provider or Temporal cannot be reached' },
@@ -146,9 +150,13 @@ export function outboundRoutes(ctx: ApiContext) {
           if (err instanceof TelephonyNotConfigured) throw badRequest(err.message);
           throw err;
         }
-        if (!(await Agent.findOne({ where: { name: body.agent_name }, attributes: ['id'] }))) {
-          throw new HttpError(404, `Agent ${body.agent_name} not found`);
-        }
+        const agent = plain(
+          await Agent.findOne({ where: { name: body.agent_name }, attributes: ['id', 'stt_provider', 'stt_mode', 'llm_provider', 'tts_provider'] }),
+        );
+        if (!agent) throw new HttpError(404, `Agent ${body.agent_name} not found`);
+        // Dialling someone for an agent that cannot listen or speak would only ring them into silence.
+        const problems = providerProblems(agent, config);
+        if (problems.length) throw new HttpError(422, `Agent ${body.agent_name} cannot take calls: ${problems.join('; ')}`);
         const from = await fromNumber(provider, body.agent_name, body.caller_id, settings[provider].phone_number);
         const baseUrl = effectivePublicBaseUrl(settings, config);
 

@@ -94,7 +94,7 @@ export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
   };
 
   const connect = (vendor: TelephonyVendor, publicBaseUrl: string, callId: string) =>
-    vendor.webhooks.connect(streamConnection(config, publicBaseUrl, vendor.name, jwtSecret, callId));
+    vendor.webhooks.connect(streamConnection(config, publicBaseUrl, vendor.name, jwtSecret, callId), { config });
 
   async function inbound(provider: string, agentName: string, req: Request, res: Response) {
     const { vendor, settings, publicBaseUrl, request } = await authenticated(provider, req);
@@ -111,6 +111,7 @@ export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
       case 'busy':
         return send(res, vendor.webhooks.sayAndHangup(BUSY_MESSAGE));
       case 'unavailable':
+      case 'unready':
         return send(res, vendor.webhooks.sayAndHangup(UNAVAILABLE_MESSAGE));
     }
   }
@@ -175,6 +176,7 @@ export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
         'The number called (`To`) is looked up in the telephony endpoints: an inactive endpoint refuses the call, and the endpoint\'s `inbound_agent_name` answers it (the agent in the URL only when the number has no endpoint or no inbound agent; a mismatch is logged).',
         'Answers the document that connects the call to the media gateway (Twilio: `<Connect><Stream>` with parameters `call_id` and `token`) and creates the call (`inbound`, `ringing`). A replayed webhook (same provider call id) gets the same call, never a second one.',
         'Refusals are documents too (Twilio only plays a 200): a reject for an unknown agent, an inactive number or a replay of an ended call; "all our agents are busy" and a hang-up over `<provider>_max_concurrent`.',
+        "An agent whose STT, LLM or TTS cannot run on this installation (its `warnings`) is not connected: the caller hears a short apology, and the call is recorded `failed` (`end_reason: error`) with an `error` event naming the provider.",
       ].join(' '),
       params: z.object({ provider: providerParam(), agent_name: z.string().describe('agent answering calls to a number without an endpoint mapping') }),
       responses: { 200: DOCUMENT, ...INPUT_ERRORS, 403: FORBIDDEN, 404: NOT_FOUND },

@@ -112,7 +112,7 @@ const withModelDefault = <T extends AgentShapeOutput>(agent: T) => ({
 });
 
 /** Response-only fields an exported agent may carry; a bundle import ignores them. */
-export const AGENT_OUTPUT_ONLY_FIELDS = ['id', 'version', 'created_at', 'updated_at', 'total_calls', 'flow_nodes_count', 'webhook_secret', 'owner_id'] as const;
+export const AGENT_OUTPUT_ONLY_FIELDS = ['id', 'version', 'created_at', 'updated_at', 'total_calls', 'flow_nodes_count', 'webhook_secret', 'owner_id', 'warnings'] as const;
 
 function agentCreateSchema(toolRef: z.ZodType<string>) {
   return strictObject(agentShape(toolRef)).superRefine(checkAgent).transform(withModelDefault);
@@ -182,6 +182,11 @@ export const AgentSchema = z.object({
   total_calls: z.number().int(),
   flow_nodes_count: z.number().int().describe('0 = freeform agent'),
   owner_id: z.uuid().nullable().describe('the user who created it (members may change only their own); null = the administrators\''),
+  warnings: z
+    .array(z.string())
+    .describe(
+      'why this agent could not hold a voice call on this installation right now, one line per provider, e.g. "stt_provider sarvam: SARVAM_API_KEY is not set"; empty when it can. Outbound calls are refused and inbound calls apologised for while it is not empty',
+    ),
 });
 
 export const AgentCreatedSchema = AgentSchema.extend({

@@ -22,7 +22,7 @@ export const BundleImportSchema = strictObject({
 });
 export type BundleImport = z.output<typeof BundleImportSchema>;
 
-const ExportedAgentSchema = AgentSchema.omit({ id: true, version: true, created_at: true, updated_at: true, total_calls: true, flow_nodes_count: true, owner_id: true }).describe(
+const ExportedAgentSchema = AgentSchema.omit({ id: true, version: true, created_at: true, updated_at: true, total_calls: true, flow_nodes_count: true, owner_id: true, warnings: true }).describe(
   'agent config as in POST /api/agents (no id, timestamps, version or secrets)',
 );
 

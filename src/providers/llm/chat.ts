@@ -4,10 +4,10 @@
  * Streaming lets a caller measure time to first token and, in the gateway, speak the first
  * sentence while the rest is still being generated.
  */
-import OpenAI, { AzureOpenAI } from 'openai';
-import type { Config } from '../../config';
+import type OpenAI from 'openai';
 import type { LlmMessage, LlmToolSpec } from '../../../workflows/call-definitions';
-import { createOpenAIClient } from './openai-client';
+import type { ProviderConfig } from '../vendor';
+import { llmProblem, llmVendor } from './registry';
 
 export interface ChatRequest {
   provider: string;
@@ -27,22 +27,11 @@ export interface ChatResult {
 
 export class LlmNotConfigured extends Error {}
 
-/** Builds the SDK client for an agent's llm_provider from configuration. */
-export function llmClientFor(provider: string, config: Config): OpenAI {
-  let client: OpenAI | undefined;
-  if (provider === 'openai') client = createOpenAIClient(config);
-  else if (provider === 'groq' && config.GROQ_API_KEY) {
-    client = new OpenAI({ apiKey: config.GROQ_API_KEY, baseURL: config.GROQ_BASE_URL, maxRetries: 0 });
-  } else if (provider === 'azure' && config.AZURE_OPENAI_ENDPOINT && config.AZURE_OPENAI_API_KEY) {
-    client = new AzureOpenAI({
-      endpoint: config.AZURE_OPENAI_ENDPOINT,
-      apiKey: config.AZURE_OPENAI_API_KEY,
-      apiVersion: config.AZURE_OPENAI_API_VERSION,
-      maxRetries: 0,
-    });
-  }
-  if (!client) throw new LlmNotConfigured(`LLM provider "${provider}" is not configured (see README: LLM providers)`);
-  return client;
+/** Builds the SDK client for an agent's llm_provider from configuration (the registry's descriptor). */
+export function llmClientFor(provider: string, config: ProviderConfig): OpenAI {
+  const problem = llmProblem({ llm_provider: provider }, config);
+  if (problem) throw new LlmNotConfigured(`LLM provider ${provider}: ${problem}`);
+  return llmVendor(provider)!.client(config);
 }
 
 function parseArguments(raw: string): Record<string, unknown> {

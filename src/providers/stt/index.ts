@@ -1,63 +1,7 @@
 /**
- * Streaming STT by provider name. The gateway calls `createAgentStt(agent, config)` at call
- * start; providers of the catalogue without a streaming adapter fail here with a clear message
- * rather than in the middle of a call.
+ * Streaming STT: the interface (types.ts), the vendor registry (registry.ts) and the shared
+ * reconnecting wrapper the gateway puts around a call's stream (../resilience.ts).
  */
-import type { Config } from '../../config';
-import { STT_PROVIDERS } from '../../shared/catalog';
-import { DeepgramStt } from './deepgram';
-import type { SttOptions, SttStream } from './types';
-
 export * from './types';
+export * from './registry';
 export { DeepgramStt, deepgramListenUrl, DEEPGRAM_DEFAULTS } from './deepgram';
-
-export const STREAMING_STT_PROVIDERS = ['deepgram'] as const;
-
-export function createStt(provider: string, options: SttOptions): SttStream {
-  switch (provider) {
-    case 'deepgram':
-      return new DeepgramStt(options);
-    default:
-      throw unsupported(provider);
-  }
-}
-
-export interface AgentSttFields {
-  stt_provider: string;
-  stt_model?: string | null;
-  stt_language?: string | null;
-  stt_settings?: Record<string, unknown> | null;
-}
-
-export type SttConfig = Pick<Config, 'DEEPGRAM_API_KEY' | 'DEEPGRAM_BASE_URL'>;
-
-/** Options for an agent's STT from its fields and the platform configuration (keys, base URLs). */
-export function sttOptionsForAgent(agent: AgentSttFields, config: SttConfig, overrides: Partial<SttOptions> = {}): SttOptions {
-  switch (agent.stt_provider) {
-    case 'deepgram':
-      if (!config.DEEPGRAM_API_KEY) throw new Error('STT provider deepgram needs DEEPGRAM_API_KEY to be set');
-      return {
-        apiKey: config.DEEPGRAM_API_KEY,
-        baseUrl: config.DEEPGRAM_BASE_URL,
-        model: agent.stt_model ?? undefined,
-        language: agent.stt_language ?? undefined,
-        settings: agent.stt_settings ?? {},
-        ...overrides,
-      };
-    default:
-      throw unsupported(agent.stt_provider);
-  }
-}
-
-export function createAgentStt(agent: AgentSttFields, config: SttConfig, overrides: Partial<SttOptions> = {}): SttStream {
-  return createStt(agent.stt_provider, sttOptionsForAgent(agent, config, overrides));
-}
-
-function unsupported(provider: string): Error {
-  const known = (STT_PROVIDERS as readonly string[]).includes(provider);
-  return new Error(
-    known
-      ? `STT provider "${provider}" has no streaming adapter yet (available: ${STREAMING_STT_PROVIDERS.join(', ')})`
-      : `Unknown STT provider "${provider}" (known: ${STT_PROVIDERS.join(', ')})`,
-  );
-}

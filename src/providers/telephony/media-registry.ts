@@ -4,11 +4,13 @@
  */
 import type { TelephonyProvider } from '../../shared/catalog';
 import type { MediaStreamProtocol } from './stream';
+import { exotelMedia } from './exotel/media';
 import { plivoMedia } from './plivo/media';
 import { twilioMedia } from './twilio/media';
 
 const PROTOCOLS: Partial<Record<TelephonyProvider, MediaStreamProtocol>> = {
   twilio: twilioMedia,
+  exotel: exotelMedia,
   plivo: plivoMedia,
 };
 

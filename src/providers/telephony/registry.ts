@@ -4,12 +4,14 @@
  * (stream.ts), one line here and one in media-registry.ts (README: "Adding a telephony vendor").
  */
 import { TELEPHONY_ALIASES, type TelephonyProvider } from '../../shared/catalog';
+import { exotelVendor } from './exotel';
 import { plivoVendor } from './plivo';
 import { twilioVendor } from './twilio';
 import type { TelephonyVendor } from './types';
 
 const VENDORS: Partial<Record<TelephonyProvider, TelephonyVendor>> = {
   twilio: twilioVendor as TelephonyVendor,
+  exotel: exotelVendor as TelephonyVendor,
   plivo: plivoVendor as TelephonyVendor,
 };
 

@@ -194,6 +194,11 @@ export interface StatusUpdate {
   detail?: Record<string, unknown>;
 }
 
+/** What a connect document may depend on besides the stream itself. */
+export interface ConnectContext {
+  config: Config;
+}
+
 /** A whole HTTP answer to the provider (TwiML, Plivo XML, Exotel JSON…). */
 export interface HttpAnswer {
   status: number;
@@ -213,8 +218,12 @@ export interface VendorWebhooks {
   statusUpdate(req: WebhookRequest): StatusUpdate | null;
   /** The provider's call id in any webhook (e.g. the answer fetch of an outbound call), if present. */
   providerCallId(req: WebhookRequest): string | null;
-  /** The answer that connects the call's audio to the media gateway (a bidirectional stream). */
-  connect(stream: StreamConnection): HttpAnswer;
+  /**
+   * The answer that connects the call's audio to the media gateway (a bidirectional stream).
+   * `ctx.config` carries operator choices the document may need (e.g. EXOTEL_SAMPLE_RATE); the
+   * routes always pass it, a vendor falls back to its defaults without it.
+   */
+  connect(stream: StreamConnection, ctx?: ConnectContext): HttpAnswer;
   /** Refuse an incoming call without answering it (unknown agent, inactive number). */
   reject(): HttpAnswer;
   /** Answer, say `text` with the vendor's own TTS, hang up (busy, unavailable, call gone). */

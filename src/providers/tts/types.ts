@@ -11,6 +11,8 @@
  */
 import type { EventEmitter } from 'node:events';
 import type { AudioFormat } from '../../audio/format';
+import type { TtsProvider } from '../../shared/catalog';
+import type { ProviderConfig, VendorDescriptor } from '../vendor';
 export { SpeechProviderError } from '../speech-socket';
 import type { SpeechProviderError } from '../speech-socket';
 
@@ -54,4 +56,43 @@ export interface TtsOptions {
   /** The agent's `tts_settings`, vendor-specific (see README). */
   settings?: Record<string, unknown>;
   handshakeTimeoutMs?: number;
+}
+
+/** The agent fields a TTS adapter reads. */
+export interface AgentTtsFields {
+  tts_provider: string;
+  tts_model?: string | null;
+  voice?: string | null;
+  tts_language?: string | null;
+  tts_settings?: Record<string, unknown> | null;
+}
+
+export interface TtsCreateOptions {
+  /** The format the audio must come in (the call stream's); default μ-law 8 kHz. */
+  format?: AudioFormat;
+  /** Tuning for tests and tools (timeouts); the agent's fields win otherwise. */
+  overrides?: Partial<TtsOptions>;
+}
+
+export interface TtsCapabilities {
+  /** Audio for a sentence starts before its synthesis is complete (chunks as they are made). */
+  streaming: boolean;
+  /** BCP-47 tags (or prefixes) the vendor speaks, or 'any' when the voice/model decides. */
+  languages: readonly string[] | 'any';
+  /** Output formats the vendor produces itself; any other stream format is resampled once. */
+  formats: readonly AudioFormat[];
+  /** What `voice` means for this vendor, and the default. */
+  voice: string;
+  /** What `tts_settings` does for this vendor (one line, for the README matrix). */
+  settings: string;
+}
+
+/**
+ * One TTS vendor: `src/providers/tts/<vendor>/index.ts` exports `descriptor: TtsVendor`, and
+ * `src/providers/tts/registry.ts` lists it.
+ */
+export interface TtsVendor extends VendorDescriptor<TtsProvider> {
+  readonly capabilities: TtsCapabilities;
+  /** A session for one call; throws when `missing(config)` is not null. */
+  create(agent: AgentTtsFields, config: ProviderConfig, options?: TtsCreateOptions): TtsSession;
 }

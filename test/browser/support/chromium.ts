@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 
 export { ensureDashboardBuilt } from '../../support/dashboard-build';
 
@@ -71,4 +71,17 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   for (const deadline = Date.now() + 10_000; (await toasts.count()) > 0 && Date.now() < deadline; ) await page.waitForTimeout(100);
   await page.screenshot({ path: file });
   return file;
+}
+
+/** The element's box once it has stopped moving (the canvas re-frames, dialogs fade out). */
+export async function stableBox(locator: Locator, timeoutMs = 10_000): Promise<{ x: number; y: number; width: number; height: number }> {
+  const deadline = Date.now() + timeoutMs;
+  let last = await locator.boundingBox();
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 150));
+    const box = await locator.boundingBox();
+    if (box && last && box.x === last.x && box.y === last.y && box.width === last.width && box.height === last.height) return box;
+    if (Date.now() > deadline) throw new Error('element kept moving');
+    last = box;
+  }
 }

@@ -11,7 +11,8 @@
  * malformed input comes back as a typed error the caller can log and skip.
  */
 import { describeFormat, type AudioFormat } from '../../../audio/format';
-import { base64Of, BASE64, messageText } from '../stream-support';
+import { base64Of, BASE64 } from '../stream-support';
+import { InvalidMessage, UnknownEvent, nonEmpty, obj, parseStreamMessage, str, type Obj, type StreamParseErrorCode, type StreamParseResult } from '../stream-json';
 
 // ---- content types ---------------------------------------------------------------------------
 
@@ -115,15 +116,10 @@ export type PlivoStreamMessage =
   | PlivoPlayedStreamMessage
   | PlivoClearedAudioMessage;
 
-/**
- * `invalid_json` / `invalid_message`: broken input; `unknown_event`: valid JSON with an event we
- * do not handle (safe to ignore); `too_large`: over MAX_PLIVO_MESSAGE_CHARS.
- */
-export type PlivoParseErrorCode = 'invalid_json' | 'invalid_message' | 'unknown_event' | 'too_large';
+/** See StreamParseErrorCode; `too_large`: over MAX_PLIVO_MESSAGE_CHARS. */
+export type PlivoParseErrorCode = StreamParseErrorCode;
 
-export type PlivoParseResult =
-  | { ok: true; message: PlivoStreamMessage }
-  | { ok: false; code: PlivoParseErrorCode; error: string };
+export type PlivoParseResult = StreamParseResult<PlivoStreamMessage>;
 
 /** A 20 ms L16 16 kHz chunk is ~900 characters; anything this big is not a stream message. */
 export const MAX_PLIVO_MESSAGE_CHARS = 64 * 1024;
@@ -131,33 +127,12 @@ export const MAX_PLIVO_MESSAGE_CHARS = 64 * 1024;
 const DTMF_DIGIT = /^[0-9*#A-Da-d]$/;
 const DIGITS = /^\d+$/;
 
-class Invalid extends Error {}
-class UnknownEvent extends Error {}
-
-type Obj = Record<string, unknown>;
-
-function obj(value: unknown, field: string): Obj {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Invalid(`${field}: expected an object`);
-  return value as Obj;
-}
-
-function str(o: Obj, key: string, field: string): string {
-  const v = o[key];
-  if (typeof v !== 'string') throw new Invalid(`${field}.${key}: expected a string`);
-  return v;
-}
-
-function nonEmpty(o: Obj, key: string, field: string): string {
-  const v = str(o, key, field);
-  if (v === '') throw new Invalid(`${field}.${key}: must not be empty`);
-  return v;
-}
 
 /** A non-negative integer; documented as a JSON number, a numeric string is accepted too. */
 function int(o: Obj, key: string, field: string): number {
   const v = o[key];
   const n = typeof v === 'number' ? v : typeof v === 'string' && DIGITS.test(v) ? Number(v) : NaN;
-  if (!Number.isSafeInteger(n) || n < 0) throw new Invalid(`${field}.${key}: expected a non-negative integer`);
+  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidMessage(`${field}.${key}: expected a non-negative integer`);
   return n;
 }
 
@@ -171,7 +146,7 @@ function digitString(o: Obj, key: string, field: string): string {
   const v = o[key];
   if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return String(v);
   if (typeof v === 'string' && DIGITS.test(v)) return v;
-  throw new Invalid(`${field}.${key}: expected a numeric timestamp`);
+  throw new InvalidMessage(`${field}.${key}: expected a numeric timestamp`);
 }
 
 /**
@@ -199,10 +174,10 @@ export function parseExtraHeaders(value: unknown): Record<string, string> {
 function parseStart(m: Obj): PlivoStartMessage {
   const s = obj(m.start, 'start');
   const tracks = s.tracks === undefined ? ['inbound'] : s.tracks;
-  if (!Array.isArray(tracks) || !tracks.every((t) => typeof t === 'string')) throw new Invalid('start.tracks: expected an array of strings');
+  if (!Array.isArray(tracks) || !tracks.every((t) => typeof t === 'string')) throw new InvalidMessage('start.tracks: expected an array of strings');
   const f = obj(s.mediaFormat, 'start.mediaFormat');
   const sampleRate = int(f, 'sampleRate', 'start.mediaFormat');
-  if (sampleRate === 0) throw new Invalid('start.mediaFormat.sampleRate: must be positive');
+  if (sampleRate === 0) throw new InvalidMessage('start.mediaFormat.sampleRate: must be positive');
   return {
     event: 'start',
     sequenceNumber: optionalInt(m, 'sequenceNumber', 'message'),
@@ -220,7 +195,7 @@ function parseStart(m: Obj): PlivoStartMessage {
 function parseMedia(m: Obj): PlivoMediaMessage {
   const media = obj(m.media, 'media');
   const payload = str(media, 'payload', 'media');
-  if (!BASE64.test(payload)) throw new Invalid('media.payload: expected base64');
+  if (!BASE64.test(payload)) throw new InvalidMessage('media.payload: expected base64');
   return {
     event: 'media',
     sequenceNumber: optionalInt(m, 'sequenceNumber', 'message'),
@@ -236,7 +211,7 @@ function parseMedia(m: Obj): PlivoMediaMessage {
 
 function parseObject(m: Obj): PlivoStreamMessage {
   const event = m.event;
-  if (typeof event !== 'string') throw new Invalid('event: expected a string');
+  if (typeof event !== 'string') throw new InvalidMessage('event: expected a string');
   switch (event) {
     case 'start':
       return parseStart(m);
@@ -246,7 +221,7 @@ function parseObject(m: Obj): PlivoStreamMessage {
       // The digit's place is not documented precisely: `dtmf.digit` (as Twilio), or top-level.
       const d = m.dtmf === undefined ? m : obj(m.dtmf, 'dtmf');
       const digit = str(d, 'digit', 'dtmf');
-      if (!DTMF_DIGIT.test(digit)) throw new Invalid('dtmf.digit: expected one DTMF digit');
+      if (!DTMF_DIGIT.test(digit)) throw new InvalidMessage('dtmf.digit: expected one DTMF digit');
       return {
         event,
         sequenceNumber: optionalInt(m, 'sequenceNumber', 'message'),
@@ -271,24 +246,7 @@ function parseObject(m: Obj): PlivoStreamMessage {
 
 /** Parses one WebSocket message from Plivo. Never throws. */
 export function parsePlivoStreamMessage(data: unknown): PlivoParseResult {
-  const text = messageText(data);
-  if (text === null) return { ok: false, code: 'invalid_message', error: 'message is not text' };
-  if (text.length > MAX_PLIVO_MESSAGE_CHARS) {
-    return { ok: false, code: 'too_large', error: `message of ${text.length} characters exceeds ${MAX_PLIVO_MESSAGE_CHARS}` };
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return { ok: false, code: 'invalid_json', error: 'message is not JSON' };
-  }
-  try {
-    return { ok: true, message: parseObject(obj(json, 'message')) };
-  } catch (err) {
-    if (err instanceof UnknownEvent) return { ok: false, code: 'unknown_event', error: `unknown event "${err.message}"` };
-    if (err instanceof Invalid) return { ok: false, code: 'invalid_message', error: err.message };
-    return { ok: false, code: 'invalid_message', error: 'unreadable message' };
-  }
+  return parseStreamMessage(data, MAX_PLIVO_MESSAGE_CHARS, parseObject);
 }
 
 /** The raw audio bytes of a media message, in the stream's content type. */

@@ -12,7 +12,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { validateV3Signature } from 'plivo';
 // The public-URL rebuild is vendor-neutral; it lives with the first vendor that needed it.
-import { publicRequestUrl } from '../twilio/signature';
+import { publicRequestUrl } from '../public-url';
 
 export const PLIVO_SIGNATURE_HEADER = 'x-plivo-signature-v3';
 export const PLIVO_NONCE_HEADER = 'x-plivo-signature-v3-nonce';

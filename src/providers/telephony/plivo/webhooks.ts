@@ -8,7 +8,7 @@
 import type { HttpAnswer, InboundCall, StreamConnection, VendorWebhooks, WebhookRequest, WebhookVerdict } from '../types';
 import { field, phoneField, requireCallId, webhookParams } from '../webhook-fields';
 import { DEFAULT_PLIVO_CONTENT_TYPE, type PlivoContentType } from './media-messages';
-import { publicRequestUrl } from '../twilio/signature';
+import { publicRequestUrl } from '../public-url';
 import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, validatePlivoHttpRequest } from './signature';
 import { parsePlivoCallback } from './status';
 import { plivoStreamExtraHeaders } from './stream-auth';

@@ -6,7 +6,8 @@
  * The parser never throws: the gateway reads untrusted bytes and must survive any of them, so
  * malformed input comes back as a typed error the caller can log and skip.
  */
-import { BASE64, base64Of, messageText } from '../stream-support';
+import { BASE64, base64Of } from '../stream-support';
+import { InvalidMessage, UnknownEvent, nonEmpty, obj, parseStreamMessage, str, type Obj, type StreamParseErrorCode, type StreamParseResult } from '../stream-json';
 
 export interface TwilioConnectedMessage {
   event: 'connected';
@@ -78,15 +79,10 @@ export type TwilioStreamMessage =
   | TwilioMarkMessage
   | TwilioStopMessage;
 
-/**
- * `invalid_json` / `invalid_message`: broken input; `unknown_event`: valid JSON with an event we
- * do not handle (safe to ignore); `too_large`: over MAX_TWILIO_MESSAGE_CHARS.
- */
-export type TwilioParseErrorCode = 'invalid_json' | 'invalid_message' | 'unknown_event' | 'too_large';
+/** See StreamParseErrorCode; `too_large`: over MAX_TWILIO_MESSAGE_CHARS. */
+export type TwilioParseErrorCode = StreamParseErrorCode;
 
-export type TwilioParseResult =
-  | { ok: true; message: TwilioStreamMessage }
-  | { ok: false; code: TwilioParseErrorCode; error: string };
+export type TwilioParseResult = StreamParseResult<TwilioStreamMessage>;
 
 /** Twilio sends 20 ms frames (~300 characters); anything this big is not a Media Streams message. */
 export const MAX_TWILIO_MESSAGE_CHARS = 64 * 1024;
@@ -94,26 +90,6 @@ export const MAX_TWILIO_MESSAGE_CHARS = 64 * 1024;
 const DIGITS = /^\d+$/;
 const DTMF_DIGIT = /^[0-9*#A-Da-dw]$/;
 
-class Invalid extends Error {}
-
-type Obj = Record<string, unknown>;
-
-function obj(value: unknown, field: string): Obj {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Invalid(`${field}: expected an object`);
-  return value as Obj;
-}
-
-function str(o: Obj, key: string, field: string): string {
-  const v = o[key];
-  if (typeof v !== 'string') throw new Invalid(`${field}.${key}: expected a string`);
-  return v;
-}
-
-function nonEmpty(o: Obj, key: string, field: string): string {
-  const v = str(o, key, field);
-  if (v === '') throw new Invalid(`${field}.${key}: must not be empty`);
-  return v;
-}
 
 /** Twilio numbers its messages, but nothing here depends on it: absent is fine, malformed is not. */
 function optionalDigits(o: Obj, key: string, field: string): string | undefined {
@@ -122,7 +98,7 @@ function optionalDigits(o: Obj, key: string, field: string): string | undefined 
 
 function digits(o: Obj, key: string, field: string): string {
   const v = str(o, key, field);
-  if (!DIGITS.test(v)) throw new Invalid(`${field}.${key}: expected a numeric string`);
+  if (!DIGITS.test(v)) throw new InvalidMessage(`${field}.${key}: expected a numeric string`);
   return v;
 }
 
@@ -130,18 +106,18 @@ function digits(o: Obj, key: string, field: string): string {
 function count(o: Obj, key: string, field: string): number {
   const v = o[key];
   const n = typeof v === 'number' ? v : typeof v === 'string' && DIGITS.test(v) ? Number(v) : NaN;
-  if (!Number.isInteger(n) || n <= 0) throw new Invalid(`${field}.${key}: expected a positive integer`);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidMessage(`${field}.${key}: expected a positive integer`);
   return n;
 }
 
 function parseStart(m: Obj): TwilioStartMessage {
   const s = obj(m.start, 'start');
   const tracks = s.tracks;
-  if (!Array.isArray(tracks) || !tracks.every((t) => typeof t === 'string')) throw new Invalid('start.tracks: expected an array of strings');
+  if (!Array.isArray(tracks) || !tracks.every((t) => typeof t === 'string')) throw new InvalidMessage('start.tracks: expected an array of strings');
   const custom = s.customParameters === undefined ? {} : obj(s.customParameters, 'start.customParameters');
   const customParameters: Record<string, string> = {};
   for (const [k, v] of Object.entries(custom)) {
-    if (typeof v !== 'string') throw new Invalid(`start.customParameters.${k}: expected a string`);
+    if (typeof v !== 'string') throw new InvalidMessage(`start.customParameters.${k}: expected a string`);
     customParameters[k] = v;
   }
   const f = obj(s.mediaFormat, 'start.mediaFormat');
@@ -167,7 +143,7 @@ function parseStart(m: Obj): TwilioStartMessage {
 function parseMedia(m: Obj): TwilioMediaMessage {
   const media = obj(m.media, 'media');
   const payload = str(media, 'payload', 'media');
-  if (!BASE64.test(payload)) throw new Invalid('media.payload: expected base64');
+  if (!BASE64.test(payload)) throw new InvalidMessage('media.payload: expected base64');
   return {
     event: 'media',
     sequenceNumber: optionalDigits(m, 'sequenceNumber', 'message'),
@@ -184,7 +160,7 @@ function parseMedia(m: Obj): TwilioMediaMessage {
 
 function parseObject(m: Obj): TwilioStreamMessage {
   const event = m.event;
-  if (typeof event !== 'string') throw new Invalid('event: expected a string');
+  if (typeof event !== 'string') throw new InvalidMessage('event: expected a string');
   switch (event) {
     case 'connected':
       return { event, protocol: str(m, 'protocol', 'message'), version: str(m, 'version', 'message') };
@@ -195,7 +171,7 @@ function parseObject(m: Obj): TwilioStreamMessage {
     case 'dtmf': {
       const d = obj(m.dtmf, 'dtmf');
       const digit = str(d, 'digit', 'dtmf');
-      if (!DTMF_DIGIT.test(digit)) throw new Invalid('dtmf.digit: expected one DTMF digit');
+      if (!DTMF_DIGIT.test(digit)) throw new InvalidMessage('dtmf.digit: expected one DTMF digit');
       return {
         event,
         sequenceNumber: optionalDigits(m, 'sequenceNumber', 'message'),
@@ -226,33 +202,9 @@ function parseObject(m: Obj): TwilioStreamMessage {
   }
 }
 
-class UnknownEvent extends Error {}
-
 /** Parses one WebSocket message from Twilio. Never throws. */
 export function parseTwilioStreamMessage(data: unknown): TwilioParseResult {
-  let text: string | null;
-  try {
-    text = messageText(data);
-  } catch {
-    text = null;
-  }
-  if (text === null) return { ok: false, code: 'invalid_message', error: 'message is not text' };
-  if (text.length > MAX_TWILIO_MESSAGE_CHARS) {
-    return { ok: false, code: 'too_large', error: `message of ${text.length} characters exceeds ${MAX_TWILIO_MESSAGE_CHARS}` };
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return { ok: false, code: 'invalid_json', error: 'message is not JSON' };
-  }
-  try {
-    return { ok: true, message: parseObject(obj(json, 'message')) };
-  } catch (err) {
-    if (err instanceof UnknownEvent) return { ok: false, code: 'unknown_event', error: `unknown event "${err.message}"` };
-    if (err instanceof Invalid) return { ok: false, code: 'invalid_message', error: err.message };
-    return { ok: false, code: 'invalid_message', error: 'unreadable message' };
-  }
+  return parseStreamMessage(data, MAX_TWILIO_MESSAGE_CHARS, parseObject);
 }
 
 /** The mu-law bytes of a media message. */

@@ -6,6 +6,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import twilio from 'twilio';
+import { publicRequestUrl } from '../public-url';
 
 export const TWILIO_SIGNATURE_HEADER = 'x-twilio-signature';
 
@@ -30,18 +31,6 @@ export function validateTwilioSignature(
   } catch {
     return false;
   }
-}
-
-/**
- * The URL Twilio called: the public base URL's origin (and path prefix, when the proxy strips it)
- * followed by the request's original path and query.
- */
-export function publicRequestUrl(publicBaseUrl: string, originalUrl: string): string {
-  const base = new URL(publicBaseUrl);
-  const prefix = base.pathname.replace(/\/+$/, '');
-  const path = originalUrl.startsWith('/') ? originalUrl : `/${originalUrl}`;
-  const withPrefix = prefix && !path.startsWith(`${prefix}/`) && path !== prefix ? `${prefix}${path}` : path;
-  return `${base.origin}${withPrefix}`;
 }
 
 /** The parts of an Express request the check reads (structural, so no framework import here). */

@@ -9,7 +9,8 @@
  */
 import type { HttpAnswer, InboundCall, VendorWebhooks, WebhookRequest, WebhookVerdict } from '../types';
 import { field, phoneField, requireCallId, webhookParams } from '../webhook-fields';
-import { publicRequestUrl, TWILIO_SIGNATURE_HEADER, validateTwilioHttpRequest } from './signature';
+import { publicRequestUrl } from '../public-url';
+import { TWILIO_SIGNATURE_HEADER, validateTwilioHttpRequest } from './signature';
 import { parseTwilioStatusCallback } from './status';
 import { connectStreamTwiml, rejectTwiml, sayAndHangupTwiml } from './twiml';
 

@@ -10,11 +10,12 @@
  * Cartesia's default server-side buffering would hold the first sentence back for up to 3 s.
  */
 import WebSocket from 'ws';
-import { MULAW_8K, type AudioFormat } from '../../audio/format';
-import { createLogger } from '../../shared/logger';
-import { countCharacters, openSpeechSocket, SpeechProviderError, wsBaseUrl, readyLatch } from '../speech-socket';
-import { TtsSessionBase } from './session-base';
-import type { TtsOptions, TtsSession } from './types';
+import { MULAW_8K, type AudioFormat } from '../../../audio/format';
+import { createLogger } from '../../../shared/logger';
+import { Backoff } from '../../resilience';
+import { countCharacters, openSpeechSocket, SpeechProviderError, wsBaseUrl, readyLatch } from '../../speech-socket';
+import { TtsSessionBase } from '../session-base';
+import type { TtsOptions, TtsSession } from '../types';
 
 const log = createLogger('tts.cartesia');
 
@@ -28,8 +29,6 @@ export const CARTESIA_DEFAULTS = {
 
 // Reconnect delays after an unexpected close or failed attempt; the first retry is immediate.
 const RECONNECT_DELAYS_MS = [0, 500, 1000, 2000, 5000, 10_000];
-// A connection that lived this long was healthy: the next drop starts the backoff afresh.
-const HEALTHY_CONNECTION_MS = 5000;
 const CLOSE_TIMEOUT_MS = 1000;
 // Convenience keys in tts_settings that belong inside Cartesia's generation_config.
 const GENERATION_CONFIG_KEYS = ['speed', 'volume', 'emotion'] as const;
@@ -55,9 +54,8 @@ export class CartesiaTts extends TtsSessionBase<Utterance> implements TtsSession
   private readonly handshakeTimeoutMs?: number;
   private ws?: WebSocket;
   private wsOpen = false;
-  private openedAt = 0;
   private outbox: Array<{ contextId: string; data: string }> = [];
-  private reconnectAttempt = 0;
+  private readonly backoff = new Backoff(RECONNECT_DELAYS_MS);
   /** A failure of the idle session was reported since the last successful open. */
   private failureReported = false;
   private reconnectTimer?: NodeJS.Timeout;
@@ -163,7 +161,7 @@ export class CartesiaTts extends TtsSessionBase<Utterance> implements TtsSession
     this.ws = ws;
     ws.on('open', () => {
       this.wsOpen = true;
-      this.openedAt = Date.now();
+      this.backoff.opened();
       this.failureReported = false;
       this.settleReady?.resolve();
       for (const m of this.outbox.splice(0)) {
@@ -178,7 +176,7 @@ export class CartesiaTts extends TtsSessionBase<Utterance> implements TtsSession
       if (this.ws !== ws || !this.wsOpen) return; // a failed handshake is reported by openSpeechSocket
       this.ws = undefined;
       this.wsOpen = false;
-      if (Date.now() - this.openedAt >= HEALTHY_CONNECTION_MS) this.reconnectAttempt = 0;
+      this.backoff.closed();
       if (this.closed) return;
       const reasonText = reason.toString();
       this.connectionLost(
@@ -205,9 +203,7 @@ export class CartesiaTts extends TtsSessionBase<Utterance> implements TtsSession
       this.emitError(err);
     }
     if (err.details.fatal || this.closed) return; // the next startUtterance tries again
-    const delay = RECONNECT_DELAYS_MS[Math.min(this.reconnectAttempt, RECONNECT_DELAYS_MS.length - 1)]!;
-    this.reconnectAttempt++;
-    this.reconnectTimer = setTimeout(() => this.connect(), delay);
+    this.reconnectTimer = setTimeout(() => this.connect(), this.backoff.next());
     this.reconnectTimer.unref();
   }
 

@@ -11,11 +11,11 @@
  * instead of waiting for its chunk schedule to fill. Barge-in simply drops the connection.
  */
 import WebSocket from 'ws';
-import { MULAW_8K, type AudioFormat } from '../../audio/format';
-import { createLogger } from '../../shared/logger';
-import { countCharacters, openSpeechSocket, SpeechProviderError, wsBaseUrl, readyLatch } from '../speech-socket';
-import { TtsSessionBase } from './session-base';
-import type { TtsOptions, TtsSession } from './types';
+import { MULAW_8K, type AudioFormat } from '../../../audio/format';
+import { createLogger } from '../../../shared/logger';
+import { countCharacters, openSpeechSocket, SpeechProviderError, wsBaseUrl, readyLatch } from '../../speech-socket';
+import { TtsSessionBase } from '../session-base';
+import type { TtsOptions, TtsSession } from '../types';
 
 const log = createLogger('tts.elevenlabs');
 

@@ -8,9 +8,10 @@
  */
 import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
-import { createLogger } from '../../shared/logger';
-import { openSpeechSocket, SpeechProviderError, wsBaseUrl } from '../speech-socket';
-import type { SttEvents, SttOptions, SttStream, SttTranscript } from './types';
+import { createLogger } from '../../../shared/logger';
+import { KeepAlive } from '../../resilience';
+import { openSpeechSocket, SpeechProviderError, wsBaseUrl } from '../../speech-socket';
+import type { SttEvents, SttOptions, SttStream, SttTranscript } from '../types';
 
 const log = createLogger('stt.deepgram');
 
@@ -73,12 +74,10 @@ export class DeepgramStt extends EventEmitter<SttEvents> implements SttStream {
   audioBytesSent = 0;
 
   private readonly ws: WebSocket;
-  private readonly keepAliveIntervalMs: number;
+  private readonly keepAlive: KeepAlive;
   private readonly closeTimeoutMs: number;
   private queue: Queued[] = [];
   private queuedAudioBytes = 0;
-  private lastSentAt = Date.now();
-  private keepAliveTimer?: NodeJS.Timeout;
   private opened = false;
   private closing = false;
   private closedInfo?: { code: number; reason: string };
@@ -86,7 +85,7 @@ export class DeepgramStt extends EventEmitter<SttEvents> implements SttStream {
 
   constructor(options: SttOptions) {
     super();
-    this.keepAliveIntervalMs = options.keepAliveIntervalMs ?? DEEPGRAM_DEFAULTS.keepAliveIntervalMs;
+    this.keepAlive = new KeepAlive(options.keepAliveIntervalMs ?? DEEPGRAM_DEFAULTS.keepAliveIntervalMs, () => this.sendControl('KeepAlive'));
     this.closeTimeoutMs = options.closeTimeoutMs ?? DEEPGRAM_DEFAULTS.closeTimeoutMs;
     let resolveReady!: () => void;
     let rejectReady!: (err: Error) => void;
@@ -108,7 +107,7 @@ export class DeepgramStt extends EventEmitter<SttEvents> implements SttStream {
       this.opened = true;
       resolveReady();
       this.flushQueue();
-      this.startKeepAlive();
+      this.keepAlive.start();
     });
     this.ws.on('message', (data, isBinary) => {
       if (!isBinary) this.handleMessage(data.toString());
@@ -122,7 +121,7 @@ export class DeepgramStt extends EventEmitter<SttEvents> implements SttStream {
     if (this.ws.readyState === WebSocket.OPEN) {
       this.ws.send(audio, { binary: true });
       this.audioBytesSent += audio.length;
-      this.lastSentAt = Date.now();
+      this.keepAlive.touch();
       return;
     }
     this.queue.push({ kind: 'audio', data: audio });
@@ -144,7 +143,7 @@ export class DeepgramStt extends EventEmitter<SttEvents> implements SttStream {
     const closed = new Promise<void>((resolve) => this.closedWaiters.push(resolve));
     if (!this.closing) {
       this.closing = true;
-      this.stopKeepAlive();
+      this.keepAlive.stop();
       if (this.ws.readyState === WebSocket.OPEN) {
         this.sendControl('CloseStream');
         const timer = setTimeout(() => this.ws.terminate(), this.closeTimeoutMs);
@@ -161,7 +160,7 @@ export class DeepgramStt extends EventEmitter<SttEvents> implements SttStream {
   private sendControl(type: 'KeepAlive' | 'Finalize' | 'CloseStream'): void {
     if (this.ws.readyState === WebSocket.OPEN) {
       this.ws.send(JSON.stringify({ type }));
-      this.lastSentAt = Date.now();
+      this.keepAlive.touch();
     } else if (type !== 'KeepAlive') {
       this.queue.push({ kind: 'control', type });
     }
@@ -175,20 +174,6 @@ export class DeepgramStt extends EventEmitter<SttEvents> implements SttStream {
       if (item.kind === 'audio') this.sendAudio(item.data);
       else this.sendControl(item.type);
     }
-  }
-
-  private startKeepAlive(): void {
-    // Checking at half the interval keeps the longest silence on the wire below 1.5 intervals.
-    const tickMs = Math.max(10, Math.floor(this.keepAliveIntervalMs / 2));
-    this.keepAliveTimer = setInterval(() => {
-      if (Date.now() - this.lastSentAt >= this.keepAliveIntervalMs) this.sendControl('KeepAlive');
-    }, tickMs);
-    this.keepAliveTimer.unref();
-  }
-
-  private stopKeepAlive(): void {
-    if (this.keepAliveTimer) clearInterval(this.keepAliveTimer);
-    this.keepAliveTimer = undefined;
   }
 
   private handleMessage(text: string): void {
@@ -239,7 +224,7 @@ export class DeepgramStt extends EventEmitter<SttEvents> implements SttStream {
 
   private handleClose(code: number, reason: string): void {
     if (this.closedInfo) return;
-    this.stopKeepAlive();
+    this.keepAlive.stop();
     // A failed handshake was already reported by openSpeechSocket; a close we asked for is no error.
     if (this.opened && !this.closing && code !== 1000) {
       const why = code === 1006 ? 'connection dropped' : `stream closed: ${code}${reason ? ` ${reason}` : ''}`;

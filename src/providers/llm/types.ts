@@ -1,0 +1,15 @@
+/**
+ * One LLM vendor: `src/providers/llm/<vendor>/index.ts` exports `descriptor: LlmVendor`, listed in
+ * `src/providers/llm/registry.ts`. Every supported vendor speaks the OpenAI chat-completions
+ * protocol, so a descriptor only says how to build the SDK client and which model is the default.
+ */
+import type OpenAI from 'openai';
+import type { LlmProvider } from '../../shared/catalog';
+import type { ProviderConfig, VendorDescriptor } from '../vendor';
+
+export interface LlmVendor extends VendorDescriptor<LlmProvider> {
+  /** The model used when an agent sets no llm_model (catalog DEFAULT_LLM_MODEL). */
+  readonly defaultModel: string;
+  /** The SDK client; throws when `missing(config)` is not null. */
+  client(config: ProviderConfig): OpenAI;
+}
