@@ -9,6 +9,7 @@ import { pcmToBytes } from '../audio/pcm';
 import type { Config } from '../config';
 import { ResilientStt } from '../providers/resilience';
 import { createAgentStt, type SttTranscript } from '../providers/stt';
+import { countProviderError } from '../observability/metrics';
 import type { Logger } from '../shared/logger';
 import type { VoiceConfig } from '../../workflows/call-definitions';
 import type { GatewayEventLog } from './events';
@@ -42,13 +43,17 @@ export class SttLink {
     const reported = new WeakSet<Error>();
     this.stream.on('error', (err) => {
       reported.add(err);
+      countProviderError('stt', s.provider);
       events.error(err.message, 'stt');
     });
     this.stream.on('unavailable', (err) => {
       if (this.closed) return;
       const message = err.message.startsWith('STT') ? err.message : `STT provider ${s.provider}: ${err.message}`;
       log.error('STT unavailable for call', { callId, error: message });
-      if (!reported.has(err)) events.error(message, 'stt');
+      if (!reported.has(err)) {
+        countProviderError('stt', s.provider);
+        events.error(message, 'stt');
+      }
       this.opts.onUnavailable?.(message);
     });
   }
