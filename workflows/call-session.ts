@@ -20,11 +20,13 @@ import { CallStatus as CallStatusAttr } from '../src/shared/search-attributes';
 import { callVariables, substitute, substituteDeep } from '../src/shared/template';
 import {
   GATEWAY_HEARTBEAT_TIMEOUT_SECS,
+  type ArmedTurnResult,
   type CallStatus,
   type CallWorkflowInput,
   type EndReason,
   type GatewayActivities,
   type GatewayEvent,
+  type LlmTurnRequest,
   type MediaConnectedSignal,
   type SnapshotNode,
   type TelephonyStatusSignal,
@@ -36,6 +38,7 @@ import { CallRecorder } from './call-recorder';
 import { GatewayLost, LlmUnavailable, SpeechUnavailable, TextChannel, VoiceChannel, type CallChannel, type Spoken, type Thought } from './channels';
 import { canMove, isFinal } from './call-status';
 import { hangUpProviderCall } from './provider-hangup';
+import { TurnArming } from './turn-arming';
 import {
   END_CALL,
   findNode,
@@ -64,6 +67,10 @@ export interface Utterance {
   id: number;
   text: string;
   duringAgentSpeech: boolean;
+  /** The gateway's utterance number (voice calls). */
+  seq?: number;
+  /** An armed turn's reply, started by the gateway the moment the caller stopped. */
+  prepared?: { thought: Thought | null; failure: { type: string; message: string } | null; utteranceId: string; request: LlmTurnRequest };
 }
 
 export interface CallSummary {
@@ -105,6 +112,12 @@ export class CallSession {
   private readonly clientManaged: boolean;
   /** The provider reported the call over (a terminal status): nothing to hang up. */
   private providerEnded = false;
+  /** Voice calls: the next turn waits on the gateway (see turn-arming.ts); null on older runs. */
+  private readonly arming: TurnArming | null;
+  /** The prepared request of the armed turn, as the armed activity carries it. */
+  private armedRequest: { request: LlmTurnRequest; utteranceId: string } | null = null;
+  /** The last utterance number the gateway reported. */
+  private lastUtteranceSeq: number;
 
   constructor(private readonly input: CallWorkflowInput) {
     const carried = input.carried;
@@ -122,6 +135,15 @@ export class CallSession {
       injectedContext: carried?.injectedContext ?? [],
       history: carried?.history ?? [],
     };
+    this.lastUtteranceSeq = carried?.lastUtteranceSeq ?? 0;
+    // patched: voice calls that started before armed turns keep the signal → voiceTurn path on replay.
+    this.arming =
+      input.channel === 'voice' && patched('armed-turns')
+        ? new TurnArming(
+            () => (this.channel instanceof VoiceChannel ? this.channel : null),
+            (result) => this.onArmedResult(result),
+          )
+        : null;
     this.recorder = new CallRecorder(input, carried?.nextSeq ?? 1, carried?.unwrittenEvents);
     this.recorder.onRefused = (reason, seqs) => this.onRecordRefused(reason, seqs);
     if (carried) this.greetingDone = true;
@@ -132,7 +154,18 @@ export class CallSession {
 
   get voiceConfig(): VoiceConfig {
     const { agent } = this.input;
-    return { agentName: agent.name, stt: agent.stt, tts: agent.tts, pipeline: agent.pipeline };
+    return { agentName: agent.name, stt: agent.stt, tts: agent.tts, pipeline: agent.pipeline, greeting: this.plannedGreeting() };
+  }
+
+  /**
+   * The greeting begin() will speak, with the id its `speak` will carry, while it has not started:
+   * the gateway synthesises it the moment the stream connects instead of waiting for the request.
+   */
+  private plannedGreeting(): VoiceConfig['greeting'] {
+    const { agent } = this.input;
+    if (this.input.channel !== 'voice' || this.input.carried || this.greetingDone || this.speechIds > 0 || !agent.greeting) return null;
+    if (this.clientManaged || isFinal(this.status) || this.endRequest !== null) return null;
+    return { utteranceId: `u${this.speechIds + 1}`, text: substitute(agent.greeting, this.conv.variables) };
   }
 
   get nodeKey(): string | null {
@@ -141,10 +174,37 @@ export class CallSession {
 
   // ---- message handlers: state changes only --------------------------------------------------
 
-  enqueueUtterance(text: string, duringAgentSpeech = false): number {
+  enqueueUtterance(text: string, duringAgentSpeech = false, seq?: number, prepared?: Utterance['prepared']): number {
     const id = ++this.utteranceIds;
-    this.queue.push({ id, text, duringAgentSpeech });
+    const u: Utterance = { id, text, duringAgentSpeech, ...(seq !== undefined ? { seq } : {}), ...(prepared ? { prepared } : {}) };
+    // In the order they were spoken: an armed turn's utterance may overtake a signal in flight.
+    const later = seq === undefined ? -1 : this.queue.findIndex((q) => q.seq !== undefined && q.seq > seq);
+    if (later < 0) this.queue.push(u);
+    else this.queue.splice(later, 0, u);
     return id;
+  }
+
+  /** The gateway's number of an utterance it reported (signal or armed turn). */
+  noteUtteranceSeq(seq: unknown): void {
+    if (typeof seq === 'number' && Number.isFinite(seq) && seq > this.lastUtteranceSeq) this.lastUtteranceSeq = seq;
+  }
+
+  private onArmedResult(result: ArmedTurnResult): void {
+    const armed = this.armedRequest;
+    this.armedRequest = null;
+    this.recordGatewayEvents(result.utterance ? result.utterance.events : undefined);
+    this.recordGatewayEvents(result.events);
+    const u = result.utterance;
+    const ended = isFinal(this.status) || this.endRequest !== null;
+    if (!u || ended || !armed || typeof u.text !== 'string' || !u.text.trim()) {
+      // Nobody will answer it: whatever the gateway reported still goes into the call's events.
+      this.recordGatewayEvents(result.thought?.events);
+      if (u) this.noteUtteranceSeq(u.seq);
+      return;
+    }
+    this.noteUtteranceSeq(u.seq);
+    const prepared = result.thought || result.failure ? { thought: result.thought, failure: result.failure, ...armed } : undefined;
+    this.enqueueUtterance(u.text.trim(), u.duringAgentSpeech === true, u.seq, prepared);
   }
 
   requestEnd(reason: EndReason): void {
@@ -222,6 +282,7 @@ export class CallSession {
     if (this.status !== this.input.initialStatus) void this.recorder.flush(this.patch());
     if (this.input.channel === 'voice') await this.connectMedia();
     if (this.status === 'in_progress' && !this.input.carried && this.endRequest === null) await this.begin();
+    if (this.arming) return this.converseArmed();
     while (this.status === 'in_progress' && this.endRequest === null) {
       if (this.shouldContinueAsNew()) await this.continueAsNew();
       if (this.endRequest !== null || this.status !== 'in_progress') break;
@@ -232,6 +293,34 @@ export class CallSession {
       if (!woke) await this.onIdle();
       else if (this.queue.length) await this.onUtterance(this.queue.shift()!);
     }
+  }
+
+  /** The turn loop with the next turn armed on the gateway while the workflow waits. */
+  private async converseArmed(): Promise<void> {
+    const arming = this.arming!;
+    while (this.status === 'in_progress' && this.endRequest === null) {
+      if (this.shouldContinueAsNew()) {
+        await arming.disarm();
+        await this.continueAsNew();
+      }
+      if (this.endRequest !== null || this.status !== 'in_progress') break;
+      if (this.queue.length === 0 && !arming.armed) this.armNextTurn();
+      const woke = await condition(
+        () => this.queue.length > 0 || this.endRequest !== null || this.status !== 'in_progress' || arming.failure !== null,
+        this.msUntilIdleDeadline(),
+      );
+      // Whatever woke us, the armed turn is settled first: used by the caller, or taken back.
+      await arming.disarm();
+      if (this.queue.length) await this.onUtterance(this.queue.shift()!);
+      else if (!woke && this.status === 'in_progress' && this.endRequest === null) await this.onIdle();
+    }
+  }
+
+  private armNextTurn(): void {
+    const request = this.llmRequest();
+    const utteranceId = this.nextSpeechId();
+    this.armedRequest = { request, utteranceId };
+    this.arming!.arm(request, utteranceId, this.lastUtteranceSeq);
   }
 
   /**
@@ -317,6 +406,7 @@ export class CallSession {
   }
 
   private async onUtterance(u: Utterance): Promise<void> {
+    this.noteUtteranceSeq(u.seq);
     const backchannel = u.duringAgentSpeech && wordCount(u.text) < this.input.agent.pipeline.min_words;
     this.recorder.record('user_spoke', { text: u.text, ...(backchannel ? { backchannel: true } : {}) });
     if (backchannel) {
@@ -325,7 +415,7 @@ export class CallSession {
     }
     this.idleWarned = false;
     this.conv.history.push({ role: 'user', content: u.text });
-    const replies = await this.agentTurn();
+    const replies = await this.agentTurn(undefined, u.prepared);
     this.turns++;
     this.turnResults.set(u.id, this.turnResult(replies));
     this.lastActivityMs = Date.now();
@@ -359,10 +449,10 @@ export class CallSession {
   // ---- agent turns ---------------------------------------------------------------------------
 
   /** LLM rounds until the agent answers without calling tools (or ends the call). */
-  private async agentTurn(transientInstruction?: string): Promise<string[]> {
+  private async agentTurn(transientInstruction?: string, prepared?: Utterance['prepared']): Promise<string[]> {
     const replies: string[] = [];
     for (let round = 0; round < MAX_TOOL_ROUNDS_PER_TURN && this.endRequest === null; round++) {
-      const result = await this.callLlm(transientInstruction);
+      const result = round === 0 && prepared ? await this.preparedLlm(prepared) : await this.callLlm(transientInstruction);
       // What the caller actually heard: on barge-in, only the part played before they spoke.
       const said = result.heardText;
       if (said) {
@@ -396,22 +486,38 @@ export class CallSession {
     return replies;
   }
 
-  private async callLlm(transientInstruction?: string): Promise<Thought> {
+  /** The LLM request of the current state (the caller's words, if any, already in the history). */
+  private llmRequest(transientInstruction?: string): LlmTurnRequest {
     const { agent, customParameters, callId } = this.input;
     const messages = [...systemMessages(this.prompt, agent, this.conv, customParameters), ...this.conv.history];
     if (transientInstruction) messages.push({ role: 'system', content: transientInstruction });
-    const result = await this.requireChannel().think(
-      {
-        callId,
-        provider: agent.llm_provider,
-        model: agent.llm_model,
-        temperature: agent.llm_settings.temperature,
-        maxTokens: agent.llm_settings.max_tokens,
-        messages,
-        tools: transientInstruction ? [] : offeredTools(agent, this.conv),
-      },
-      this.nextSpeechId(),
-    );
+    return {
+      callId,
+      provider: agent.llm_provider,
+      model: agent.llm_model,
+      temperature: agent.llm_settings.temperature,
+      maxTokens: agent.llm_settings.max_tokens,
+      messages,
+      tools: transientInstruction ? [] : offeredTools(agent, this.conv),
+    };
+  }
+
+  private async callLlm(transientInstruction?: string): Promise<Thought> {
+    const result = await this.requireChannel().think(this.llmRequest(transientInstruction), this.nextSpeechId());
+    return this.countThought(result);
+  }
+
+  /** The reply the gateway started for an armed turn (or the retries of its failed LLM request). */
+  private async preparedLlm(prepared: NonNullable<Utterance['prepared']>): Promise<Thought> {
+    if (prepared.thought) return this.countThought(prepared.thought);
+    const channel = this.requireChannel();
+    if (!(channel instanceof VoiceChannel)) throw new GatewayLost('no media gateway holds this call');
+    const request = { ...prepared.request, messages: this.llmRequest().messages };
+    return this.countThought(await channel.retryArmed(request, this.nextSpeechId(), prepared.failure!));
+  }
+
+  private countThought(result: Thought): Thought {
+    const { agent } = this.input;
     this.countSpeech(result);
     this.totals.llm_prompt_tokens += result.usage.prompt_tokens;
     this.totals.llm_completion_tokens += result.usage.completion_tokens;
@@ -653,6 +759,7 @@ export class CallSession {
         lastUserActivityMs: this.lastActivityMs,
         gatewayTaskQueue: this.gatewayTaskQueue,
         unwrittenEvents: this.recorder.unwritten(),
+        ...(this.arming ? { lastUtteranceSeq: this.lastUtteranceSeq } : {}),
       },
     });
   }

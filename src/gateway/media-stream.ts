@@ -76,7 +76,7 @@ class MediaStream {
   private streamId = '';
   private sampleRate = 8000;
   private call: CallMedia | null = null;
-  private early: Array<{ pcm: Int16Array; timestampMs: number | null }> = [];
+  private early: Array<{ pcm: Int16Array; timestampMs: number | null; arrivedPerf: number }> = [];
   private earlySamples = 0;
   private tokens = MESSAGE_BURST;
   private lastRefill = performance.now();
@@ -108,6 +108,8 @@ class MediaStream {
 
   private onMessage(data: Buffer, isBinary: boolean): void {
     if (this.phase === 'closed') return;
+    // Caller audio is timed from here: any queueing after this counts in the call's latency.
+    const arrivedPerf = performance.now();
     if (!this.takeToken()) return this.reject(CLOSE_POLICY, 'message flood');
     if (data.length > this.protocol.maxMessageBytes) return this.ignore('invalid', `message of ${data.length} bytes`);
     const event = this.codec.decode(data, isBinary);
@@ -127,8 +129,8 @@ class MediaStream {
     if (this.phase === 'connected') return this.ignore('invalid', `${event.type} before start`);
     switch (event.type) {
       case 'audio':
-        if (this.call) this.call.onCallerAudio(event.pcm, event.timestampMs);
-        else this.keepEarly(event.pcm, event.timestampMs);
+        if (this.call) this.call.onCallerAudio(event.pcm, event.timestampMs, arrivedPerf);
+        else this.keepEarly(event.pcm, event.timestampMs, arrivedPerf);
         return;
       case 'mark':
         this.call?.onMark(event.name);
@@ -153,8 +155,8 @@ class MediaStream {
     }
   }
 
-  private keepEarly(pcm: Int16Array, timestampMs: number | null): void {
-    this.early.push({ pcm: pcm.slice(), timestampMs });
+  private keepEarly(pcm: Int16Array, timestampMs: number | null, arrivedPerf: number): void {
+    this.early.push({ pcm: pcm.slice(), timestampMs, arrivedPerf });
     this.earlySamples += pcm.length;
     while (this.early.length > 1 && this.earlySamples > (MAX_EARLY_AUDIO_MS / 1000) * this.sampleRate) this.earlySamples -= this.early.shift()!.pcm.length;
   }
@@ -215,7 +217,9 @@ class MediaStream {
     this.call = call;
     this.phase = 'live';
     this.ctx.calls.add(call);
-    for (const f of this.early.splice(0)) call.onCallerAudio(f.pcm, f.timestampMs);
+    // The greeting is synthesised now, not a workflow round trip later when its speak arrives.
+    if (voice.greeting) call.startGreeting(voice.greeting);
+    for (const f of this.early.splice(0)) call.onCallerAudio(f.pcm, f.timestampMs, f.arrivedPerf);
     this.ctx.log.info('media stream started', { callId, provider: this.protocol.name, streamId: this.streamId, format: describeFormat(start.format) });
     try {
       await workflow.signal(mediaConnectedSignal, {
