@@ -296,7 +296,7 @@ export interface ArmedTurnRequest extends VoiceTurnRequest {
 
 export interface ArmedTurnResult {
   /** The caller's utterance; null when disarmed or the stream closed before anyone spoke. */
-  utterance: { text: string; duringAgentSpeech: boolean; seq: number; events: GatewayEvent[] } | null;
+  utterance: { text: string; duringAgentSpeech: boolean; seq: number; events: GatewayEvent[]; timestampMs: number } | null;
   /** The reply, when the gateway started the LLM for it (not for a backchannel or a stale plan). */
   thought: VoiceTurnResult | null;
   /** Why the reply failed (error type as the voiceTurn activity would have thrown it). */

@@ -70,7 +70,14 @@ export interface Utterance {
   /** The gateway's utterance number (voice calls). */
   seq?: number;
   /** An armed turn's reply, started by the gateway the moment the caller stopped. */
-  prepared?: { thought: Thought | null; failure: { type: string; message: string } | null; utteranceId: string; request: LlmTurnRequest };
+  prepared?: {
+    thought: Thought | null;
+    failure: { type: string; message: string } | null;
+    utteranceId: string;
+    request: LlmTurnRequest;
+    /** When the gateway had the utterance: its reply's events come after. */
+    atMs: number;
+  };
 }
 
 export interface CallSummary {
@@ -203,7 +210,8 @@ export class CallSession {
       return;
     }
     this.noteUtteranceSeq(u.seq);
-    const prepared = result.thought || result.failure ? { thought: result.thought, failure: result.failure, ...armed } : undefined;
+    const atMs = Number.isFinite(u.timestampMs) ? u.timestampMs : Date.now();
+    const prepared = result.thought || result.failure ? { thought: result.thought, failure: result.failure, ...armed, atMs } : undefined;
     this.enqueueUtterance(u.text.trim(), u.duringAgentSpeech === true, u.seq, prepared);
   }
 
@@ -408,7 +416,8 @@ export class CallSession {
   private async onUtterance(u: Utterance): Promise<void> {
     this.noteUtteranceSeq(u.seq);
     const backchannel = u.duringAgentSpeech && wordCount(u.text) < this.input.agent.pipeline.min_words;
-    this.recorder.record('user_spoke', { text: u.text, ...(backchannel ? { backchannel: true } : {}) });
+    // An armed turn's reply already played: the caller spoke before its events, so at the gateway's time.
+    this.recorder.record('user_spoke', { text: u.text, ...(backchannel ? { backchannel: true } : {}) }, u.prepared ? u.prepared.atMs : Date.now());
     if (backchannel) {
       this.turnResults.set(u.id, this.turnResult([]));
       return;

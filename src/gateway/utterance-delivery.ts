@@ -22,7 +22,7 @@ import {
   type VoiceTurnRequest,
   type VoiceTurnResult,
 } from '../../workflows/call-definitions';
-import type { GatewayEventLog } from './events';
+import { epochMs, type GatewayEventLog } from './events';
 import { SpeechUnavailable } from './tts-link';
 import type { CompletedTurn } from './turn-detector';
 
@@ -113,7 +113,7 @@ export class UtteranceDelivery {
   }
 
   private take(armed: Armed, turn: CompletedTurn, seq: number, events: ArmedTurnResult['events']): void {
-    const utterance = { text: turn.text, duringAgentSpeech: turn.duringAgentSpeech, seq, events };
+    const utterance = { text: turn.text, duringAgentSpeech: turn.duringAgentSpeech, seq, events, timestampMs: epochMs() };
     // A backchannel candidate is the workflow's to judge (min_words); a stale plan lacks words.
     if (turn.duringAgentSpeech || armed.req.afterSeq !== seq - 1) {
       armed.resolve({ utterance, thought: null, failure: null, events: [] });
