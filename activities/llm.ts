@@ -5,6 +5,7 @@
  */
 import type { ActivityDeps } from '.';
 import type { LlmTurnRequest, LlmTurnResult } from '../workflows/call-definitions';
+import { countProviderError } from '../src/observability/metrics';
 import { streamChat } from '../src/providers/llm/chat';
 import { llmClients, llmFailure } from '../src/providers/llm/llm-activity-support';
 
@@ -15,6 +16,7 @@ export function createLlmActivities({ config }: ActivityDeps) {
       try {
         return await streamChat(clientFor(request.provider), request);
       } catch (err) {
+        countProviderError('llm', request.provider);
         throw llmFailure(err);
       }
     },

@@ -96,6 +96,10 @@ export const configSchema = z.object({
   TWILIO_API_BASE_URL: optionalString.pipe(z.url().optional()),
   // Replaces https://api.plivo.com (the fake Plivo in tests and local runs).
   PLIVO_API_BASE_URL: optionalString.pipe(z.url().optional()),
+  // Bearer token for GET /metrics; without it /metrics answers only local, unproxied scrapes.
+  METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  // The standalone worker's /metrics listener (`npm run worker`; 0 picks a free port).
+  WORKER_METRICS_PORT: port.default(8002),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 

@@ -13,6 +13,7 @@ import { docsRouter } from './docs';
 import { buildOpenApi } from './openapi';
 import { mountRoutes, type AnyRoute } from './route';
 import { healthHandler } from './routes/health';
+import { serveMetrics } from '../observability/metrics-endpoint';
 import { allRoutes } from './routes';
 
 export const API_INFO = {
@@ -37,6 +38,7 @@ export function createApp(ctx: ApiContext, extraRoutes: AnyRoute[] = []) {
   app.use(cleanInput);
 
   app.get('/healthz', healthHandler(ctx));
+  app.get('/metrics', (req, res) => void serveMetrics(req, res, ctx.config.METRICS_TOKEN));
   app.get('/api/openapi.json', (_req, res) => res.json(openapi));
   app.use(docsRouter());
 

@@ -2,6 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ApiContext } from './context';
 import { createApp } from './app';
+import { activeCallsByProvider } from '../calls/concurrency';
+import { initProcessMetrics, trackActiveCalls } from '../observability/metrics';
 
 export interface RunningApi {
   server: http.Server;
@@ -12,11 +14,13 @@ export interface RunningApi {
 
 /** Starts the HTTP API; port 0 picks a free port (tests). */
 export async function startApi(ctx: ApiContext, port: number, host = '0.0.0.0'): Promise<RunningApi> {
+  initProcessMetrics();
   const server = http.createServer(createApp(ctx));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
   });
+  const untrackCalls = trackActiveCalls(() => activeCallsByProvider(ctx.db));
   const actual = (server.address() as AddressInfo).port;
   return {
     server,
@@ -24,6 +28,7 @@ export async function startApi(ctx: ApiContext, port: number, host = '0.0.0.0'):
     url: `http://127.0.0.1:${actual}`,
     stop: () =>
       new Promise<void>((resolve) => {
+        untrackCalls();
         server.close(() => resolve());
         server.closeAllConnections();
       }),

@@ -36,6 +36,15 @@ export async function activeCallCount(db: Database, provider: string, transactio
   return Number(rows[0]?.n ?? 0);
 }
 
+/** Calls holding a slot, by provider (null: text and web calls) and status (the metrics gauge). */
+export async function activeCallsByProvider(db: Database): Promise<Array<{ provider: string | null; status: string; count: number }>> {
+  const rows = await db.sequelize.query<{ provider: string | null; status: string; n: string }>(
+    `SELECT provider, status, count(*) AS n FROM calls WHERE status IN (:statuses) GROUP BY provider, status`,
+    { replacements: { statuses: [...ACTIVE_CALL_STATUSES] }, type: QueryTypes.SELECT },
+  );
+  return rows.map((r) => ({ provider: r.provider, status: r.status, count: Number(r.n) }));
+}
+
 /**
  * An `admit` hook for startCall: takes the provider's advisory lock for the rest of the
  * transaction and refuses (CapacityError) when `maxConcurrent` calls already hold a slot.

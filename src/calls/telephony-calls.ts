@@ -15,6 +15,7 @@ import { telephonyVendor } from '../providers/telephony/registry';
 import type { StreamConnection } from '../providers/telephony/types';
 import type { Logger } from '../shared/logger';
 import { callWorkflowId, telephonyStatusSignal, type TelephonyStatusSignal } from '../../workflows/call-definitions';
+import { countProviderError } from '../observability/metrics';
 
 /** Call statuses after which nothing more happens on the phone line. */
 export const FINAL_CALL_STATUSES = new Set(['completed', 'failed', 'no_answer']);
@@ -101,6 +102,7 @@ export async function hangupProviderCall(
     await vendor.hangup(creds, call.provider_call_sid);
     return 'hung_up';
   } catch (err) {
+    countProviderError('telephony', vendor.name);
     if ((err as { kind?: string }).kind === 'unavailable') throw err;
     deps.log.warn('the provider refused to hang up the call', { call_id: callId, provider: vendor.name, error: (err as Error).message });
     return 'failed';

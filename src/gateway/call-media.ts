@@ -11,6 +11,13 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { toPcm16, type AudioFormat } from '../audio/format';
 import type { Config } from '../config';
+import {
+  observeBargeInLatency,
+  observeGreetingLatency,
+  observeHandoff,
+  observeTurnLatency,
+  observeTurnStage,
+} from '../observability/metrics';
 import type { Logger } from '../shared/logger';
 import type {
   ArmedTurnRequest,
@@ -89,7 +96,10 @@ export class CallMedia {
   private readonly llmStreams = new Set<AbortController>();
   private cutting: 'barge_in' | null = null;
   /** Set when an utterance was delivered: its end of speech, for the e2e latency of the reply. */
-  private pendingE2e: { speechEndPerf: number; vadStopPerf: number; signalledPerf: number } | null = null;
+  private pendingE2e: { speechEndPerf: number; vadStopPerf: number; signalledPerf: number; handoffTimed?: boolean } | null = null;
+  /** Metrics: when the VAD last decided the caller started speaking; whether the greeting was timed. */
+  private vadStartPerf: number | null = null;
+  private greetingTimed = false;
   private readonly delivery: UtteranceDelivery;
   private readonly arrivals: ArrivalClock;
   /** The greeting, started when the stream connected, until its `speak` request claims it. */
@@ -146,7 +156,10 @@ export class CallMedia {
       orphaned: () => void this.close('closed', 1011, 'call workflow not running'),
     });
     const rate = opts.format.sampleRate as 8000 | 16000;
-    this.vad = new VadAnalyzer(opts.vad.createStream(rate), vadParamsFromPipeline(pipeline), (e) => this.turns.onVad(e));
+    this.vad = new VadAnalyzer(opts.vad.createStream(rate), vadParamsFromPipeline(pipeline), (e) => {
+      if (e.type === 'speech_started') this.vadStartPerf = performance.now();
+      this.turns.onVad(e);
+    });
     const common = { callId: opts.callId, format: opts.format, config: opts.config, events: this.events, log: opts.log };
     this.stt = new SttLink({ ...common, stt: opts.voice.stt, onTranscript: (t) => this.turns.onTranscript(t) });
     this.tts = new TtsLink({ ...common, tts: opts.voice.tts, playback: this.playback });
@@ -274,9 +287,20 @@ export class CallMedia {
     } finally {
       this.cutting = null;
     }
+    // Playback sent `clear` iff some cut utterance had frames out.
+    if (this.vadStartPerf !== null && cut.some((s) => s.framesSent > 0)) observeBargeInLatency(performance.now() - this.vadStartPerf);
     for (const s of cut) this.tts.cancel(s);
     for (const c of this.llmStreams) c.abort();
     if (cut.length) this.log.debug('barge-in', { callId: this.callId, utterances: cut.map((s) => s.id) });
+  }
+
+  /** A voice turn started on this gateway: the utterance's trip through the workflow is over. */
+  noteTurnStarted(): void {
+    const e2e = this.pendingE2e;
+    if (e2e && !e2e.handoffTimed) {
+      e2e.handoffTimed = true;
+      observeHandoff(performance.now() - e2e.signalledPerf);
+    }
   }
 
   // ---- ending ----------------------------------------------------------------------------------
@@ -324,9 +348,16 @@ export class CallMedia {
 
   private speechStarted(speech: AgentSpeech, atPerf: number): void {
     this.events.add('tts_started', { utterance_id: speech.id }, atPerf);
+    if (!this.greetingTimed) {
+      // The call's first audio, before the caller said anything: the greeting.
+      this.greetingTimed = true;
+      if (!this.pendingE2e) observeGreetingLatency(atPerf - this.opts.startPerf);
+    }
     const e2e = this.pendingE2e;
     if (e2e && speech.createdPerf >= e2e.signalledPerf) {
       this.pendingE2e = null;
+      observeTurnLatency(atPerf - e2e.speechEndPerf, 'speech_end');
+      observeTurnLatency(atPerf - e2e.vadStopPerf, 'vad_stop');
       this.events.add(
         'ttfb_metric',
         { processor: 'e2e', ms: Math.round(atPerf - e2e.speechEndPerf), after_vad_stop_ms: Math.round(atPerf - e2e.vadStopPerf), utterance_id: speech.id },
@@ -346,7 +377,10 @@ export class CallMedia {
 
   private utterance(turn: CompletedTurn): void {
     if (this.closing) return;
+    this.greetingTimed = true;
     if (turn.sttTtfbMs !== null) this.events.add('ttfb_metric', { processor: 'stt', ms: turn.sttTtfbMs });
+    if (turn.sttTtfbMs !== null) observeTurnStage('stt_final', turn.sttTtfbMs);
+    if (turn.speechEndPerf !== null && turn.vadStopPerf !== null) observeTurnStage('vad', turn.vadStopPerf - turn.speechEndPerf);
     if (!turn.duringAgentSpeech && turn.speechEndPerf !== null && turn.vadStopPerf !== null) {
       this.pendingE2e = { speechEndPerf: turn.speechEndPerf, vadStopPerf: turn.vadStopPerf, signalledPerf: performance.now() };
     }

@@ -12,6 +12,8 @@ export class CallRegistry {
   private readonly active = new Map<string, CallMedia>();
   /** Ids with a stream being set up (token checked, workflow being asked). */
   private readonly starting = new Set<string>();
+  /** Telephony provider of each starting or active call (metrics). */
+  private readonly providers = new Map<string, string>();
   private readonly recent = new Map<string, { closure: MediaClosure; atMs: number }>();
 
   get size(): number {
@@ -27,21 +29,41 @@ export class CallRegistry {
   }
 
   /** Reserves a call id for a stream being set up; false if it is live, starting or finished here. */
-  reserve(callId: string): boolean {
+  reserve(callId: string, provider = 'unknown'): boolean {
     if (this.active.has(callId) || this.starting.has(callId) || this.finished(callId)) return false;
     this.starting.add(callId);
+    this.providers.set(callId, provider);
     return true;
   }
 
   release(callId: string): void {
     this.starting.delete(callId);
+    if (!this.active.has(callId)) this.providers.delete(callId);
+  }
+
+  /** Calls starting and live here, by telephony provider (the `voice_gateway_calls` gauge). */
+  counts(): Array<{ provider: string; status: 'starting' | 'live'; count: number }> {
+    const counts = new Map<string, { provider: string; status: 'starting' | 'live'; count: number }>();
+    const add = (callId: string, status: 'starting' | 'live') => {
+      const provider = this.providers.get(callId) ?? 'unknown';
+      const key = `${provider}\n${status}`;
+      const entry = counts.get(key) ?? { provider, status, count: 0 };
+      entry.count++;
+      counts.set(key, entry);
+    };
+    for (const id of this.starting) add(id, 'starting');
+    for (const id of this.active.keys()) add(id, 'live');
+    return [...counts.values()];
   }
 
   add(call: CallMedia): void {
     this.starting.delete(call.callId);
     this.active.set(call.callId, call);
     void call.closed.then((closure) => {
-      if (this.active.get(call.callId) === call) this.active.delete(call.callId);
+      if (this.active.get(call.callId) === call) {
+        this.active.delete(call.callId);
+        this.providers.delete(call.callId);
+      }
       this.recent.set(call.callId, { closure, atMs: Date.now() });
       this.prune();
     });

@@ -171,7 +171,7 @@ class MediaStream {
     if (!CALL_ID.test(callId) || !verifyStreamToken(this.ctx.streamSecret, callId, start.token)) {
       return this.reject(CLOSE_POLICY, 'invalid stream token');
     }
-    if (!this.ctx.calls.reserve(callId)) return this.reject(CLOSE_POLICY, 'call already streaming or finished');
+    if (!this.ctx.calls.reserve(callId, this.protocol.name)) return this.reject(CLOSE_POLICY, 'call already streaming or finished');
     this.callId = callId;
     const startPerf = performance.now();
     this.setUp(start, startPerf).catch((err: Error) => {

@@ -15,6 +15,8 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { WebSocketServer } from 'ws';
 import type { Config } from '../config';
 import { maxMediaMessageBytes, mediaProtocol } from '../providers/telephony/media-registry';
+import { serveMetrics } from '../observability/metrics-endpoint';
+import { initProcessMetrics, trackGatewayCalls } from '../observability/metrics';
 import { createLogger, type Logger } from '../shared/logger';
 import { createGatewayActivities } from './activities';
 import { CallRegistry } from './call-registry';
@@ -57,6 +59,7 @@ export function gatewayTaskQueue(): string {
 
 export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.0.0'): Promise<RunningGateway> {
   const log = deps.log ?? createLogger('gateway');
+  initProcessMetrics();
   const taskQueue = deps.taskQueue ?? gatewayTaskQueue();
   const calls = new CallRegistry();
   const stats = new StreamStats();
@@ -94,8 +97,10 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
       res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       return;
     }
+    if (pathname === '/metrics' && req.method === 'GET') return void serveMetrics(req, res, deps.config.METRICS_TOKEN);
     res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: 'Not found' }));
   });
+  const untrackCalls = trackGatewayCalls(() => calls.counts());
   server.on('upgrade', (req, socket, head) => {
     socket.on('error', () => undefined);
     const url = URL.parse(req.url ?? '/', 'http://gateway');
@@ -115,6 +120,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
       server.listen(port, host, () => resolve());
     });
   } catch (err) {
+    untrackCalls();
     worker.shutdown();
     await running;
     await connection.close();
@@ -132,6 +138,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     isReady: () => server.listening && worker.getState() === 'RUNNING',
     stop: () =>
       (stopping ??= (async () => {
+        untrackCalls();
         server.close();
         await Promise.allSettled(calls.all().map((call) => call.close('shutdown', 1001, 'gateway shutting down')));
         for (const ws of wss.clients) ws.terminate();

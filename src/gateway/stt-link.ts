@@ -8,6 +8,7 @@ import type { AudioFormat } from '../audio/format';
 import { pcmToBytes } from '../audio/pcm';
 import type { Config } from '../config';
 import { createAgentStt, type SttStream, type SttTranscript } from '../providers/stt';
+import { countProviderError } from '../observability/metrics';
 import type { Logger } from '../shared/logger';
 import type { VoiceConfig } from '../../workflows/call-definitions';
 import type { GatewayEventLog } from './events';
@@ -64,6 +65,7 @@ export class SttLink {
       });
     } catch (err) {
       this.fatal = true;
+      countProviderError('stt', s.provider);
       events.error((err as Error).message, 'stt');
       log.error('STT unavailable for call', { callId, error: (err as Error).message });
       return;
@@ -75,6 +77,7 @@ export class SttLink {
     });
     stream.on('error', (err) => {
       if (err.details.fatal) this.fatal = true;
+      countProviderError('stt', stream.provider);
       events.error(err.message, 'stt');
     });
     stream.on('closed', () => {

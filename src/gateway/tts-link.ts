@@ -9,6 +9,7 @@ import type { AudioFormat } from '../audio/format';
 import type { Config } from '../config';
 import { createAgentTts, type TtsSession } from '../providers/tts';
 import type { SpeechProviderError } from '../providers/speech-socket';
+import { countProviderError, observeTurnStage } from '../observability/metrics';
 import type { Logger } from '../shared/logger';
 import type { VoiceConfig } from '../../workflows/call-definitions';
 import type { GatewayEventLog } from './events';
@@ -55,9 +56,13 @@ export class TtsLink {
       );
       this.session.on('audio', ({ id, audio }) => this.audio(id, audio));
       this.session.on('done', ({ id, reason, characters }) => this.done(id, reason, characters));
-      this.session.on('error', (err) => opts.events.error(err.message, 'tts', errorDetails(err)));
+      this.session.on('error', (err) => {
+        countProviderError('tts', tts.provider);
+        opts.events.error(err.message, 'tts', errorDetails(err));
+      });
     } catch (err) {
       this.problem = (err as Error).message;
+      countProviderError('tts', tts.provider);
       opts.events.error(this.problem, 'tts');
       opts.log.error('TTS unavailable for call', { callId: opts.callId, error: this.problem });
     }
@@ -116,6 +121,7 @@ export class TtsLink {
     const now = performance.now();
     if (entry.speech.audioBytes === 0 && entry.firstTextPerf !== null) {
       this.opts.events.add('ttfb_metric', { processor: 'tts', ms: Math.round(now - entry.firstTextPerf), utterance_id: entry.speech.id }, now);
+      observeTurnStage('tts_first_audio', now - entry.firstTextPerf);
     }
     entry.lastAudioPerf = now;
     this.opts.playback.audio(ttsId, audio);

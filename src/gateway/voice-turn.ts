@@ -11,11 +11,13 @@
 import OpenAI from 'openai';
 import { streamChat, type ChatResult } from '../providers/llm/chat';
 import { llmFailure } from '../providers/llm/llm-activity-support';
+import { countProviderError, observeTurnStage } from '../observability/metrics';
 import type { VoiceTurnRequest, VoiceTurnResult } from '../../workflows/call-definitions';
 import type { CallMedia } from './call-media';
 import { SentenceSplitter } from './sentences';
 
 export async function runVoiceTurn(call: CallMedia, client: OpenAI, req: VoiceTurnRequest, cancel: AbortSignal): Promise<VoiceTurnResult> {
+  call.noteTurnStarted();
   const speech = call.beginSpeech(req.utteranceId);
   const llmAbort = new AbortController();
   const untrack = call.trackLlm(llmAbort);
@@ -27,6 +29,7 @@ export async function runVoiceTurn(call: CallMedia, client: OpenAI, req: VoiceTu
   const splitter = new SentenceSplitter();
   const startedPerf = performance.now();
   let firstTextPerf: number | null = null;
+  let sentenceTimed = false;
 
   let llm: ChatResult | null = null;
   try {
@@ -36,7 +39,11 @@ export async function runVoiceTurn(call: CallMedia, client: OpenAI, req: VoiceTu
       (delta) => {
         firstTextPerf ??= performance.now();
         if (speech.state !== 'active') return;
-        for (const sentence of splitter.push(delta)) call.sayMore(speech, sentence);
+        for (const sentence of splitter.push(delta)) {
+          if (!sentenceTimed) observeTurnStage('first_sentence', performance.now() - firstTextPerf);
+          sentenceTimed = true;
+          call.sayMore(speech, sentence);
+        }
       },
       llmAbort.signal,
     );
@@ -44,6 +51,7 @@ export async function runVoiceTurn(call: CallMedia, client: OpenAI, req: VoiceTu
     if (!llmAbort.signal.aborted) {
       // Whatever of this reply already plays is stopped: the retried turn starts it afresh.
       call.stopSpeech(speech);
+      countProviderError('llm', req.provider);
       call.events.error(`LLM request failed: ${(err as Error).message}`, 'llm', { utterance_id: req.utteranceId });
       throw llmFailure(err);
     }
@@ -59,6 +67,7 @@ export async function runVoiceTurn(call: CallMedia, client: OpenAI, req: VoiceTu
       call.endSpeech(speech);
     }
     const ttfbMs = llm?.ttfbMs ?? (firstTextPerf === null ? null : Math.round(firstTextPerf - startedPerf));
+    if (ttfbMs !== null) observeTurnStage('llm_first_token', ttfbMs);
     if (llm && llm.toolCalls.length > 0 && speech.state === 'active') {
       // Tools run while the spoken part plays; its tts_stopped comes with a later result.
       return {

@@ -14,6 +14,8 @@ import { startGateway } from '../gateway/server';
 import { SecretBox } from '../security/crypto';
 import { resolveSecrets } from '../security/local-secrets';
 import { secureDataDir } from '../security/data-files';
+import { startMetricsServer } from '../observability/metrics-endpoint';
+import { initProcessMetrics } from '../observability/metrics';
 import { createLogger, setLogLevel } from '../shared/logger';
 import { connectTemporal } from '../temporal/client';
 import { startWorker } from '../worker/worker';
@@ -35,6 +37,7 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
   // The Temporal SDK logs every worker state change and the workflow bundle at INFO.
   Runtime.install({ logger: new DefaultLogger(config.LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN') });
   const log = createLogger('platform');
+  initProcessMetrics();
   const stops: Array<() => Promise<void>> = [];
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop().catch((err) => log.error('stop failed', { error: err }));
@@ -96,6 +99,12 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
       stops.push(worker.stop);
       readiness.started('worker', worker.isRunning);
       urls['Worker task queue'] = config.TEMPORAL_TASK_QUEUE;
+      // Alone, the worker has no HTTP server: its metrics get a listener of their own.
+      if (!parts.includes('api') && !parts.includes('gateway')) {
+        const metrics = await startMetricsServer(config.WORKER_METRICS_PORT, config.HOST, config.METRICS_TOKEN);
+        stops.push(metrics.stop);
+        urls['Worker metrics'] = `http://localhost:${metrics.port}/metrics`;
+      }
     }
     if (parts.includes('gateway')) {
       const gateway = await startGateway(

@@ -17,6 +17,7 @@ import type { TelephonyProvider } from '../../shared/catalog';
 import { callWorkflowId } from '../../../workflows/call-definitions';
 import { effectivePublicBaseUrl, loadTelephonySettings } from '../telephony/settings-store';
 import { PhoneNumberSchema, ProviderSchema } from '../schemas/settings';
+import { countProviderError } from '../../observability/metrics';
 
 // How long a refused call may take to be recorded as failed before the API answers anyway.
 const FAILURE_RECORD_WAIT_MS = 5_000;
@@ -182,6 +183,7 @@ export function outboundRoutes(ctx: ApiContext) {
           });
         } catch (err) {
           if (!(err instanceof TelephonyProviderError)) throw err;
+          countProviderError('telephony', provider);
           log.warn('provider refused an outbound call', { call_id: callId, provider, kind: err.kind, code: err.code, message: err.message });
           await recordRefusal(callId, err);
           throw providerHttpError(vendor, err);

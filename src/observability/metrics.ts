@@ -1,0 +1,177 @@
+/**
+ * The platform's Prometheus metrics: one registry per Node process (prom-client's global one), so
+ * under `npm start` the API, the worker and the gateway record into the same registry and each
+ * `/metrics` endpoint of the process shows all of it. The recording functions below are the only
+ * way code records a metric: names, units, buckets and labels live here.
+ *
+ * No call data in labels: no call, stream or utterance id, no phone number, no text. Labels are
+ * bounded sets (vendor names, kinds, stages, statuses); anything else is bucketed to `other`.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, register } from 'prom-client';
+
+/** Where a turn's latency is measured from: the caller's last speech frame, or the VAD's stop decision. */
+export type TurnLatencyFrom = 'speech_end' | 'vad_stop';
+
+/**
+ * Stages of a turn, in order: `vad` (last speech frame → VAD stop decision), `stt_final` (VAD stop
+ * → final transcript), `handoff` (utterance handed to the workflow → the gateway runs its voice
+ * turn), `llm_first_token` (LLM request → first text), `first_sentence` (first text → first whole
+ * sentence sent to TTS), `tts_first_audio` (a sentence sent to TTS → its first audio).
+ */
+export type TurnStage = 'vad' | 'stt_final' | 'handoff' | 'llm_first_token' | 'first_sentence' | 'tts_first_audio';
+
+export type ProviderKind = 'stt' | 'tts' | 'llm' | 'telephony';
+
+/** Status of a call held by a media gateway: its stream being set up, or live. */
+export type GatewayCallStatus = 'starting' | 'live';
+
+const LATENCY_BUCKETS = [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.75, 1, 1.25, 1.5, 2, 3, 5, 10];
+const FAST_BUCKETS = [0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2];
+const STAGE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 1.5, 2, 5];
+
+const turnLatency = new Histogram({
+  name: 'voice_turn_latency_seconds',
+  help: 'Caller stops speaking → first agent audio frame sent, per turn; `from` is the caller\'s last speech frame (speech_end) or the VAD stop decision (vad_stop).',
+  labelNames: ['from'] as const,
+  buckets: LATENCY_BUCKETS,
+});
+
+const greetingLatency = new Histogram({
+  name: 'voice_greeting_latency_seconds',
+  help: 'Media stream start → first frame of the greeting sent to the caller.',
+  buckets: LATENCY_BUCKETS,
+});
+
+const bargeInLatency = new Histogram({
+  name: 'voice_barge_in_latency_seconds',
+  help: 'VAD speech-start decision over agent speech → `clear` sent to the provider.',
+  buckets: FAST_BUCKETS,
+});
+
+const turnStage = new Histogram({
+  name: 'voice_turn_stage_seconds',
+  help: 'Where a turn\'s time goes, per stage: vad, stt_final, handoff, llm_first_token, first_sentence, tts_first_audio.',
+  labelNames: ['stage'] as const,
+  buckets: STAGE_BUCKETS,
+});
+
+const providerErrors = new Counter({
+  name: 'voice_provider_errors_total',
+  help: 'Errors reported by a vendor, by kind (stt, tts, llm, telephony) and vendor.',
+  labelNames: ['kind', 'vendor'] as const,
+});
+
+type CallCount = { provider: string; status: GatewayCallStatus; count: number };
+const callSources = new Set<() => Iterable<CallCount>>();
+
+new Gauge({
+  name: 'voice_gateway_calls',
+  help: 'Calls whose media stream this process holds, by telephony provider and status (starting, live).',
+  labelNames: ['provider', 'status'] as const,
+  collect() {
+    this.reset();
+    for (const source of callSources) {
+      for (const { provider, status, count } of source()) this.inc({ provider: label(provider), status }, count);
+    }
+  },
+});
+
+type StatusCount = { provider: string | null; status: string; count: number };
+const statusSources = new Set<() => Promise<StatusCount[]>>();
+// A scrape must answer even when the database hangs: the gauge is then left out.
+const STATUS_TIMEOUT_MS = 2000;
+
+new Gauge({
+  name: 'voice_calls_active',
+  help: 'Calls ringing or in progress on the platform (all instances: read from the database), by telephony provider (none: text and web calls) and status.',
+  labelNames: ['provider', 'status'] as const,
+  async collect() {
+    this.reset();
+    for (const source of statusSources) {
+      let rows: StatusCount[];
+      try {
+        rows = await Promise.race([
+          source(),
+          new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), STATUS_TIMEOUT_MS).unref()),
+        ]);
+      } catch {
+        continue;
+      }
+      for (const { provider, status, count } of rows) this.inc({ provider: provider ? label(provider) : 'none', status: label(status) }, count);
+    }
+  },
+});
+
+let defaultsCollected = false;
+
+/**
+ * Default process metrics (CPU, memory, event loop lag, GC…), once per process. No process label:
+ * Prometheus tells scrape targets apart by `job` and `instance`.
+ */
+export function initProcessMetrics(): void {
+  if (defaultsCollected) return;
+  defaultsCollected = true;
+  collectDefaultMetrics();
+}
+
+/** One turn: the caller stopped speaking (`from`) → the agent's first audio frame went out. */
+export function observeTurnLatency(ms: number, from: TurnLatencyFrom = 'speech_end'): void {
+  if (valid(ms)) turnLatency.observe({ from }, ms / 1000);
+}
+
+/** Stream start → the greeting's first audio frame went out. */
+export function observeGreetingLatency(ms: number): void {
+  if (valid(ms)) greetingLatency.observe(ms / 1000);
+}
+
+/** The VAD decided the caller started speaking over the agent → `clear` went to the provider. */
+export function observeBargeInLatency(ms: number): void {
+  if (valid(ms)) bargeInLatency.observe(ms / 1000);
+}
+
+/** One stage of a turn (see TurnStage). */
+export function observeTurnStage(stage: TurnStage, ms: number): void {
+  if (valid(ms)) turnStage.observe({ stage }, ms / 1000);
+}
+
+/** Utterance handed to the call workflow → its voice turn started on the gateway (Temporal's share). */
+export function observeHandoff(ms: number): void {
+  observeTurnStage('handoff', ms);
+}
+
+/** A vendor error (a failed request, a dropped or rejected stream, a malformed message). */
+export function countProviderError(kind: ProviderKind, vendor: string | undefined): void {
+  providerErrors.inc({ kind, vendor: label(vendor ?? 'unknown') });
+}
+
+/**
+ * Counts calls on scrape from `source` (a gateway's call registry); returns the function that
+ * stops counting them (the gateway stopped).
+ */
+export function trackGatewayCalls(source: () => Iterable<CallCount>): () => void {
+  callSources.add(source);
+  return () => callSources.delete(source);
+}
+
+/** Counts active calls by provider and status on scrape (the API, from the database); returns the untrack function. */
+export function trackActiveCalls(source: () => Promise<StatusCount[]>): () => void {
+  statusSources.add(source);
+  return () => statusSources.delete(source);
+}
+
+/** The registry as Prometheus text. */
+export async function renderMetrics(): Promise<{ contentType: string; body: string }> {
+  return { contentType: register.contentType, body: await register.metrics() };
+}
+
+function valid(ms: number): boolean {
+  return Number.isFinite(ms) && ms >= 0;
+}
+
+const LABEL = /^[a-z0-9_.-]+$/;
+
+/** Label values come from our own registries; anything unexpected is one bucket, never free text. */
+function label(value: string, max = 32): string {
+  const v = value.toLowerCase();
+  return v.length <= max && LABEL.test(v) ? v : 'other';
+}
