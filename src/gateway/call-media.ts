@@ -197,7 +197,9 @@ export class CallMedia {
 
   /** Starts an agent utterance (throws SpeechUnavailable without TTS). */
   beginSpeech(utteranceId: string): AgentSpeech {
-    return this.tts.begin(utteranceId);
+    const speech = this.tts.begin(utteranceId);
+    this.turns.onAgentSpeech();
+    return speech;
   }
 
   /** One sentence of the utterance: TTS is asked for its audio at once. */

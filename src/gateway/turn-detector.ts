@@ -127,6 +127,18 @@ export class TurnDetector {
     }
   }
 
+  /**
+   * An agent utterance begins. With `min_words` ≤ 1, if the caller is talking right now (a reply
+   * to an earlier turn arriving late, the next round after a tool call), that is a barge-in as
+   * much as the caller starting over the agent: the VAD will not announce this speech again, so
+   * without this the agent would talk over the caller until their turn ends.
+   */
+  onAgentSpeech(): void {
+    if (this.closed || this.phase !== 'speaking' || this.minWords > 1) return;
+    this.overlapped = true;
+    this.interrupt();
+  }
+
   /** The call ended: pending timers stop, nothing more is emitted. */
   close(): void {
     this.closed = true;
