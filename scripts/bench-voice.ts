@@ -1,7 +1,8 @@
 /**
- * `npm run bench:voice [-- --calls N --turns K --provider twilio|exotel|plivo]` (defaults 50, 3,
- * twilio): N simultaneous simulated phone calls through the real API, call workflow and media
- * gateway, with zero-latency vendor fakes, measured from the callers' side and from /proc.
+ * `npm run bench:voice [-- --calls N --turns K --barge-ins B --provider twilio|exotel|plivo]`
+ * (defaults 50, 3, 1, twilio): N simultaneous simulated phone calls through the real API, call
+ * workflow and media gateway, with zero-latency vendor fakes, measured from the callers' side,
+ * from the gateway's /metrics and from /proc. Ends with one machine-readable `SUMMARY` line.
  *
  * Processes: the media gateway runs on its own (`src/gateway/main.ts`, i.e. `npm run gateway`) so
  * its CPU and memory can be read from /proc/<pid>; the call worker runs on its own too, as in a
@@ -13,18 +14,24 @@
  * PostgreSQL are found or started like the tests do. All traffic stays on 127.0.0.1.
  *
  * Each call: the greeting, then K caller turns (test/fixtures/audio/hello-appointment.wav), each
- * answered by a short one-sentence reply; call starts are staggered and every caller pauses a
- * random 0.2–1 s before speaking, so turns do not line up. Reported:
+ * answered by a short one-sentence reply, then B barge-ins: a turn drawing a long reply and the
+ * caller talking over it (scripts/lib/bench-caller.ts); call starts are staggered and every caller
+ * pauses a random 0.2–1 s before speaking, so turns do not line up. The agent runs with
+ * vad_start_secs 0.2, vad_stop_secs 0.4, min_words 1. Reported:
  * - turn latency, caller side: first non-silent agent frame received − (the caller's end of
  *   speech + vad_stop_secs), where the end of speech is when the caller's phone sent the last
  *   frame of the clip that carries speech;
+ * - greeting latency, caller side: stream opened → first non-silent greeting frame received;
+ * - barge-in latency, caller side: the caller's speech start over the agent → `clear` received;
+ *   and the gateway's own (its /metrics): VAD speech-start decision → `clear` sent;
  * - gateway CPU (% of one core) and RSS: idle, with N calls (the window in which all N are
  *   connected), per call;
  * - dropped frames: frames the caller should have heard (the TTS fake makes 60 ms of audio per
  *   character, 3 frames) minus frames received, per utterance; late frames: gaps > 40 ms inside
  *   an utterance for a player that plays frames as they arrive;
  * - calls completed correctly (completed, every turn answered with the expected texts, no error);
- * - where the time goes: the gateway's own ttfb_metric events and the VAD's decision point.
+ * - where the time goes: the gateway's /metrics (turn stages), its ttfb_metric events, the
+ *   workflow histories (the Temporal hand-off) and the VAD's decision point.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -37,12 +44,14 @@ import { sharedSileroModel } from '../src/gateway/vad/silero';
 import { VadAnalyzer } from '../src/gateway/vad/vad-analyzer';
 import { setLogLevel } from '../src/shared/logger';
 import { getFreePort } from '../src/temporal/dev-server';
-import { fakeSpeechMs } from '../test/fakes/fake-tts-audio';
-import { FRAME_MS, nowMs, type PhoneCaller } from '../test/fakes/phone-caller';
-import { startFakeTelephony, type FakeTelephony } from '../test/fakes/telephony-fakes';
+import { FRAME_MS } from '../test/fakes/phone-caller';
+import { startFakeTelephony } from '../test/fakes/telephony-fakes';
 import { startHarness, type Harness } from '../test/support/harness';
 import { callWorkflowId } from '../workflows/call-definitions';
-import { fmtMs, isSpeech, loadClip, percentile, speechTimes, underruns, type SpeechClip } from './lib/caller-audio';
+import { analyseCall, callScript, runCall, transcriptMatches } from './lib/bench-caller';
+import { printGatewayMetrics, type GatewayFigures } from './lib/bench-metrics-report';
+import { fmtMs, loadClip, percentile, type SpeechClip } from './lib/caller-audio';
+import { histogramQuantileMs, scrapeMetrics, type Scrape } from './lib/prom-scrape';
 import { startLocalServices } from './lib/local-services';
 import { handoffSteps, type HandoffSteps } from './lib/turn-handoff';
 import { childPids, cores, mb, ProcMonitor } from './lib/proc-stats';
@@ -53,27 +62,31 @@ const CALLER_TEXT = 'Hello, I would like to book an appointment for tomorrow.';
 const GREETING = 'Sunrise Clinic, how can I help?';
 // One sentence each, so every reply is one TTS request of a known length.
 const REPLIES = ['Sure, I can book that for you.', 'Of course, nine works fine.', 'Great, see you tomorrow then.'];
-const replyFor = (turn: number) => REPLIES[turn % REPLIES.length]!;
-const expectedFrames = (text: string) => fakeSpeechMs(text) / FRAME_MS;
+// Long enough (~9 s of audio) that the caller is sure to talk over it.
+const LONG_REPLY =
+  'We have two free slots tomorrow, one at nine in the morning and one at eleven, and Thursday afternoon is still open if that suits you better.';
+const AFTER_BARGE_IN = 'Sorry, go ahead.';
+const VAD_START_SECS = 0.2;
 const VAD_STOP_SECS = 0.4;
+const MIN_WORDS = 1;
 const LATE_GAP_MS = 40;
 const OUR_NUMBER = '+15005550006';
 const KEY = 'bench-key';
 const AGENT = 'bench-clinic';
-const RUN_LIMIT_MS = 4 * 60_000;
+const DEFAULT_LIMIT_MINUTES = 6;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-function args(): { calls: number; turns: number; staggerMs: number; provider: string } {
+function args(): { calls: number; turns: number; bargeIns: number; staggerMs: number; limitMinutes: number; provider: string } {
   const argv = process.argv.slice(2);
   const p = argv.indexOf('--provider');
   const get = (name: string, def: number) => {
     const i = argv.indexOf(`--${name}`);
     const v = i >= 0 ? Number(argv[i + 1]) : def;
-    if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} must be a positive integer`);
+    if (!Number.isInteger(v) || v < (name === 'barge-ins' ? 0 : 1)) throw new Error(`--${name} must be a ${name === 'barge-ins' ? 'non-negative' : 'positive'} integer`);
     return v;
   };
-  return { calls: get('calls', 50), turns: get('turns', 3), staggerMs: get('stagger-ms', 100), provider: p >= 0 ? argv[p + 1]! : 'twilio' };
+  return { calls: get('calls', 50), turns: get('turns', 3), bargeIns: get('barge-ins', 1), staggerMs: get('stagger-ms', 100), limitMinutes: get('limit-minutes', DEFAULT_LIMIT_MINUTES), provider: p >= 0 ? argv[p + 1]! : 'twilio' };
 }
 
 // ---- platform processes ---------------------------------------------------------------------------
@@ -155,125 +168,34 @@ async function vadDecisionOffsets(clip: SpeechClip): Promise<number[]> {
   return out;
 }
 
-// ---- one call -------------------------------------------------------------------------------------
-
-interface Turn {
-  speechStartMs: number;
-  speechEndMs: number;
-  /** Caller side: first agent speech received − (speech end + vad_stop_secs). */
-  latencyMs: number | null;
-}
-
-interface CallResult {
-  index: number;
-  callId?: string;
-  connectedAtMs?: number;
-  hungUpAtMs?: number;
-  turns: Turn[];
-  caller?: PhoneCaller;
-  error?: string;
-}
-
-/** Agent frames received after `afterMs`; resolves once `expected` of them played, or 1.5 s after the last arrived. */
-async function heard(caller: PhoneCaller, afterMs: number, expected: number, timeoutMs: number): Promise<void> {
-  const deadline = nowMs() + timeoutMs;
-  for (;;) {
-    const played = caller.played;
-    let n = 0;
-    let lastReceived = 0;
-    for (let i = played.length - 1; i >= 0 && played[i]!.receivedAtMs >= afterMs; i--) {
-      n++;
-      lastReceived = Math.max(lastReceived, played[i]!.receivedAtMs);
-    }
-    const drained = caller.bufferedMs() === 0;
-    if (drained && n >= expected) return;
-    if (drained && n > 0 && nowMs() - lastReceived > 1500) return; // it stopped short: counted as dropped
-    if (!caller.isOpen) return;
-    if (nowMs() > deadline) throw new Error(`no complete agent utterance within ${timeoutMs / 1000} s (${n}/${expected} frames)`);
-    await sleep(40);
-  }
-}
-
-async function runCall(index: number, ctx: { phone: FakeTelephony; webhookUrl: string; clip: SpeechClip; turns: number }): Promise<CallResult> {
-  const result: CallResult = { index, turns: [] };
-  try {
-    const fake = await ctx.phone.ringInbound({ webhookUrl: ctx.webhookUrl, from: `+1415555${String(1000 + index)}`, to: OUR_NUMBER });
-    if (!fake.caller || !fake.callId) throw new Error(`not connected: ${fake.answer.status} ${fake.answer.body.slice(0, 200)}`);
-    const caller = fake.caller;
-    result.caller = caller;
-    result.callId = fake.callId;
-    result.connectedAtMs = caller.connectedAtMs;
-    await heard(caller, 0, expectedFrames(GREETING), 20_000);
-    for (let k = 0; k < ctx.turns; k++) {
-      await sleep(200 + Math.random() * 800);
-      const span = await caller.say(ctx.clip.path);
-      const { startMs, endMs } = speechTimes(ctx.clip, span);
-      result.turns.push({ speechStartMs: startMs, speechEndMs: endMs, latencyMs: null });
-      await heard(caller, endMs, expectedFrames(replyFor(k)), 15_000);
-    }
-    await sleep(300);
-    result.hungUpAtMs = nowMs();
-    await caller.hangup();
-  } catch (err) {
-    result.error = (err as Error).message;
-    result.hungUpAtMs ??= nowMs();
-    if (result.caller?.isOpen) await result.caller.hangup().catch(() => undefined);
-  }
-  return result;
-}
-
-/** Frames per agent utterance: the greeting before the first turn, reply k between turn k's end of speech and turn k+1. */
-function analyseCall(r: CallResult) {
-  const played = r.caller?.played ?? [];
-  const texts = [GREETING, ...r.turns.map((_, k) => replyFor(k))];
-  let expected = 0;
-  let dropped = 0;
-  let late = 0;
-  let maxGapMs = 0;
-  let received = 0;
-  const lateAt: Array<{ atMs: number; gapMs: number }> = [];
-  for (let u = 0; u < texts.length; u++) {
-    const from = u === 0 ? 0 : r.turns[u - 1]!.speechEndMs;
-    const to = r.turns[u]?.speechStartMs ?? Infinity;
-    const frames = played.filter((f) => f.receivedAtMs >= from && f.receivedAtMs < to);
-    const want = expectedFrames(texts[u]!);
-    expected += want;
-    received += frames.length;
-    dropped += Math.max(0, want - frames.length);
-    const gaps = underruns(frames.map((f) => f.receivedAtMs), LATE_GAP_MS);
-    late += gaps.count;
-    lateAt.push(...gaps.late);
-    maxGapMs = Math.max(maxGapMs, gaps.maxGapMs);
-    if (u > 0) {
-      const turn = r.turns[u - 1]!;
-      const first = frames.find(isSpeech);
-      turn.latencyMs = first ? first.receivedAtMs - (turn.speechEndMs + VAD_STOP_SECS * 1000) : null;
-    }
-  }
-  return { expected, received, dropped, late, maxGapMs, lateAt };
-}
-
 // ---- main -----------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const { calls: N, turns: K, staggerMs, provider } = args();
+  const { calls: N, turns: K, bargeIns, staggerMs, limitMinutes, provider } = args();
+  const script = callScript(REPLIES, K, bargeIns, LONG_REPLY, AFTER_BARGE_IN);
   setLogLevel('warn');
   Runtime.install({ logger: new DefaultLogger('ERROR') });
-  const watchdog = setTimeout(() => {
-    console.error(`bench:voice: still running after ${RUN_LIMIT_MS / 60_000} minutes; giving up`);
-    process.exit(2);
-  }, RUN_LIMIT_MS);
-  watchdog.unref();
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-  console.log(`Voice benchmark: ${N} simultaneous ${provider} calls × ${K} turns, on ${cores()} cores (${cpu}), Node ${process.version}\n\nStarting:`);
+  console.log(`Voice benchmark: ${N} simultaneous ${provider} calls × ${K} turns + ${bargeIns} barge-in(s), on ${cores()} cores (${cpu}), Node ${process.version}\n\nStarting:`);
 
   const clip = loadClip(CLIP_PATH);
   const services = await startLocalServices((l) => console.log(l));
   const stops: Array<() => Promise<void>> = [];
+  let summary = '';
+  // Past the limit the run gives up, but still stops what it started (no orphaned processes).
+  const watchdog = setTimeout(() => {
+    console.error(`bench:voice: still running after ${limitMinutes} minutes; giving up`);
+    const stopAll = (async () => {
+      for (const stop of stops) await stop().catch(() => undefined);
+      await services.stop();
+    })();
+    void Promise.race([stopAll, sleep(30_000)]).finally(() => process.exit(2));
+  }, limitMinutes * 60_000);
+  watchdog.unref();
   try {
     const phone = await startFakeTelephony(provider, { keepMediaEvents: false });
     stops.push(() => phone.stop());
-    const fakes = await spawnUntil('vendor fakes', 'scripts/lib/vendor-fakes-process.ts', { BENCH_VENDOR_KEY: KEY, BENCH_CALLER_TEXT: CALLER_TEXT, BENCH_REPLIES: JSON.stringify(REPLIES) }, /fakes ready (\{.*\})/);
+    const fakes = await spawnUntil('vendor fakes', 'scripts/lib/vendor-fakes-process.ts', { BENCH_VENDOR_KEY: KEY, BENCH_CALLER_TEXT: CALLER_TEXT, BENCH_REPLIES: JSON.stringify(script.map((s) => s.reply)) }, /fakes ready (\{.*\})/);
     stops.push(() => stopProcess(fakes.child));
     const urls = JSON.parse(fakes.match[1]!) as { deepgram: string; cartesia: string; openai: string };
     const vendorEnv = {
@@ -328,7 +250,7 @@ async function main(): Promise<void> {
       return res.body;
     };
     await api('PUT', '/api/settings/telephony', { provider, public_base_url: apiUrl, ...phone.settings(OUR_NUMBER, N + 10) });
-    await api('POST', '/api/agents', { name: AGENT, prompt: 'You book appointments. Be brief.', greeting: GREETING, pipeline_settings: { vad_stop_secs: VAD_STOP_SECS } });
+    await api('POST', '/api/agents', { name: AGENT, prompt: 'You book appointments. Be brief.', greeting: GREETING, pipeline_settings: { vad_start_secs: VAD_START_SECS, vad_stop_secs: VAD_STOP_SECS, min_words: MIN_WORDS } });
     const endpoint = await api('POST', '/api/settings/endpoints', { phone_number: OUR_NUMBER, provider, inbound_agent_name: AGENT });
 
     const temporalPid = childPids(process.pid, 'temporal')[0];
@@ -340,26 +262,36 @@ async function main(): Promise<void> {
     await sleep(3000);
     const idleTo = Date.now();
     const vadOffsets = vadDecisionOffsets(clip);
+    // The gateway's own measurements: what its histograms gain during the calls.
+    const metricsUrl = `http://127.0.0.1:${gatewayPort}/metrics`;
+    const scrape = () => scrapeMetrics(metricsUrl, process.env.METRICS_TOKEN).catch((err: Error) => (console.log(`  (gateway /metrics: ${err.message})`), null));
+    const metricsBefore: Scrape | null = await scrape();
 
     console.log(`  Calls: ${N}, one every ${staggerMs} ms…`);
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
     const started = Date.now();
     const results = await Promise.all(
-      Array.from({ length: N }, (_, i) => sleep(i * staggerMs).then(() => runCall(i, { phone, webhookUrl: endpoint.inbound_webhook_url, clip, turns: K }))),
+      Array.from({ length: N }, (_, i) => sleep(i * staggerMs).then(() =>
+        runCall(i, { phone, webhookUrl: endpoint.inbound_webhook_url, clip, greeting: GREETING, script, from: `+1415555${String(1000 + i)}`, to: OUR_NUMBER }),
+      )),
     );
     loop.disable();
     const callsSecs = (Date.now() - started) / 1000;
     await sleep(500);
     monitor.stop();
+    const metricsAfter: Scrape | null = await scrape();
 
     // ---- analysis ---------------------------------------------------------------------------------
     const connected = results.filter((r) => r.connectedAtMs !== undefined);
     const windowFrom = Math.max(...connected.map((r) => r.connectedAtMs!));
     const windowTo = Math.min(...results.map((r) => r.hungUpAtMs ?? Infinity));
-    const frames = results.map(analyseCall);
+    const frames = results.map((r) => analyseCall(r, GREETING, script, VAD_STOP_SECS, LATE_GAP_MS));
     const latencies = results.flatMap((r) => r.turns.map((t) => t.latencyMs)).filter((v): v is number => v !== null);
-    const missingReplies = results.reduce((n, r) => n + r.turns.filter((t) => t.latencyMs === null).length, 0) + results.reduce((n, r) => n + (K - r.turns.length), 0);
+    const missingReplies = results.reduce((n, r) => n + r.turns.filter((t) => t.latencyMs === null).length, 0) + results.reduce((n, r) => n + (script.length - r.turns.length), 0);
+    const greetings = results.flatMap((r) => (typeof r.greetingMs === 'number' ? [r.greetingMs] : []));
+    const bargeInTurns = results.flatMap((r) => r.turns.filter((t) => t.kind === 'barge-in'));
+    const bargeInLatencies = bargeInTurns.flatMap((t) => (typeof t.bargeInMs === 'number' ? [t.bargeInMs] : []));
 
     // The platform's own view of each call, once the workflows have written everything.
     const checks = await Promise.all(
@@ -373,12 +305,12 @@ async function main(): Promise<void> {
         }
         const events: any[] = (await h.request('GET', `/api/calls/${r.callId}/events`)).body;
         const transcript: Array<{ role: string; text: string }> = call.transcript ?? [];
-        const wantTranscript = [{ role: 'assistant', text: GREETING }];
-        for (let k = 0; k < K; k++) wantTranscript.push({ role: 'user', text: CALLER_TEXT }, { role: 'assistant', text: replyFor(k) });
         const problems: string[] = [];
         if (r.error) problems.push(r.error);
         if (call.status !== 'completed') problems.push(`status ${call.status}`);
-        if (JSON.stringify(transcript.map((t) => ({ role: t.role, text: t.text }))) !== JSON.stringify(wantTranscript)) problems.push('transcript differs');
+        if (!transcriptMatches(transcript, GREETING, CALLER_TEXT, script)) problems.push('transcript differs');
+        const unanswered = r.turns.filter((t) => t.kind === 'barge-in' && t.bargeInMs === null).length;
+        if (unanswered) problems.push(`${unanswered} barge-in(s) without a clear`);
         const errors = events.filter((e) => e.event_type === 'error');
         if (errors.length) problems.push(`error events: ${errors.map((e) => e.data.message).join('; ')}`);
         if (frames[i]!.dropped) problems.push(`${frames[i]!.dropped} frames dropped`);
@@ -403,12 +335,16 @@ async function main(): Promise<void> {
     const p = (xs: number[], q: number) => fmtMs(percentile(xs, q));
     const windowSecs = (windowTo - windowFrom) / 1000;
 
-    console.log(`\n## Results: ${N} simultaneous calls × ${K} turns\n`);
+    console.log(`\n## Results: ${N} simultaneous calls × ${K} turns + ${bargeIns} barge-in(s)\n`);
     console.log('| | measured | target |');
     console.log('|---|---|---|');
     console.log(`| calls connected at the same time | ${connected.length} (all of them for ${windowSecs.toFixed(1)} s) | 50 |`);
     console.log(
       `| turn latency, caller side, p50 / p95 / p99 / max (${latencies.length} turns) | ${p(latencies, 50)} / ${p(latencies, 95)} / ${p(latencies, 99)} / ${fmtMs(Math.max(...latencies))} | p50 ≤ 60 ms, p95 ≤ 150 ms |`,
+    );
+    console.log(`| greeting latency, caller side (stream opened → first greeting audio), p50 / p95 / max | ${p(greetings, 50)} / ${p(greetings, 95)} / ${fmtMs(Math.max(...greetings))} | |`);
+    console.log(
+      `| barge-in latency, caller side (speech start over the agent → \`clear\` received), p50 / p95 / max (${bargeInLatencies.length} of ${bargeInTurns.length}) | ${p(bargeInLatencies, 50)} / ${p(bargeInLatencies, 95)} / ${fmtMs(Math.max(...bargeInLatencies))} | |`,
     );
     console.log(`| gateway CPU, idle → ${N} calls | ${pct(gwIdleCpu)} → ${pct(gwCpu)} of one core (${pct((gwCpu - gwIdleCpu) / N)} per call) | |`);
     console.log(`| gateway RSS, idle → peak with ${N} calls | ${mb(gwIdleRss)} → ${mb(gwRss.peakBytes)} (${mb((gwRss.peakBytes - gwIdleRss) / N)} per call) | ≤ 15 MB per call |`);
@@ -447,6 +383,11 @@ async function main(): Promise<void> {
       console.log(`| ${label} | ${p(step(k), 50)} | ${p(step(k), 95)} |`);
     }
 
+    let gw: GatewayFigures | null = null;
+    if (metricsBefore && metricsAfter) gw = printGatewayMetrics(metricsBefore, metricsAfter);
+    else console.log('\n(The gateway\'s /metrics could not be read: no breakdown from it.)');
+    if (gw) console.log(`\nBarge-in, gateway side (VAD start decision → \`clear\` sent): p50 ${fmtMs(histogramQuantileMs(gw.bargeIn, 0.5))} over ${gw.bargeIn.count}`);
+
     const cpuOf = (name: string) => monitor.cpuPercent(name, windowFrom, windowTo);
     const postgres = monitor.groupCpuPercent('postgres', windowFrom, windowTo);
     const all = ['gateway', 'worker', 'api', 'bench', 'fakes', 'temporal'].reduce((n, name) => n + (cpuOf(name) || 0), 0) + (postgres || 0);
@@ -458,7 +399,7 @@ async function main(): Promise<void> {
     );
     console.log(`- call worker RSS ${mb(monitor.rss('worker', windowFrom, windowTo).peakBytes)}`);
     console.log(`- event-loop delay of this process (the callers' clock): p99 ${lagP99.toFixed(0)} ms, max ${(loop.max / 1e6).toFixed(0)} ms`);
-    console.log(`- run: ${callsSecs.toFixed(0)} s of calls; command: npm run bench:voice -- --calls ${N} --turns ${K} --provider ${provider}`);
+    console.log(`- run: ${callsSecs.toFixed(0)} s of calls; command: npm run bench:voice -- --calls ${N} --turns ${K} --barge-ins ${bargeIns} --provider ${provider}`);
     const lateAt = frames.flatMap((f) => f.lateAt).sort((a, b) => a.atMs - b.atMs);
     if (lateAt.length) {
       // What else happened then: a call's stream connecting or closing, or a reply starting (VAD stop).
@@ -478,10 +419,17 @@ async function main(): Promise<void> {
       console.log('\nCalls not completed correctly:');
       for (const f of failed.slice(0, 10)) console.log(`  call ${f.i}: ${f.why}`);
     }
+    const int = (v: number) => (Number.isFinite(v) ? String(Math.round(v)) : 'NA');
+    summary =
+      `SUMMARY calls=${N} turns=${latencies.length} completed=${okCalls} dropped=${totals.dropped} late=${totals.late} ` +
+      `p50_ms=${int(percentile(latencies, 50))} p95_ms=${int(percentile(latencies, 95))} p99_ms=${int(percentile(latencies, 99))} ` +
+      `greeting_p50_ms=${int(percentile(greetings, 50))} bargein_p50_ms=${int(percentile(bargeInLatencies, 50))}`;
   } finally {
     for (const stop of stops) await stop().catch((err: Error) => console.error(`(stopping: ${err.message})`));
     await services.stop();
   }
+  // Last, alone on its line: for scripts comparing runs.
+  if (summary) console.log(`\n${summary}`);
 }
 
 main().then(

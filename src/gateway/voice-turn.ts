@@ -65,6 +65,7 @@ export async function runVoiceTurn(call: CallMedia, client: OpenAI, req: VoiceTu
   try {
     if (llm && speech.state === 'active') {
       const rest = splitter.flush();
+      if (rest && !sentenceTimed && firstTextPerf !== null) observeTurnStage('first_sentence', performance.now() - firstTextPerf);
       if (rest) call.sayMore(speech, rest);
       call.endSpeech(speech);
     }

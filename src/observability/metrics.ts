@@ -25,7 +25,7 @@ export type ProviderKind = 'stt' | 'tts' | 'llm' | 'telephony';
 /** Status of a call held by a media gateway: its stream being set up, or live. */
 export type GatewayCallStatus = 'starting' | 'live';
 
-const LATENCY_BUCKETS = [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.75, 1, 1.25, 1.5, 2, 3, 5, 10];
+const LATENCY_BUCKETS = [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 7.5, 10];
 const FAST_BUCKETS = [0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2];
 const STAGE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 1.5, 2, 5];
 

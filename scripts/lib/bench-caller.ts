@@ -1,0 +1,200 @@
+/**
+ * One simulated caller of the voice benchmark (scripts/bench-voice.ts), and what it measured.
+ *
+ * The caller hears the greeting, then takes its turns in order. A `normal` turn speaks the clip
+ * once the agent is quiet and waits for the whole reply. A `lead-in` turn speaks the clip and,
+ * once ~200 ms of the (long) reply have arrived, the next turn, a `barge-in`, speaks the clip over
+ * it: the agent is cut off (`clear`) and answers the barge-in, which is waited for whole. With the
+ * agent's `min_words` 1 the barge-in happens at the VAD's speech start (`vad_start_secs` 0.2).
+ *
+ * Caller-side measures, epoch ms from the fake phone:
+ * - greeting latency: stream opened → first non-silent greeting frame received;
+ * - turn latency: first non-silent reply frame received − (the caller's end of speech + vad_stop_secs);
+ * - barge-in latency: the caller's speech start over the agent → `clear` received.
+ */
+import { FRAME_MS, nowMs, type PhoneCaller } from '../../test/fakes/phone-caller';
+import type { FakeTelephony } from '../../test/fakes/telephony-fakes';
+import { fakeSpeechMs } from '../../test/fakes/fake-tts-audio';
+import { firstSpeechReceivedAfter, isSpeech, speechTimes, underruns, type SpeechClip } from './caller-audio';
+
+export type TurnKind = 'normal' | 'lead-in' | 'barge-in';
+
+export interface ScriptedTurn {
+  kind: TurnKind;
+  /** What the agent answers this turn (the LLM fake is scripted with the same list). */
+  reply: string;
+}
+
+/** K normal turns, then `bargeIns` × (a lead-in drawing a long reply + the barge-in over it). */
+export function callScript(normalReplies: string[], turns: number, bargeIns: number, longReply: string, afterBargeIn: string): ScriptedTurn[] {
+  const script: ScriptedTurn[] = [];
+  for (let k = 0; k < turns; k++) script.push({ kind: 'normal', reply: normalReplies[k % normalReplies.length]! });
+  for (let b = 0; b < bargeIns; b++) script.push({ kind: 'lead-in', reply: longReply }, { kind: 'barge-in', reply: afterBargeIn });
+  return script;
+}
+
+export const expectedFrames = (text: string) => fakeSpeechMs(text) / FRAME_MS;
+
+/** Reply audio the caller hears before it talks over the agent. */
+const HEARD_BEFORE_BARGE_IN_FRAMES = 10;
+
+export interface Turn {
+  kind: TurnKind;
+  speechStartMs: number;
+  speechEndMs: number;
+  /** Caller side: first agent speech received − (speech end + vad_stop_secs). */
+  latencyMs: number | null;
+  /** Barge-in turns: the caller's speech start → `clear` received (null: no clear came). */
+  bargeInMs?: number | null;
+}
+
+export interface CallResult {
+  index: number;
+  callId?: string;
+  connectedAtMs?: number;
+  hungUpAtMs?: number;
+  /** Stream opened → first non-silent greeting frame received. */
+  greetingMs?: number | null;
+  turns: Turn[];
+  caller?: PhoneCaller;
+  error?: string;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Agent frames received after `afterMs`; resolves once `expected` of them played, or 1.5 s after the last arrived. */
+async function heard(caller: PhoneCaller, afterMs: number, expected: number, timeoutMs: number): Promise<void> {
+  const deadline = nowMs() + timeoutMs;
+  for (;;) {
+    const played = caller.played;
+    let n = 0;
+    let lastReceived = 0;
+    for (let i = played.length - 1; i >= 0 && played[i]!.receivedAtMs >= afterMs; i--) {
+      n++;
+      lastReceived = Math.max(lastReceived, played[i]!.receivedAtMs);
+    }
+    const drained = caller.bufferedMs() === 0;
+    if (drained && n >= expected) return;
+    if (drained && n > 0 && nowMs() - lastReceived > 1500) return; // it stopped short: counted as dropped
+    if (!caller.isOpen) return;
+    if (nowMs() > deadline) throw new Error(`no complete agent utterance within ${timeoutMs / 1000} s (${n}/${expected} frames)`);
+    await sleep(40);
+  }
+}
+
+/** Waits until `frames` non-silent agent frames arrived after `afterMs`. */
+async function heardSpeech(caller: PhoneCaller, afterMs: number, frames: number, timeoutMs: number): Promise<void> {
+  const deadline = nowMs() + timeoutMs;
+  while (caller.played.filter((f) => f.receivedAtMs >= afterMs && isSpeech(f)).length < frames) {
+    if (!caller.isOpen) throw new Error('the call ended before the agent answered');
+    if (nowMs() > deadline) throw new Error(`the agent did not start answering within ${timeoutMs / 1000} s`);
+    await sleep(20);
+  }
+}
+
+async function clearedAfter(caller: PhoneCaller, fromMs: number, timeoutMs: number): Promise<number | null> {
+  const deadline = nowMs() + timeoutMs;
+  for (;;) {
+    const clear = caller.clears.find((c) => c.atMs >= fromMs);
+    if (clear) return clear.atMs;
+    if (!caller.isOpen || nowMs() > deadline) return null;
+    await sleep(10);
+  }
+}
+
+export interface CallContext {
+  phone: FakeTelephony;
+  webhookUrl: string;
+  clip: SpeechClip;
+  greeting: string;
+  script: ScriptedTurn[];
+  from: string;
+  to: string;
+}
+
+export async function runCall(index: number, ctx: CallContext): Promise<CallResult> {
+  const result: CallResult = { index, turns: [] };
+  try {
+    const fake = await ctx.phone.ringInbound({ webhookUrl: ctx.webhookUrl, from: ctx.from, to: ctx.to });
+    if (!fake.caller || !fake.callId) throw new Error(`not connected: ${fake.answer.status} ${fake.answer.body.slice(0, 200)}`);
+    const caller = fake.caller;
+    result.caller = caller;
+    result.callId = fake.callId;
+    result.connectedAtMs = caller.connectedAtMs;
+    await heard(caller, 0, expectedFrames(ctx.greeting), 20_000);
+    const greetingFrame = firstSpeechReceivedAfter(caller.played, caller.connectedAtMs);
+    result.greetingMs = greetingFrame ? greetingFrame.receivedAtMs - caller.connectedAtMs : null;
+    for (const step of ctx.script) {
+      if (step.kind !== 'barge-in') await sleep(200 + Math.random() * 800);
+      const span = await caller.say(ctx.clip.path);
+      const { startMs, endMs } = speechTimes(ctx.clip, span);
+      const turn: Turn = { kind: step.kind, speechStartMs: startMs, speechEndMs: endMs, latencyMs: null };
+      result.turns.push(turn);
+      if (step.kind === 'barge-in') turn.bargeInMs = await clearedAfter(caller, startMs, 5000).then((at) => (at === null ? null : at - startMs));
+      if (step.kind === 'lead-in') await heardSpeech(caller, endMs, HEARD_BEFORE_BARGE_IN_FRAMES, 15_000);
+      else await heard(caller, endMs, expectedFrames(step.reply), 15_000);
+    }
+    await sleep(300);
+    result.hungUpAtMs = nowMs();
+    await caller.hangup();
+  } catch (err) {
+    result.error = (err as Error).message;
+    result.hungUpAtMs ??= nowMs();
+    if (result.caller?.isOpen) await result.caller.hangup().catch(() => undefined);
+  }
+  return result;
+}
+
+export interface CallFrames {
+  expected: number;
+  received: number;
+  dropped: number;
+  late: number;
+  maxGapMs: number;
+  lateAt: Array<{ atMs: number; gapMs: number }>;
+}
+
+/**
+ * Frames per agent utterance: the greeting before the first turn, turn k's reply between its end
+ * of speech and the next turn's start of speech. A reply cut off by a barge-in is expected only
+ * as far as it was heard (no frames count as dropped), but its gaps count as late frames.
+ * Also sets each turn's caller-side latency.
+ */
+export function analyseCall(r: CallResult, greeting: string, script: ScriptedTurn[], vadStopSecs: number, lateGapMs: number): CallFrames {
+  const played = r.caller?.played ?? [];
+  const out: CallFrames = { expected: 0, received: 0, dropped: 0, late: 0, maxGapMs: 0, lateAt: [] };
+  for (let u = 0; u <= r.turns.length; u++) {
+    const from = u === 0 ? 0 : r.turns[u - 1]!.speechEndMs;
+    const to = r.turns[u]?.speechStartMs ?? Infinity;
+    const frames = played.filter((f) => f.receivedAtMs >= from && f.receivedAtMs < to);
+    const cutOff = r.turns[u]?.kind === 'barge-in';
+    const want = cutOff ? frames.length : expectedFrames(u === 0 ? greeting : script[u - 1]!.reply);
+    out.expected += want;
+    out.received += frames.length;
+    out.dropped += Math.max(0, want - frames.length);
+    const gaps = underruns(frames.map((f) => f.receivedAtMs), lateGapMs);
+    out.late += gaps.count;
+    out.lateAt.push(...gaps.late);
+    out.maxGapMs = Math.max(out.maxGapMs, gaps.maxGapMs);
+    if (u > 0) {
+      const turn = r.turns[u - 1]!;
+      const first = frames.find(isSpeech);
+      turn.latencyMs = first ? first.receivedAtMs - (turn.speechEndMs + vadStopSecs * 1000) : null;
+    }
+  }
+  return out;
+}
+
+/** The transcript a call following `script` should end with; a cut-off reply is any non-empty start of its text. */
+export function transcriptMatches(transcript: Array<{ role: string; text: string }>, greeting: string, callerText: string, script: ScriptedTurn[]): boolean {
+  const want: Array<{ role: string; text: string; prefix?: boolean }> = [{ role: 'assistant', text: greeting }];
+  script.forEach((step, k) => {
+    want.push({ role: 'user', text: callerText }, { role: 'assistant', text: step.reply, prefix: script[k + 1]?.kind === 'barge-in' });
+  });
+  if (transcript.length !== want.length) return false;
+  return want.every((w, i) => {
+    const t = transcript[i]!;
+    if (t.role !== w.role) return false;
+    return w.prefix ? t.text.length > 0 && w.text.startsWith(t.text) : t.text === w.text;
+  });
+}

@@ -1,0 +1,60 @@
+/**
+ * The benchmark's section from the gateway's own `/metrics`: what its histograms gained during
+ * the calls (a scrape before, one after), p50 / p95 estimated from the buckets, and where a
+ * turn's time goes stage by stage.
+ */
+import { counterDelta, histogramDelta, histogramMeanMs, histogramQuantileMs, type HistogramDelta, type Scrape } from './prom-scrape';
+import { fmtMs } from './caller-audio';
+
+const STAGES: Array<[string, string]> = [
+  ['vad', 'VAD: last speech frame → stop decision (vad_stop_secs + model windows)'],
+  ['stt_final', 'STT: VAD stop → final transcript'],
+  ['handoff', 'Temporal hand-off: utterance to the workflow → voice turn started on the gateway'],
+  ['llm_first_token', 'LLM: request → first token'],
+  ['first_sentence', 'LLM: first token → first whole sentence to TTS'],
+  ['tts_first_audio', 'TTS: sentence sent → first audio'],
+];
+
+export interface GatewayFigures {
+  turnSpeechEnd: HistogramDelta;
+  turnVadStop: HistogramDelta;
+  greeting: HistogramDelta;
+  bargeIn: HistogramDelta;
+}
+
+export function gatewayFigures(before: Scrape, after: Scrape): GatewayFigures {
+  return {
+    turnSpeechEnd: histogramDelta(before, after, 'voice_turn_latency_seconds', { from: 'speech_end' }),
+    turnVadStop: histogramDelta(before, after, 'voice_turn_latency_seconds', { from: 'vad_stop' }),
+    greeting: histogramDelta(before, after, 'voice_greeting_latency_seconds'),
+    bargeIn: histogramDelta(before, after, 'voice_barge_in_latency_seconds'),
+  };
+}
+
+const row = (label: string, h: HistogramDelta) =>
+  `| ${label} | ${h.count} | ${fmtMs(histogramQuantileMs(h, 0.5))} | ${fmtMs(histogramQuantileMs(h, 0.95))} | ${fmtMs(histogramMeanMs(h))} |`;
+
+export function printGatewayMetrics(before: Scrape, after: Scrape): GatewayFigures {
+  const f = gatewayFigures(before, after);
+  console.log('\n### The gateway\'s own measurements (its /metrics: what this run added; p50 / p95 estimated from histogram buckets)\n');
+  console.log('| measure | n | p50 | p95 | mean |');
+  console.log('|---|---|---|---|---|');
+  console.log(row('turn: caller\'s last speech frame → first agent audio sent', f.turnSpeechEnd));
+  console.log(row('turn: VAD stop decision → first agent audio sent', f.turnVadStop));
+  console.log(row('greeting: stream start → first greeting audio sent', f.greeting));
+  console.log(row('barge-in: VAD start decision → `clear` sent', f.bargeIn));
+  console.log('\nWhere a turn\'s time goes (`voice_turn_stage_seconds`):\n');
+  console.log('| stage | n | p50 | p95 | mean |');
+  console.log('|---|---|---|---|---|');
+  let stagesP50 = 0;
+  for (const [stage, label] of STAGES) {
+    const h = histogramDelta(before, after, 'voice_turn_stage_seconds', { stage });
+    if (h.count > 0) stagesP50 += histogramQuantileMs(h, 0.5);
+    console.log(row(label, h));
+  }
+  // Stages are timed separately (TTS also for greetings and later sentences), so this is a reading, not an identity.
+  console.log(`\nSum of the stage p50s: ${fmtMs(stagesP50)}; turn p50 from the last speech frame: ${fmtMs(histogramQuantileMs(f.turnSpeechEnd, 0.5))}.`);
+  const errors = counterDelta(before, after, 'voice_provider_errors_total');
+  console.log(`\nProvider errors during the run: ${errors.length ? errors.map((e) => `${e.labels} ${e.delta}`).join(', ') : 'none'}`);
+  return f;
+}
