@@ -24,6 +24,7 @@ import { CallRecorder } from './call-recorder';
 import { GatewayLost, TextChannel, VoiceChannel, type CallChannel, type Spoken, type Thought } from './channels';
 import { canMove, isFinal } from './call-status';
 import { TurnArming } from './turn-arming';
+import { voiceSetup } from './voice-setup';
 import type { ConversationState } from './conversation';
 
 // A runaway tool loop must not keep the caller waiting forever.
@@ -134,8 +135,7 @@ export abstract class CallState {
   }
 
   get voiceConfig(): VoiceConfig {
-    const { agent } = this.input;
-    return { agentName: agent.name, stt: agent.stt, tts: agent.tts, pipeline: agent.pipeline, greeting: this.plannedGreeting() };
+    return { ...voiceSetup(this.input), greeting: this.plannedGreeting() };
   }
 
   /**

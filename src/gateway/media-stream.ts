@@ -19,6 +19,7 @@ import type { Config } from '../config';
 import type { MediaStreamCodec, MediaStreamProtocol, StreamStart, StreamUpgrade } from '../providers/telephony/stream';
 import type { Logger } from '../shared/logger';
 import { callWorkflowId, mediaConnectedSignal, voiceConfigQuery, type VoiceConfig } from '../../workflows/call-definitions';
+import { voiceSetupFromMemo } from '../../workflows/voice-setup';
 import { CallMedia, type StreamOutput } from './call-media';
 import type { CallRegistry } from './call-registry';
 import type { StreamStats } from './stream-stats';
@@ -185,13 +186,17 @@ class MediaStream {
     const workflow = this.ctx.temporal.workflow.getHandle(callWorkflowId(callId));
     let voice: VoiceConfig;
     try {
-      const [description, config] = await withTimeout(
-        Promise.all([workflow.describe(), workflow.query(voiceConfigQuery)]),
+      // The server answers describe; the voiceConfig query needs a call worker, so it is only asked
+      // for calls started without the voice setup in their memo.
+      voice = await withTimeout(
+        (async () => {
+          const description = await workflow.describe();
+          if (description.status.name !== 'RUNNING') throw new Error(`call is ${description.status.name.toLowerCase()}`);
+          return voiceSetupFromMemo(description.memo) ?? (await workflow.query(voiceConfigQuery));
+        })(),
         START_LOOKUP_TIMEOUT_MS,
         'call workflow did not answer',
       );
-      if (description.status.name !== 'RUNNING') throw new Error(`call is ${description.status.name.toLowerCase()}`);
-      voice = config;
     } catch (err) {
       const e = err as Error;
       throw new Error(e.name === 'WorkflowNotFoundError' ? 'unknown call' : `call lookup failed: ${e.message}`);
