@@ -234,6 +234,8 @@ export interface MediaConnectedSignal {
   streamSid: string;
   /** Where the gateway writes the call's WAV (absolute path). */
   recordingPath: string | null;
+  /** When the stream started (epoch ms at the gateway): the greeting may begin right then. */
+  connectedAtMs?: number;
   events?: GatewayEvent[];
 }
 

@@ -200,8 +200,11 @@ export abstract class CallState {
     this.gatewayTaskQueue = signal.gatewayTaskQueue;
     this.recordingPath = signal.recordingPath;
     this.channel = new VoiceChannel(this.input.callId, signal.gatewayTaskQueue, this.input.options);
-    this.recorder.record('call_status', { status: 'media_connected', source: 'gateway', stream_sid: signal.streamSid });
-    if (this.status === 'ringing') this.moveTo('in_progress');
+    // At the gateway's time: the greeting may already be playing (its events come later, earlier dated).
+    const reported = (signal.events ?? []).map((e) => e?.timestampMs).filter((t): t is number => Number.isFinite(t));
+    const at = Number.isFinite(signal.connectedAtMs) ? Math.min(Date.now(), Math.max(signal.connectedAtMs!, ...reported)) : Date.now();
+    this.recorder.record('call_status', { status: 'media_connected', source: 'gateway', stream_sid: signal.streamSid }, at);
+    if (this.status === 'ringing') this.moveTo('in_progress', undefined, at);
   }
 
   /** A message the workflow could not handle: recorded, and the call goes on without it. */
@@ -272,17 +275,17 @@ export abstract class CallState {
 
   // ---- status ----------------------------------------------------------------------------------
 
-  protected moveTo(next: CallStatus, reason?: EndReason): boolean {
+  protected moveTo(next: CallStatus, reason?: EndReason, atMs = Date.now()): boolean {
     const from = this.status;
     if (!canMove(from, next)) {
-      this.recorder.record('call_status', { status: next, from, ignored: true });
+      this.recorder.record('call_status', { status: next, from, ignored: true }, atMs);
       return false;
     }
     this.status = next;
     if (next === 'in_progress') this.startTimeMs = Date.now();
     if (reason) this.endReason = reason;
-    this.recorder.record('call_status', { status: next, from });
-    if (next === 'in_progress') this.recorder.record('call_started', {});
+    this.recorder.record('call_status', { status: next, from }, atMs);
+    if (next === 'in_progress') this.recorder.record('call_started', {}, atMs);
     upsertSearchAttributes([{ key: CallStatusAttr, value: next }]);
     this.describe();
     return true;

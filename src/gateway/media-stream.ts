@@ -21,6 +21,7 @@ import type { Logger } from '../shared/logger';
 import { callWorkflowId, mediaConnectedSignal, voiceConfigQuery, type VoiceConfig } from '../../workflows/call-definitions';
 import { voiceSetupFromMemo } from '../../workflows/voice-setup';
 import { CallMedia, type StreamOutput } from './call-media';
+import { epochMs } from './events';
 import type { CallRegistry } from './call-registry';
 import type { StreamStats } from './stream-stats';
 import { verifyStreamToken } from './stream-token';
@@ -231,6 +232,7 @@ class MediaStream {
         gatewayTaskQueue: this.ctx.taskQueue,
         streamSid: this.streamId,
         recordingPath: call.recordingPath,
+        connectedAtMs: epochMs(startPerf),
         events: call.events.drain(),
       });
     } catch (err) {
