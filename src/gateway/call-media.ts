@@ -35,6 +35,7 @@ import { WavRecorder } from './recording/wav-recorder';
 import { splitSentences } from './sentences';
 import { SttLink } from './stt-link';
 import { TtsLink } from './tts-link';
+import type { TtsSpares } from './tts-spares';
 import { TurnDetector, type CompletedTurn } from './turn-detector';
 import { UtteranceDelivery, type TurnRunner } from './utterance-delivery';
 import { vadParamsFromPipeline, VadAnalyzer } from './vad/vad-analyzer';
@@ -66,6 +67,8 @@ export interface CallMediaOptions {
   log: Logger;
   /** performance.now() when the stream started: time 0 of the recording and media timestamps. */
   startPerf: number;
+  /** The gateway's ready TTS sessions (see tts-spares.ts). */
+  ttsSpares?: TtsSpares;
 }
 
 /** `hangup`: the provider ended the stream; `closed`: the platform did; `shutdown`: this gateway stopped. */
@@ -162,7 +165,7 @@ export class CallMedia {
     });
     const common = { callId: opts.callId, format: opts.format, config: opts.config, events: this.events, log: opts.log };
     this.stt = new SttLink({ ...common, stt: opts.voice.stt, onTranscript: (t) => this.turns.onTranscript(t) });
-    this.tts = new TtsLink({ ...common, tts: opts.voice.tts, playback: this.playback });
+    this.tts = new TtsLink({ ...common, tts: opts.voice.tts, playback: this.playback, spares: opts.ttsSpares });
   }
 
   get isClosed(): boolean {

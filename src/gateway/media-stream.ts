@@ -25,6 +25,7 @@ import { epochMs } from './events';
 import type { CallRegistry } from './call-registry';
 import type { StreamStats } from './stream-stats';
 import { verifyStreamToken } from './stream-token';
+import type { TtsSpares } from './tts-spares';
 import type { SileroBatcher } from './vad/silero-batch';
 
 /** Close codes (RFC 6455) used when refusing a stream. */
@@ -55,6 +56,8 @@ export interface StreamContext {
   /** This gateway's task queue, handed to the workflow in `mediaConnected`. */
   taskQueue: string;
   vad: SileroBatcher;
+  /** Connected TTS sessions kept ready per voice. */
+  ttsSpares?: TtsSpares;
   stats: StreamStats;
   log: Logger;
 }
@@ -219,6 +222,7 @@ class MediaStream {
       out: this.output(),
       log: this.ctx.log,
       startPerf,
+      ttsSpares: this.ctx.ttsSpares,
     });
     this.call = call;
     this.phase = 'live';
