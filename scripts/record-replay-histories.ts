@@ -155,7 +155,7 @@ async function main(): Promise<void> {
     await caller.say(STOP_WAV);
     const voiceId = callWorkflowId(verb.stream.parameters.call_id!);
     const voiceEvents = async () => (await h.request('GET', `/api/calls/${verb.stream.parameters.call_id}/events`)).body as Array<{ event_type: string }>;
-    await eventually(async () => (await voiceEvents()).filter((e) => e.event_type === 'agent_spoke').length >= 4, 15_000, 50);
+    await eventually(async () => (await voiceEvents()).filter((e) => e.event_type === 'agent_spoke').length >= 3, 15_000, 50);
     await caller.hangup();
     await h.temporal.workflow.getHandle(voiceId).result();
     await save('voice-armed-turns', voiceId);
