@@ -145,3 +145,29 @@ describe('turn timing and barge-in', () => {
     expect(three.calls.bargeIns).toBe(0);
   });
 });
+
+describe('ready TTS sessions', () => {
+  it('hand a call the voice’s connected spare and open the next one; other voices get their own', async () => {
+    const { TtsSpares } = await import('../../src/gateway/tts-spares');
+    const opened: Array<{ voice: string; closed: boolean }> = [];
+    const open = (voice: string) => () => {
+      const s = { voice, closed: false, close: async () => void (s.closed = true) };
+      opened.push(s);
+      return s as never;
+    };
+    const spares = new TtsSpares();
+    const first = spares.take('cartesia:a', open('a')) as unknown as { voice: string };
+    expect(opened).toHaveLength(1); // nothing was ready: opened for the call
+    await new Promise((r) => setImmediate(r));
+    expect(opened).toHaveLength(2); // the spare for the next call
+    const second = spares.take('cartesia:a', open('a')) as unknown as { voice: string };
+    expect(second).toBe(opened[1]); // already connected
+    expect(second).not.toBe(first);
+    await new Promise((r) => setImmediate(r));
+    spares.take('eleven:b', open('b'));
+    await new Promise((r) => setImmediate(r));
+    expect(opened.map((s) => s.voice)).toEqual(['a', 'a', 'a', 'b', 'b']);
+    await spares.close();
+    expect(opened.filter((s) => s.closed).map((s) => s.voice)).toEqual(['a', 'b']); // the two spares
+  });
+});
