@@ -11,21 +11,54 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
+import { startGateway } from '../src/gateway/server';
+import { PIPELINE_DEFAULTS } from '../src/shared/catalog';
+import { getFreePort } from '../src/temporal/dev-server';
 import { callWorkflowId } from '../workflows/call-definitions';
+import { startFakeCartesia } from '../test/fakes/cartesia-server';
+import { startFakeDeepgram } from '../test/fakes/deepgram-server';
 import { startFakeOpenAI } from '../test/fakes/openai-server';
+import { FRAME_MS } from '../test/fakes/twilio-caller';
+import { startFakeTwilio } from '../test/fakes/twilio-server';
 import { startWebhookReceiver } from '../test/fakes/webhook-receiver';
-import { createAgent, createNodes, createTool } from '../test/support/fixtures';
+import { createAgent, createNodes, createTool, eventually } from '../test/support/fixtures';
+import { configureTwilio } from '../test/support/telephony';
 import globalSetup from '../test/support/global-setup';
 import globalTeardown from '../test/support/global-teardown';
 import { startHarness } from '../test/support/harness';
 
 const OUT = path.join(__dirname, '..', 'test', 'replay', 'histories');
+const HELLO_WAV = path.join(__dirname, '..', 'test', 'fixtures', 'audio', 'hello-appointment.wav');
+const STOP_WAV = path.join(__dirname, '..', 'test', 'fixtures', 'audio', 'stop-wait.wav');
+const TWILIO = { accountSid: `AC${'4d'.repeat(16)}`, authToken: 'record-histories-auth-token-0123', phoneNumber: '+15005550006' };
 
 async function main(): Promise<void> {
   await globalSetup();
   const llm = await startFakeOpenAI();
   const hooks = await startWebhookReceiver();
-  const h = await startHarness({ env: { OPENAI_BASE_URL: llm.url, WEBHOOK_RETRY_INITIAL_SECS: '1' }, worker: true });
+  const twilio = await startFakeTwilio({ accountSid: TWILIO.accountSid, authToken: TWILIO.authToken });
+  const deepgram = await startFakeDeepgram({ apiKey: 'dg-key' });
+  const cartesia = await startFakeCartesia({ apiKey: 'ca-key' });
+  const gatewayPort = await getFreePort();
+  const h = await startHarness({
+    env: {
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: 'sk-test',
+      WEBHOOK_RETRY_INITIAL_SECS: '1',
+      TWILIO_API_BASE_URL: twilio.apiBaseUrl,
+      GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}`,
+      DEEPGRAM_API_KEY: 'dg-key',
+      DEEPGRAM_BASE_URL: deepgram.url,
+      CARTESIA_API_KEY: 'ca-key',
+      CARTESIA_BASE_URL: cartesia.url,
+    },
+    worker: true,
+  });
+  const gateway = await startGateway(
+    { config: h.config, temporal: h.temporal, address: h.config.TEMPORAL_ADDRESS!, namespace: h.config.TEMPORAL_NAMESPACE, streamSecret: h.config.JWT_SECRET! },
+    gatewayPort,
+    '127.0.0.1',
+  );
   const save = async (name: string, workflowId: string) => {
     // Binary protobuf: the SDK's JSON reader trips over duplicate protobufjs copies in node_modules.
     const history = await h.temporal.workflow.getHandle(workflowId).fetchHistory();
@@ -90,8 +123,46 @@ async function main(): Promise<void> {
     const idle = await post('/api/calls/test', { agent_name: 'replay-idle' });
     await h.temporal.workflow.getHandle(callWorkflowId(idle.call_id)).result();
     await save('idle-timeout', callWorkflowId(idle.call_id));
+
+    // 4. A phone call with armed turns: greeting, a question answered by the gateway the moment
+    //    the caller stops (a tool round in between), a barge-in, a second armed turn, hang-up.
+    await configureTwilio(h, TWILIO);
+    await createAgent(h.db, h.box, {
+      name: 'replay-voice',
+      greeting: 'Hello, this is the clinic.',
+      tool_ids: [tool.id],
+      pipeline_settings: { ...PIPELINE_DEFAULTS, min_words: 1, vad_stop_secs: 0.4 },
+    });
+    hooks.respond({ body: { balance: 42 } }, { path: '/balance', times: 5 });
+    const answer = 'You have forty two in savings. Is there anything else I can help you with today, or shall I read you the last transactions?';
+    llm.setResponder((b) => {
+      const m = last(b);
+      if (m.role === 'user' && m.content.startsWith('I would')) return { tool_calls: [{ name: 'get_balance', arguments: { kind: 'savings' } }] };
+      if (m.role === 'tool') return { content: answer };
+      return { content: 'Sure, take your time.' };
+    });
+    deepgram.script(['I would like to book an appointment for tomorrow.', 'Stop, wait a second.']);
+    const fake = await twilio.simulateInbound({ webhookUrl: `${h.api.url}/telephony/twilio/inbound/replay-voice`, from: '+14155550100', to: TWILIO.phoneNumber });
+    const verb = fake.verbs?.[0];
+    if (!fake.caller || verb?.verb !== 'Connect') throw new Error(`inbound call not connected: ${fake.twiml}`);
+    const caller = fake.caller;
+    const heardMs = () => caller.speechFrames().length * FRAME_MS;
+    await eventually(async () => heardMs() >= 1000, 15_000, 20);
+    await new Promise((r) => setTimeout(r, 1000));
+    const before = heardMs();
+    await caller.say(HELLO_WAV);
+    await eventually(async () => heardMs() >= before + 1500, 15_000, 20);
+    await caller.say(STOP_WAV);
+    const voiceId = callWorkflowId(verb.stream.parameters.call_id!);
+    const voiceEvents = async () => (await h.request('GET', `/api/calls/${verb.stream.parameters.call_id}/events`)).body as Array<{ event_type: string }>;
+    await eventually(async () => (await voiceEvents()).filter((e) => e.event_type === 'agent_spoke').length >= 3, 15_000, 50);
+    await caller.hangup();
+    await h.temporal.workflow.getHandle(voiceId).result();
+    await save('voice-armed-turns', voiceId);
   } finally {
+    await gateway.stop();
     await h.stop();
+    await Promise.all([twilio.stop(), deepgram.stop(), cartesia.stop()]);
     await llm.stop();
     await hooks.stop();
     await globalTeardown();

@@ -89,6 +89,8 @@ export interface CarriedState {
   lastUserActivityMs: number;
   gatewayTaskQueue: string | null;
   unwrittenEvents: CallEventRecord[];
+  /** The last caller utterance number the gateway reported (armed turns); absent in older runs. */
+  lastUtteranceSeq?: number;
 }
 
 export interface UsageTotals {
@@ -190,6 +192,8 @@ export interface UtteranceSignal {
   duringAgentSpeech?: boolean;
   /** Gateway events since its last report (voice calls), e.g. ttfb_metric for STT. */
   events?: GatewayEvent[];
+  /** The gateway's number for this utterance (1, 2, … per call); absent from older gateways. */
+  seq?: number;
 }
 
 /** A telephony provider's status, already mapped by the provider adapter. */
@@ -230,6 +234,8 @@ export interface MediaConnectedSignal {
   streamSid: string;
   /** Where the gateway writes the call's WAV (absolute path). */
   recordingPath: string | null;
+  /** When the stream started (epoch ms at the gateway): the greeting may begin right then. */
+  connectedAtMs?: number;
   events?: GatewayEvent[];
 }
 
@@ -239,6 +245,11 @@ export interface VoiceConfig {
   stt: AgentSnapshot['stt'];
   tts: AgentSnapshot['tts'];
   pipeline: AgentSnapshot['pipeline'];
+  /**
+   * The greeting the workflow will ask for (its `speak` carries the same id and text): the
+   * gateway may start synthesising it as soon as the stream connects. Null when none is due.
+   */
+  greeting?: { utteranceId: string; text: string } | null;
 }
 
 export interface SpeakRequest {
@@ -270,6 +281,32 @@ export interface VoiceTurnRequest extends LlmTurnRequest {
  */
 export interface VoiceTurnResult extends LlmTurnResult, SpeechOutcome {}
 
+/**
+ * The next turn, decided in advance: everything of the LLM request except the caller's words.
+ * The gateway holds it until the caller's next utterance, appends the utterance as a user message
+ * and starts the LLM at once — no workflow round trip between the caller's last word and the LLM.
+ */
+export interface ArmedTurnRequest extends VoiceTurnRequest {
+  /** Names this arming (disarmTurn refers to it). */
+  armId: string;
+  /**
+   * The last utterance number the workflow has received. If the gateway has reported a later
+   * one (a signal still in flight), the plan is stale: the utterance is returned without an LLM.
+   */
+  afterSeq: number;
+}
+
+export interface ArmedTurnResult {
+  /** The caller's utterance; null when disarmed or the stream closed before anyone spoke. */
+  utterance: { text: string; duringAgentSpeech: boolean; seq: number; events: GatewayEvent[]; timestampMs: number } | null;
+  /** The reply, when the gateway started the LLM for it (not for a backchannel or a stale plan). */
+  thought: VoiceTurnResult | null;
+  /** Why the reply failed (error type as the voiceTurn activity would have thrown it). */
+  failure: { type: string; message: string } | null;
+  /** Gateway events not carried by the utterance or the reply. */
+  events: GatewayEvent[];
+}
+
 export interface MediaSessionResult {
   /**
    * `hangup`: the caller/provider ended the stream; `closed`: the platform closed it; `failed`:
@@ -287,6 +324,10 @@ export const voiceConfigQuery = defineQuery<VoiceConfig>('voiceConfig');
 export interface GatewayActivities {
   speak(req: SpeakRequest): Promise<SpeechOutcome>;
   voiceTurn(req: VoiceTurnRequest): Promise<VoiceTurnResult>;
+  /** Holds the next turn until the caller speaks (or disarmTurn / the stream closes). */
+  armedTurn(req: ArmedTurnRequest): Promise<ArmedTurnResult>;
+  /** Takes an armed turn back unless an utterance already took it (its result then says so). */
+  disarmTurn(req: { callId: string; armId: string }): Promise<void>;
   /** Runs (heartbeating) from stream connect until the stream closes. */
   mediaSession(req: { callId: string }): Promise<MediaSessionResult>;
   /** Lets queued agent audio finish (bounded), then closes the provider stream, ending the call. */

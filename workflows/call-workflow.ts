@@ -36,10 +36,12 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallSummar
     };
   setHandler(
     utteranceSignal,
-    guarded('utterance', ({ text, duringAgentSpeech, events }) => {
+    guarded('utterance', ({ text, duringAgentSpeech, events, seq }) => {
       if (typeof text !== 'string') throw new TypeError(`text is ${typeof text}, not a string`);
       session.recordGatewayEvents(events);
-      if (!ended() && text.trim()) session.enqueueUtterance(text.trim(), duringAgentSpeech === true);
+      const n = typeof seq === 'number' && Number.isFinite(seq) ? seq : undefined;
+      session.noteUtteranceSeq(n);
+      if (!ended() && text.trim()) session.enqueueUtterance(text.trim(), duringAgentSpeech === true, n);
     }),
   );
   setHandler(mediaConnectedSignal, guarded('mediaConnected', (signal) => session.onMediaConnected(signal)));

@@ -3,10 +3,12 @@
  * the LLM as an activity on the workflow's own task queue; voice calls run speech and LLM→TTS
  * turns on the media gateway instance that holds the call's audio socket. Workflow code.
  */
-import { ActivityFailure, ApplicationFailure, proxyActivities, TimeoutFailure, type RetryPolicy } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, sleep, TimeoutFailure, type RetryPolicy } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
   GATEWAY_HEARTBEAT_TIMEOUT_SECS,
+  type ArmedTurnRequest,
+  type ArmedTurnResult,
   type CallWorkflowInput,
   type GatewayActivities,
   type GatewayEvent,
@@ -74,11 +76,13 @@ export class TextChannel implements CallChannel {
 export class VoiceChannel implements CallChannel {
   private readonly speech: GatewayActivities;
   private readonly turns: GatewayActivities;
+  private readonly armed: GatewayActivities;
+  private readonly retryTurns: GatewayActivities | null;
 
   constructor(
     private readonly callId: string,
     taskQueue: string,
-    options: RetryOptions,
+    private readonly options: RetryOptions,
   ) {
     const common = {
       taskQueue,
@@ -90,6 +94,43 @@ export class VoiceChannel implements CallChannel {
     };
     this.speech = proxyActivities<GatewayActivities>({ ...common, retry: { maximumAttempts: 1 } });
     this.turns = proxyActivities<GatewayActivities>({ ...common, retry: llmRetry(options) });
+    // An armed turn waits for the caller as long as the call lasts; the heartbeat says the gateway lives.
+    this.armed = proxyActivities<GatewayActivities>({ ...common, startToCloseTimeout: '24h', retry: { maximumAttempts: 1 } });
+    // An armed turn's LLM attempt counts as the first of the retry policy's attempts.
+    this.retryTurns =
+      options.llmRetryMaxAttempts > 1 ? proxyActivities<GatewayActivities>({ ...common, retry: { ...llmRetry(options), maximumAttempts: options.llmRetryMaxAttempts - 1 } }) : null;
+  }
+
+  /** Hands the gateway the next turn; resolves when the caller spoke (or it was disarmed). */
+  async arm(request: ArmedTurnRequest): Promise<ArmedTurnResult> {
+    try {
+      return await this.armed.armedTurn(request);
+    } catch (err) {
+      throw this.translate(err);
+    }
+  }
+
+  async disarm(armId: string): Promise<void> {
+    try {
+      await this.speech.disarmTurn({ callId: this.callId, armId });
+    } catch (err) {
+      throw this.translate(err);
+    }
+  }
+
+  /** The LLM request of an armed turn failed on the gateway: the remaining attempts, or its error. */
+  async retryArmed(request: LlmTurnRequest, utteranceId: string, failure: { type: string; message: string }): Promise<Thought> {
+    const message = `LLM request failed: ${failure.message}`;
+    if (failure.type === 'SpeechUnavailable') throw new SpeechUnavailable(`speech synthesis failed: ${failure.message}`);
+    if (failure.type === 'CallNotOnGateway' || failure.type === 'GatewayShutdown') throw new GatewayLost(`media gateway lost: ${failure.message}`);
+    if (failure.type === 'LlmRequestRejected' || !this.retryTurns) throw new LlmUnavailable(message);
+    // The policy's backoff before its second attempt.
+    await sleep(this.options.llmRetryInitialSecs * 1000);
+    try {
+      return await this.retryTurns.voiceTurn({ ...request, utteranceId });
+    } catch (err) {
+      throw this.translate(err);
+    }
   }
 
   async say(text: string, utteranceId: string): Promise<Spoken> {

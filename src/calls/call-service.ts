@@ -26,6 +26,7 @@ import {
 } from '../../workflows/call-definitions';
 import { recordForcedEnd } from './forced-end';
 import { loadAgentSnapshot } from './snapshot';
+import { VOICE_MEMO_KEY, voiceSetup } from '../../workflows/voice-setup';
 
 export class CallError extends Error {
   constructor(
@@ -125,6 +126,8 @@ export async function startCall(deps: CallDeps, req: StartCallRequest): Promise<
       { key: Direction, value: req.direction },
       { key: PhoneNumber, value: req.phoneNumber },
     ],
+    // The media gateway reads the voice setup from here when the stream connects (no worker round trip).
+    ...(req.channel === 'voice' ? { memo: { [VOICE_MEMO_KEY]: voiceSetup(input) } } : {}),
     staticSummary: `${req.direction} ${req.channel} call ${req.phoneNumber} · agent ${agent.name} v${agent.version}`,
   };
   try {

@@ -8,7 +8,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type OpenAI from 'openai';
 import type { Config } from '../config';
 import { llmClients, llmFailure } from '../providers/llm/llm-activity-support';
-import type { GatewayActivities, MediaSessionResult } from '../../workflows/call-definitions';
+import type { GatewayActivities, MediaSessionResult, VoiceTurnRequest } from '../../workflows/call-definitions';
 import { SpeechUnavailable, type CallMedia, type MediaClosure } from './call-media';
 import type { CallRegistry } from './call-registry';
 import { runVoiceTurn } from './voice-turn';
@@ -86,6 +86,25 @@ export function createGatewayActivities(calls: CallRegistry, config: Config): Ga
           throw speechFailure(err);
         }
       });
+    },
+
+    async armedTurn(req) {
+      if (nobodyListening(req.callId)) return { utterance: null, thought: null, failure: null, events: [] };
+      const call = requireCall(calls, req.callId);
+      const run = (turn: VoiceTurnRequest, turnCancel: AbortSignal) => {
+        let client: OpenAI;
+        try {
+          client = clientFor(turn.provider);
+        } catch (err) {
+          throw llmFailure(err);
+        }
+        return runVoiceTurn(call, client, turn, turnCancel);
+      };
+      return heartbeating((cancel) => call.armTurn(req, run, cancel));
+    },
+
+    async disarmTurn({ callId, armId }) {
+      calls.get(callId)?.disarmTurn(armId);
     },
 
     async mediaSession({ callId }): Promise<MediaSessionResult> {

@@ -19,22 +19,25 @@ import {
   observeTurnStage,
 } from '../observability/metrics';
 import type { Logger } from '../shared/logger';
-import {
-  utteranceSignal,
-  type EndReason,
-  type GatewayEvent,
-  type SpeakRequest,
-  type SpeechOutcome,
-  type UtteranceSignal,
-  type VoiceConfig,
+import type {
+  ArmedTurnRequest,
+  ArmedTurnResult,
+  EndReason,
+  GatewayEvent,
+  SpeakRequest,
+  SpeechOutcome,
+  VoiceConfig,
 } from '../../workflows/call-definitions';
+import { ArrivalClock } from './arrival-clock';
 import { GatewayEventLog } from './events';
 import { Playback, type AgentSpeech, type SpeechResult } from './playback';
 import { WavRecorder } from './recording/wav-recorder';
 import { splitSentences } from './sentences';
 import { SttLink } from './stt-link';
 import { TtsLink } from './tts-link';
+import type { TtsSpares } from './tts-spares';
 import { TurnDetector, type CompletedTurn } from './turn-detector';
+import { UtteranceDelivery, type TurnRunner } from './utterance-delivery';
 import { vadParamsFromPipeline, VadAnalyzer } from './vad/vad-analyzer';
 import type { SpeechProbability } from './vad/silero';
 
@@ -64,6 +67,8 @@ export interface CallMediaOptions {
   log: Logger;
   /** performance.now() when the stream started: time 0 of the recording and media timestamps. */
   startPerf: number;
+  /** The gateway's ready TTS sessions (see tts-spares.ts). */
+  ttsSpares?: TtsSpares;
 }
 
 /**
@@ -79,8 +84,6 @@ export interface MediaClosure {
   /** With `failed`: why, and which part failed (`stt`). */
   error?: { message: string; context: string };
 }
-
-const SIGNAL_ATTEMPTS = 3;
 
 export class CallMedia {
   readonly callId: string;
@@ -100,12 +103,15 @@ export class CallMedia {
   private readonly tts: TtsLink;
   private readonly llmStreams = new Set<AbortController>();
   private cutting: 'barge_in' | null = null;
-  /** Set when an utterance was signalled: its end of speech, for the e2e latency of the reply. */
+  /** Set when an utterance was delivered: its end of speech, for the e2e latency of the reply. */
   private pendingE2e: { speechEndPerf: number; vadStopPerf: number; signalledPerf: number; handoffTimed?: boolean } | null = null;
   /** Metrics: when the VAD last decided the caller started speaking; whether the greeting was timed. */
   private vadStartPerf: number | null = null;
   private greetingTimed = false;
-  private signals: Promise<void> = Promise.resolve();
+  private readonly delivery: UtteranceDelivery;
+  private readonly arrivals: ArrivalClock;
+  /** The greeting, started when the stream connected, until its `speak` request claims it. */
+  private greeting: { utteranceId: string; text: string; speech: AgentSpeech } | null = null;
   private agentPcm = new Int16Array(0);
   private closing = false;
   private closedBy: CloseReason | null = null;
@@ -149,6 +155,15 @@ export class CallMedia {
       finalize: () => this.stt.finalize(),
       finalWaitMs: () => this.stt.finalWaitMs,
       utterance: (turn) => this.utterance(turn),
+      arrivalPerf: (audioMs) => this.arrivals.arrivalOf(audioMs),
+    });
+    this.arrivals = new ArrivalClock(opts.format.sampleRate);
+    this.delivery = new UtteranceDelivery({
+      callId: opts.callId,
+      workflow: opts.workflow,
+      events: this.events,
+      log: opts.log,
+      orphaned: () => void this.close('closed', 1011, 'call workflow not running'),
     });
     const rate = opts.format.sampleRate as 8000 | 16000;
     this.vad = new VadAnalyzer(opts.vad.createStream(rate), vadParamsFromPipeline(pipeline), (e) => {
@@ -163,7 +178,7 @@ export class CallMedia {
       // A call nobody can hear is over: the workflow records it failed (end_reason error).
       onUnavailable: (message) => this.fail(message, 'stt'),
     });
-    this.tts = new TtsLink({ ...common, tts: opts.voice.tts, playback: this.playback });
+    this.tts = new TtsLink({ ...common, tts: opts.voice.tts, playback: this.playback, spares: opts.ttsSpares });
   }
 
   get isClosed(): boolean {
@@ -181,8 +196,9 @@ export class CallMedia {
    * Caller audio: 16-bit PCM at the stream's rate, `timestampMs` since the stream started (null:
    * now). The VAD, the STT and the recorder copy what they need: `pcm` may be a reused buffer.
    */
-  onCallerAudio(pcm: Int16Array, timestampMs: number | null): void {
+  onCallerAudio(pcm: Int16Array, timestampMs: number | null, arrivedPerf = performance.now()): void {
     if (this.closing || pcm.length === 0) return;
+    this.arrivals.add(pcm.length, arrivedPerf);
     this.vad.push(pcm);
     const atMs = timestampMs !== null && Number.isFinite(timestampMs) && timestampMs >= 0 ? timestampMs : performance.now() - this.opts.startPerf;
     this.recorder.writeCaller(pcm, atMs);
@@ -197,7 +213,9 @@ export class CallMedia {
 
   /** Starts an agent utterance (throws SpeechUnavailable without TTS). */
   beginSpeech(utteranceId: string): AgentSpeech {
-    return this.tts.begin(utteranceId);
+    const speech = this.tts.begin(utteranceId);
+    this.turns.onAgentSpeech();
+    return speech;
   }
 
   /** One sentence of the utterance: TTS is asked for its audio at once. */
@@ -223,15 +241,38 @@ export class CallMedia {
     return () => this.llmStreams.delete(controller);
   }
 
+  /**
+   * The greeting the workflow announced (voiceConfig): synthesis starts now, when the stream has
+   * connected, and its `speak` request, arriving a workflow round trip later, takes it over.
+   */
+  startGreeting(greeting: { utteranceId: string; text: string }): void {
+    if (this.closing || !greeting.text.trim()) return;
+    let speech: AgentSpeech;
+    try {
+      speech = this.beginSpeech(greeting.utteranceId);
+    } catch {
+      return; // no TTS: the speak request reports it
+    }
+    for (const sentence of splitSentences(greeting.text)) this.sayMore(speech, sentence);
+    this.endSpeech(speech);
+    this.greeting = { ...greeting, speech };
+  }
+
   /** `speak`: a fixed text, sentence by sentence into TTS; resolves when played or cut off. */
   async speak(req: SpeakRequest, cancel: AbortSignal): Promise<SpeechOutcome> {
     if (!req.text.trim()) return { heardText: '', interrupted: false, characters: 0, events: this.events.drain() };
-    const speech = this.beginSpeech(req.utteranceId);
+    const early = this.greeting;
+    this.greeting = null;
+    const claimed = early !== null && early.utteranceId === req.utteranceId && early.text === req.text;
+    if (early && !claimed) this.stopSpeech(early.speech); // not what the workflow asked for after all
+    const speech = claimed ? early.speech : this.beginSpeech(req.utteranceId);
     const onCancel = () => this.stopSpeech(speech);
     cancel.addEventListener('abort', onCancel, { once: true });
     try {
-      for (const sentence of splitSentences(req.text)) this.sayMore(speech, sentence);
-      this.endSpeech(speech);
+      if (!claimed) {
+        for (const sentence of splitSentences(req.text)) this.sayMore(speech, sentence);
+        this.endSpeech(speech);
+      }
       const result = await speech.result;
       return {
         heardText: result.whole ? req.text : result.heardText,
@@ -242,6 +283,15 @@ export class CallMedia {
     } finally {
       cancel.removeEventListener('abort', onCancel);
     }
+  }
+
+  /** `armedTurn`: the next turn waits here for the caller's utterance (utterance-delivery.ts). */
+  armTurn(req: ArmedTurnRequest, run: TurnRunner, cancel: AbortSignal): Promise<ArmedTurnResult> {
+    return this.delivery.arm(req, run, cancel);
+  }
+
+  disarmTurn(armId: string): void {
+    this.delivery.disarm(armId);
   }
 
   /** Barge-in: the line goes silent now; speech, TTS and LLM stop. */
@@ -297,6 +347,7 @@ export class CallMedia {
     this.closedBy = reason;
     const endMs = performance.now() - this.opts.startPerf;
     this.turns.close();
+    this.delivery.close();
     for (const c of this.llmStreams) c.abort();
     this.playback.close();
     this.opts.out.close(code, message);
@@ -307,7 +358,7 @@ export class CallMedia {
       } catch (err) {
         this.log.error('recording could not be finalised', { callId: this.callId, error: (err as Error).message });
       }
-      await this.signals.catch(() => undefined);
+      await this.delivery.settled;
       this.resolveClosed({ reason, events: this.events.drain(), ...(this.failure ? { error: this.failure } : {}) });
     })();
     return this.closed;
@@ -359,26 +410,6 @@ export class CallMedia {
     if (!turn.duringAgentSpeech && turn.speechEndPerf !== null && turn.vadStopPerf !== null) {
       this.pendingE2e = { speechEndPerf: turn.speechEndPerf, vadStopPerf: turn.vadStopPerf, signalledPerf: performance.now() };
     }
-    const payload: UtteranceSignal = { text: turn.text, duringAgentSpeech: turn.duringAgentSpeech, events: this.events.drain() };
-    // One after the other, so the workflow sees utterances in the order they were spoken.
-    this.signals = this.signals.then(() => this.signal(payload));
-  }
-
-  private async signal(payload: UtteranceSignal): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.opts.workflow.signal(utteranceSignal, payload);
-        return;
-      } catch (err) {
-        const notFound = (err as Error).name === 'WorkflowNotFoundError';
-        if (notFound || attempt >= SIGNAL_ATTEMPTS) {
-          this.log.error('could not deliver an utterance to the call workflow', { callId: this.callId, error: (err as Error).message });
-          // The workflow is gone: nobody will ever end this stream but us.
-          if (notFound) void this.close('closed', 1011, 'call workflow not running');
-          return;
-        }
-        await new Promise((r) => setTimeout(r, 200 * attempt));
-      }
-    }
+    this.delivery.deliver(turn);
   }
 }

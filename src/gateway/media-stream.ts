@@ -19,10 +19,13 @@ import type { Config } from '../config';
 import type { MediaStreamCodec, MediaStreamProtocol, StreamStart, StreamUpgrade } from '../providers/telephony/stream';
 import type { Logger } from '../shared/logger';
 import { callWorkflowId, mediaConnectedSignal, voiceConfigQuery, type VoiceConfig } from '../../workflows/call-definitions';
+import { voiceSetupFromMemo } from '../../workflows/voice-setup';
 import { CallMedia, type StreamOutput } from './call-media';
+import { epochMs } from './events';
 import type { CallRegistry } from './call-registry';
 import type { StreamStats } from './stream-stats';
 import { verifyStreamToken } from './stream-token';
+import type { TtsSpares } from './tts-spares';
 import type { SileroBatcher } from './vad/silero-batch';
 
 /** Close codes (RFC 6455) used when refusing a stream. */
@@ -53,6 +56,8 @@ export interface StreamContext {
   /** This gateway's task queue, handed to the workflow in `mediaConnected`. */
   taskQueue: string;
   vad: SileroBatcher;
+  /** Connected TTS sessions kept ready per voice. */
+  ttsSpares?: TtsSpares;
   stats: StreamStats;
   log: Logger;
 }
@@ -76,7 +81,7 @@ class MediaStream {
   private streamId = '';
   private sampleRate = 8000;
   private call: CallMedia | null = null;
-  private early: Array<{ pcm: Int16Array; timestampMs: number | null }> = [];
+  private early: Array<{ pcm: Int16Array; timestampMs: number | null; arrivedPerf: number }> = [];
   private earlySamples = 0;
   private tokens = MESSAGE_BURST;
   private lastRefill = performance.now();
@@ -108,6 +113,8 @@ class MediaStream {
 
   private onMessage(data: Buffer, isBinary: boolean): void {
     if (this.phase === 'closed') return;
+    // Caller audio is timed from here: any queueing after this counts in the call's latency.
+    const arrivedPerf = performance.now();
     if (!this.takeToken()) return this.reject(CLOSE_POLICY, 'message flood');
     if (data.length > this.protocol.maxMessageBytes) return this.ignore('invalid', `message of ${data.length} bytes`);
     const event = this.codec.decode(data, isBinary);
@@ -127,8 +134,8 @@ class MediaStream {
     if (this.phase === 'connected') return this.ignore('invalid', `${event.type} before start`);
     switch (event.type) {
       case 'audio':
-        if (this.call) this.call.onCallerAudio(event.pcm, event.timestampMs);
-        else this.keepEarly(event.pcm, event.timestampMs);
+        if (this.call) this.call.onCallerAudio(event.pcm, event.timestampMs, arrivedPerf);
+        else this.keepEarly(event.pcm, event.timestampMs, arrivedPerf);
         return;
       case 'mark':
         this.call?.onMark(event.name);
@@ -153,8 +160,8 @@ class MediaStream {
     }
   }
 
-  private keepEarly(pcm: Int16Array, timestampMs: number | null): void {
-    this.early.push({ pcm: pcm.slice(), timestampMs });
+  private keepEarly(pcm: Int16Array, timestampMs: number | null, arrivedPerf: number): void {
+    this.early.push({ pcm: pcm.slice(), timestampMs, arrivedPerf });
     this.earlySamples += pcm.length;
     while (this.early.length > 1 && this.earlySamples > (MAX_EARLY_AUDIO_MS / 1000) * this.sampleRate) this.earlySamples -= this.early.shift()!.pcm.length;
   }
@@ -183,13 +190,17 @@ class MediaStream {
     const workflow = this.ctx.temporal.workflow.getHandle(callWorkflowId(callId));
     let voice: VoiceConfig;
     try {
-      const [description, config] = await withTimeout(
-        Promise.all([workflow.describe(), workflow.query(voiceConfigQuery)]),
+      // The server answers describe; the voiceConfig query needs a call worker, so it is only asked
+      // for calls started without the voice setup in their memo.
+      voice = await withTimeout(
+        (async () => {
+          const description = await workflow.describe();
+          if (description.status.name !== 'RUNNING') throw new Error(`call is ${description.status.name.toLowerCase()}`);
+          return voiceSetupFromMemo(description.memo) ?? (await workflow.query(voiceConfigQuery));
+        })(),
         START_LOOKUP_TIMEOUT_MS,
         'call workflow did not answer',
       );
-      if (description.status.name !== 'RUNNING') throw new Error(`call is ${description.status.name.toLowerCase()}`);
-      voice = config;
     } catch (err) {
       const e = err as Error;
       throw new Error(e.name === 'WorkflowNotFoundError' ? 'unknown call' : `call lookup failed: ${e.message}`);
@@ -211,17 +222,21 @@ class MediaStream {
       out: this.output(),
       log: this.ctx.log,
       startPerf,
+      ttsSpares: this.ctx.ttsSpares,
     });
     this.call = call;
     this.phase = 'live';
     this.ctx.calls.add(call);
-    for (const f of this.early.splice(0)) call.onCallerAudio(f.pcm, f.timestampMs);
+    // The greeting is synthesised now, not a workflow round trip later when its speak arrives.
+    if (voice.greeting) call.startGreeting(voice.greeting);
+    for (const f of this.early.splice(0)) call.onCallerAudio(f.pcm, f.timestampMs, f.arrivedPerf);
     this.ctx.log.info('media stream started', { callId, provider: this.protocol.name, streamId: this.streamId, format: describeFormat(start.format) });
     try {
       await workflow.signal(mediaConnectedSignal, {
         gatewayTaskQueue: this.ctx.taskQueue,
         streamSid: this.streamId,
         recordingPath: call.recordingPath,
+        connectedAtMs: epochMs(startPerf),
         events: call.events.drain(),
       });
     } catch (err) {

@@ -22,6 +22,7 @@ import { createGatewayActivities } from './activities';
 import { CallRegistry } from './call-registry';
 import { acceptMediaStream } from './media-stream';
 import { StreamStats } from './stream-stats';
+import { TtsSpares } from './tts-spares';
 import { sharedSileroModel } from './vad/silero';
 import { SileroBatcher } from './vad/silero-batch';
 
@@ -65,6 +66,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   const stats = new StreamStats();
   // Loaded once for every call; a broken model install fails the start, not the first call.
   const vad = SileroBatcher.of(await sharedSileroModel());
+  const ttsSpares = new TtsSpares();
 
   const connection = await NativeConnection.connect({ address: deps.address });
   let worker: Worker;
@@ -111,7 +113,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     }
     const upgrade = { url, headers: req.headers, remoteAddress: req.socket.remoteAddress ?? '' };
     wss.handleUpgrade(req, socket, head, (ws) => {
-      acceptMediaStream(ws, protocol, upgrade, { calls, streamSecret: deps.streamSecret, temporal: deps.temporal, config: deps.config, taskQueue, vad, stats, log });
+      acceptMediaStream(ws, protocol, upgrade, { calls, streamSecret: deps.streamSecret, temporal: deps.temporal, config: deps.config, taskQueue, vad, ttsSpares, stats, log });
     });
   });
   try {
@@ -141,6 +143,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
         untrackCalls();
         server.close();
         await Promise.allSettled(calls.all().map((call) => call.close('shutdown', 1001, 'gateway shutting down')));
+        await ttsSpares.close();
         for (const ws of wss.clients) ws.terminate();
         if (worker.getState() === 'RUNNING') worker.shutdown();
         await running;

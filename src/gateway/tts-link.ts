@@ -14,6 +14,7 @@ import type { Logger } from '../shared/logger';
 import type { VoiceConfig } from '../../workflows/call-definitions';
 import type { GatewayEventLog } from './events';
 import type { AgentSpeech, Playback } from './playback';
+import type { TtsSpares } from './tts-spares';
 
 // A TTS utterance whose text is complete but whose audio stopped arriving this long is abandoned.
 const TTS_STALL_MS = 10_000;
@@ -36,6 +37,8 @@ export interface TtsLinkOptions {
   playback: Playback;
   events: GatewayEventLog;
   log: Logger;
+  /** Connected sessions kept ready per voice (the greeting then needs no handshake). */
+  spares?: TtsSpares;
 }
 
 export class TtsLink {
@@ -49,11 +52,14 @@ export class TtsLink {
   constructor(private readonly opts: TtsLinkOptions) {
     const { tts } = opts;
     try {
-      this.session = createAgentTts(
-        { tts_provider: tts.provider, tts_model: tts.model, voice: tts.voice, tts_language: tts.language, tts_settings: tts.settings },
-        opts.config,
-        { format: opts.format },
-      );
+      const open = () =>
+        createAgentTts(
+          { tts_provider: tts.provider, tts_model: tts.model, voice: tts.voice, tts_language: tts.language, tts_settings: tts.settings },
+          opts.config,
+          { format: opts.format },
+        );
+      const voice = JSON.stringify([tts.provider, tts.model, tts.voice, tts.language, tts.settings, opts.format]);
+      this.session = opts.spares ? opts.spares.take(voice, open) : open();
       this.session.on('audio', ({ id, audio }) => this.audio(id, audio));
       this.session.on('done', ({ id, reason, characters }) => this.done(id, reason, characters));
       this.session.on('error', (err) => {

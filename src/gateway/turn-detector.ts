@@ -26,9 +26,12 @@ export const ORPHAN_WAIT_MS = 600;
 export interface CompletedTurn {
   text: string;
   duringAgentSpeech: boolean;
-  /** performance.now() of the end of the caller's speech (VAD), null without a VAD turn. */
+  /**
+   * performance.now() when the caller's last speech frame arrived at the gateway (VAD), null
+   * without a VAD turn: latency measured from here includes any queueing in the gateway.
+   */
   speechEndPerf: number | null;
-  /** performance.now() when the VAD decided the caller stopped (speech end + vad_stop_secs). */
+  /** performance.now() when the frame that let the VAD decide the caller stopped arrived. */
   vadStopPerf: number | null;
   /** VAD stop → the final transcript that completed the turn, when that came after the stop. */
   sttTtfbMs: number | null;
@@ -44,6 +47,8 @@ export interface TurnDetectorHooks {
   /** How long the STT needs to answer finalize() (segment-based adapters need a round trip); default FINAL_WAIT_MS. */
   finalWaitMs?(): number | undefined;
   utterance(turn: CompletedTurn): void;
+  /** When the caller audio at `audioMs` (the VAD's clock) arrived; null if unknown. */
+  arrivalPerf?(audioMs: number): number | null;
 }
 
 type Phase = 'idle' | 'speaking' | 'finalizing';
@@ -62,6 +67,8 @@ export class TurnDetector {
   private interrupted = false;
   private speechEndPerf: number | null = null;
   private vadStopPerf: number | null = null;
+  /** When the VAD's stop decision was processed (the STT's time to final counts from here). */
+  private vadDecidedPerf: number | null = null;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -91,8 +98,10 @@ export class TurnDetector {
     // speech_stopped
     if (this.phase !== 'speaking') return;
     this.phase = 'finalizing';
-    this.vadStopPerf = nowPerf;
-    this.speechEndPerf = nowPerf - (event.detected_at_ms - event.at_ms);
+    this.vadDecidedPerf = nowPerf;
+    const estimate = (audioMs: number) => this.hooks.arrivalPerf?.(audioMs) ?? nowPerf - (event.detected_at_ms - audioMs);
+    this.vadStopPerf = estimate(event.detected_at_ms);
+    this.speechEndPerf = estimate(event.at_ms);
     this.hooks.finalize();
     this.arm(this.hooks.finalWaitMs?.() ?? FINAL_WAIT_MS);
   }
@@ -118,6 +127,18 @@ export class TurnDetector {
       if (this.hooks.agentSpeaking()) this.overlapped = true;
       this.arm(ORPHAN_WAIT_MS);
     }
+  }
+
+  /**
+   * An agent utterance begins. With `min_words` ≤ 1, if the caller is talking right now (a reply
+   * to an earlier turn arriving late, the next round after a tool call), that is a barge-in as
+   * much as the caller starting over the agent: the VAD will not announce this speech again, so
+   * without this the agent would talk over the caller until their turn ends.
+   */
+  onAgentSpeech(): void {
+    if (this.closed || this.phase !== 'speaking' || this.minWords > 1) return;
+    this.overlapped = true;
+    this.interrupt();
   }
 
   /** The call ended: pending timers stop, nothing more is emitted. */
@@ -151,7 +172,7 @@ export class TurnDetector {
       duringAgentSpeech,
       speechEndPerf: wasFinalizing ? this.speechEndPerf : null,
       vadStopPerf: wasFinalizing ? this.vadStopPerf : null,
-      sttTtfbMs: viaFinal && wasFinalizing && this.vadStopPerf !== null ? Math.round(nowPerf - this.vadStopPerf) : null,
+      sttTtfbMs: viaFinal && wasFinalizing && this.vadDecidedPerf !== null ? Math.round(nowPerf - this.vadDecidedPerf) : null,
     };
     this.phase = 'idle';
     this.resetTurn();
@@ -165,6 +186,7 @@ export class TurnDetector {
     this.interrupted = false;
     this.speechEndPerf = null;
     this.vadStopPerf = null;
+    this.vadDecidedPerf = null;
   }
 
   private arm(ms: number): void {

@@ -21,6 +21,8 @@ export async function runVoiceTurn(call: CallMedia, client: OpenAI, req: VoiceTu
   const speech = call.beginSpeech(req.utteranceId);
   const llmAbort = new AbortController();
   const untrack = call.trackLlm(llmAbort);
+  // Cut off before it began (the caller is talking): nobody will hear this reply.
+  if (speech.state !== 'active') llmAbort.abort();
   const onCancel = () => {
     llmAbort.abort();
     call.stopSpeech(speech);

@@ -1,0 +1,173 @@
+/**
+ * The gateway's side of a caller turn: the armed turn that starts the LLM the moment the
+ * utterance ends (or hands the utterance back), the arrival clock that latency is measured
+ * from, and the barge-in of an agent reply that starts while the caller is talking.
+ */
+import type { WorkflowHandle } from '@temporalio/client';
+import { ArrivalClock } from '../../src/gateway/arrival-clock';
+import { GatewayEventLog } from '../../src/gateway/events';
+import { TurnDetector, type CompletedTurn } from '../../src/gateway/turn-detector';
+import { UtteranceDelivery } from '../../src/gateway/utterance-delivery';
+import { createLogger } from '../../src/shared/logger';
+import type { ArmedTurnRequest, VoiceTurnRequest, VoiceTurnResult } from '../../workflows/call-definitions';
+
+const turn = (text: string, duringAgentSpeech = false): CompletedTurn => ({ text, duringAgentSpeech, speechEndPerf: 1, vadStopPerf: 2, sttTtfbMs: null });
+
+function plan(afterSeq: number): ArmedTurnRequest {
+  return {
+    callId: 'c1',
+    provider: 'openai',
+    model: 'gpt-test',
+    messages: [{ role: 'system', content: 'Be brief.' }, { role: 'assistant', content: 'Hello.' }],
+    tools: [],
+    utteranceId: 'u2',
+    armId: 'a1',
+    afterSeq,
+  };
+}
+
+const reply = (content: string): VoiceTurnResult => ({
+  content,
+  toolCalls: [],
+  usage: { prompt_tokens: 1, completion_tokens: 1 },
+  ttfbMs: 1,
+  heardText: content,
+  interrupted: false,
+  characters: content.length,
+  events: [],
+});
+
+function delivery() {
+  const signals: unknown[] = [];
+  const workflow = { signal: async (_def: unknown, payload: unknown) => void signals.push(payload) } as unknown as WorkflowHandle;
+  const d = new UtteranceDelivery({ callId: 'c1', workflow, events: new GatewayEventLog(), log: createLogger('test'), orphaned: () => undefined });
+  return { d, signals };
+}
+
+describe('armed turns on the gateway', () => {
+  it('start the LLM at once with the utterance appended, and report it with the reply', async () => {
+    const { d, signals } = delivery();
+    const runs: VoiceTurnRequest[] = [];
+    const result = d.arm(plan(0), async (req) => (runs.push(req), reply('At nine.')), new AbortController().signal);
+    d.deliver(turn('When are you open?'));
+    const r = await result;
+    expect(runs).toHaveLength(1);
+    expect(runs[0]!.messages).toEqual([...plan(0).messages, { role: 'user', content: 'When are you open?' }]);
+    expect(runs[0]!.utteranceId).toBe('u2');
+    expect(r.utterance).toMatchObject({ text: 'When are you open?', seq: 1, duringAgentSpeech: false });
+    expect(r.thought?.content).toBe('At nine.');
+    expect(signals).toEqual([]);
+  });
+
+  it('hand a backchannel candidate or a stale plan back without an LLM request', async () => {
+    const { d } = delivery();
+    const run = jest.fn(async () => reply('no'));
+    const over = d.arm(plan(0), run, new AbortController().signal);
+    d.deliver(turn('uh-huh', true));
+    expect((await over).thought).toBeNull();
+    // The workflow armed after utterance 0, but the gateway already reported 1: a signal is in flight.
+    const stale = d.arm(plan(0), run, new AbortController().signal);
+    d.deliver(turn('And on Sunday?'));
+    const r = await stale;
+    expect(r.utterance).toMatchObject({ text: 'And on Sunday?', seq: 2 });
+    expect(r.thought).toBeNull();
+    expect(run).not.toHaveBeenCalled();
+  });
+
+  it('go back when disarmed; utterances then go as signals, numbered', async () => {
+    const { d, signals } = delivery();
+    const armed = d.arm(plan(0), async () => reply('x'), new AbortController().signal);
+    d.disarm('other-arm');
+    expect(d.isArmed).toBe(true);
+    d.disarm('a1');
+    expect(await armed).toEqual({ utterance: null, thought: null, failure: null, events: [] });
+    d.deliver(turn('Hello?'));
+    await d.settled;
+    expect(signals).toEqual([{ text: 'Hello?', duringAgentSpeech: false, events: [], seq: 1 }]);
+  });
+
+  it('report a failed LLM request with the error type the workflow retries by', async () => {
+    const { d } = delivery();
+    const failing = d.arm(plan(0), async () => {
+      throw new Error('connection refused');
+    }, new AbortController().signal);
+    d.deliver(turn('Hi'));
+    expect((await failing).failure).toEqual({ type: 'LlmUnavailable', message: 'connection refused' });
+  });
+});
+
+describe('arrival clock', () => {
+  it('gives the arrival of the frame that holds an audio position', () => {
+    const clock = new ArrivalClock(8000);
+    for (let i = 0; i < 1000; i++) clock.add(160, 5 + i * 20); // 20 ms frames, arriving 5 ms late
+    expect(clock.arrivalOf(19_990)).toBe(5 + 999 * 20);
+    expect(clock.arrivalOf(19_980)).toBe(5 + 998 * 20);
+    expect(clock.arrivalOf(20_001)).toBeNull(); // not arrived yet
+    expect(clock.arrivalOf(100)).toBeNull(); // forgotten
+  });
+});
+
+describe('turn timing and barge-in', () => {
+  function detector(minWords: number, arrivals?: ArrivalClock) {
+    const calls = { bargeIns: 0, turns: [] as CompletedTurn[], speaking: false };
+    const d = new TurnDetector(minWords, {
+      agentSpeaking: () => calls.speaking,
+      bargeIn: () => void calls.bargeIns++,
+      finalize: () => undefined,
+      utterance: (t) => calls.turns.push(t),
+      arrivalPerf: arrivals ? (ms) => arrivals.arrivalOf(ms) : undefined,
+    });
+    return { d, calls };
+  }
+
+  it('times the end of speech from the arrival of its last frame, queueing included', () => {
+    const clock = new ArrivalClock(8000);
+    for (let i = 0; i < 200; i++) clock.add(160, 1000 + i * 20);
+    const { d, calls } = detector(3, clock);
+    d.onVad({ type: 'speech_started', at_ms: 1000, detected_at_ms: 1192 });
+    // The VAD decides 300 ms after the deciding frame arrived (a busy event loop).
+    d.onVad({ type: 'speech_stopped', at_ms: 3000, detected_at_ms: 3200 }, 1000 + 160 * 20 + 300);
+    d.onTranscript({ text: 'Hello.', isFinal: true, speechFinal: true, confidence: 1, fromFinalize: true, startSecs: 0, durationSecs: 1 }, 4500);
+    expect(calls.turns[0]).toMatchObject({ speechEndPerf: 1000 + 149 * 20, vadStopPerf: 1000 + 159 * 20, sttTtfbMs: 4500 - 4500 });
+  });
+
+  it('with min_words ≤ 1 cuts an agent reply that starts while the caller is talking', () => {
+    const { d, calls } = detector(1);
+    d.onVad({ type: 'speech_started', at_ms: 0, detected_at_ms: 192 });
+    expect(calls.bargeIns).toBe(0); // the agent was silent
+    calls.speaking = true;
+    d.onAgentSpeech();
+    expect(calls.bargeIns).toBe(1);
+    // Larger min_words: the caller's words decide, as for any overlap.
+    const three = detector(3);
+    three.d.onVad({ type: 'speech_started', at_ms: 0, detected_at_ms: 192 });
+    three.d.onAgentSpeech();
+    expect(three.calls.bargeIns).toBe(0);
+  });
+});
+
+describe('ready TTS sessions', () => {
+  it('hand a call the voice’s connected spare and open the next one; other voices get their own', async () => {
+    const { TtsSpares } = await import('../../src/gateway/tts-spares');
+    const opened: Array<{ voice: string; closed: boolean }> = [];
+    const open = (voice: string) => () => {
+      const s = { voice, closed: false, close: async () => void (s.closed = true) };
+      opened.push(s);
+      return s as never;
+    };
+    const spares = new TtsSpares();
+    const first = spares.take('cartesia:a', open('a')) as unknown as { voice: string };
+    expect(opened).toHaveLength(1); // nothing was ready: opened for the call
+    await new Promise((r) => setImmediate(r));
+    expect(opened).toHaveLength(2); // the spare for the next call
+    const second = spares.take('cartesia:a', open('a')) as unknown as { voice: string };
+    expect(second).toBe(opened[1]); // already connected
+    expect(second).not.toBe(first);
+    await new Promise((r) => setImmediate(r));
+    spares.take('eleven:b', open('b'));
+    await new Promise((r) => setImmediate(r));
+    expect(opened.map((s) => s.voice)).toEqual(['a', 'a', 'a', 'b', 'b']);
+    await spares.close();
+    expect(opened.filter((s) => s.closed).map((s) => s.voice)).toEqual(['a', 'b']); // the two spares
+  });
+});

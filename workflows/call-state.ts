@@ -1,0 +1,324 @@
+/**
+ * One call's state and the messages that change it: status transitions, the conversation (node,
+ * variables, LLM history), totals, gateway events, the channel the agent speaks through. Handlers
+ * only change state; agent-turns.ts and call-session.ts build the behaviour on top. Workflow code:
+ * deterministic, no I/O.
+ */
+import { patched, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { CallStatus as CallStatusAttr } from '../src/shared/search-attributes';
+import { callVariables, substitute } from '../src/shared/template';
+import {
+  type ArmedTurnResult,
+  type CallStatus,
+  type CallWorkflowInput,
+  type EndReason,
+  type GatewayEvent,
+  type LlmTurnRequest,
+  type MediaConnectedSignal,
+  type TelephonyStatusSignal,
+  type TextTurnResult,
+  type UsageTotals,
+  type VoiceConfig,
+} from './call-definitions';
+import { CallRecorder } from './call-recorder';
+import { GatewayLost, TextChannel, VoiceChannel, type CallChannel, type Spoken, type Thought } from './channels';
+import { canMove, isFinal } from './call-status';
+import { TurnArming } from './turn-arming';
+import { voiceSetup } from './voice-setup';
+import type { ConversationState } from './conversation';
+
+// A runaway tool loop must not keep the caller waiting forever.
+export const MAX_TOOL_ROUNDS_PER_TURN = 6;
+// Enough context for the LLM to carry on naturally; the full transcript stays in PostgreSQL.
+export const HISTORY_KEPT_ON_CONTINUE = 60;
+export const IDLE_PROMPT =
+  'The caller has been silent for a while. Briefly and politely ask whether they are still there. Do not call any tool.';
+// A client-managed call (POST /api/calls/start) ends when the client says so; this only stops a
+// call its client forgot from running for ever.
+export const CLIENT_MANAGED_SAFETY_LIMIT_SECS = 24 * 3600;
+
+export interface Utterance {
+  id: number;
+  text: string;
+  duringAgentSpeech: boolean;
+  /** The gateway's utterance number (voice calls). */
+  seq?: number;
+  /** An armed turn's reply, started by the gateway the moment the caller stopped. */
+  prepared?: {
+    thought: Thought | null;
+    failure: { type: string; message: string } | null;
+    utteranceId: string;
+    request: LlmTurnRequest;
+    /** When the gateway had the utterance: its reply's events come after. */
+    atMs: number;
+  };
+}
+
+export interface CallSummary {
+  status: CallStatus;
+  end_reason: EndReason | null;
+  duration: number | null;
+  totals: UsageTotals;
+}
+
+// How long a voice call may wait, once answered, for the provider's audio stream to connect.
+export const MEDIA_CONNECT_TIMEOUT = '30s';
+// After endMedia the session reports within a heartbeat; don't hold the call's end for longer.
+export const MEDIA_CLOSE_WAIT = '5s';
+
+export abstract class CallState {
+  status: CallStatus;
+  endReason: EndReason | null = null;
+  startTimeMs: number | null;
+  greeting: string | null = null;
+  greetingDone = false;
+  turns = 0;
+  readonly queue: Utterance[] = [];
+  readonly turnResults = new Map<number, TextTurnResult>();
+  endRequest: EndReason | null = null;
+  protected utteranceIds = 0;
+  protected lastActivityMs: number;
+  protected idleWarned = false;
+  protected totals: UsageTotals;
+  protected readonly conv: ConversationState;
+  protected readonly recorder: CallRecorder;
+  protected channel: CallChannel | null = null;
+  protected gatewayTaskQueue: string | null;
+  protected recordingPath: string | null = null;
+  protected mediaClosed = false;
+  protected speechIds = 0;
+  /** The agent's prompt with the call's variables as they were at call start. */
+  protected readonly prompt: string;
+  /** POST /api/calls/start: the client drives the call; the agent only answers its messages. */
+  protected readonly clientManaged: boolean;
+  /** The provider reported the call over (a terminal status): nothing to hang up. */
+  protected providerEnded = false;
+  /** Voice calls: the next turn waits on the gateway (see turn-arming.ts); null on older runs. */
+  protected readonly arming: TurnArming | null;
+  /** The prepared request of the armed turn, as the armed activity carries it. */
+  protected armedRequest: { request: LlmTurnRequest; utteranceId: string } | null = null;
+  /** The last utterance number the gateway reported. */
+  protected lastUtteranceSeq: number;
+
+
+  constructor(protected readonly input: CallWorkflowInput) {
+    const carried = input.carried;
+    this.status = carried?.status ?? input.initialStatus;
+    this.startTimeMs = carried?.startTimeMs ?? (input.initialStatus === 'in_progress' ? Date.now() : null);
+    this.totals = carried?.totals ?? { llm_prompt_tokens: 0, llm_completion_tokens: 0, tts_characters: 0 };
+    this.lastActivityMs = carried?.lastUserActivityMs ?? Date.now();
+    const startVariables = callVariables(input.customParameters, input.agent.context_variables);
+    this.prompt = substitute(input.agent.prompt, startVariables);
+    // patched: client-managed calls that started before this change keep their idle timers on replay.
+    this.clientManaged = input.channel === 'manual' && patched('client-managed-call-is-silent');
+    this.conv = {
+      nodeKey: carried?.nodeKey ?? null,
+      variables: carried?.variables ?? startVariables,
+      injectedContext: carried?.injectedContext ?? [],
+      history: carried?.history ?? [],
+    };
+    this.lastUtteranceSeq = carried?.lastUtteranceSeq ?? 0;
+    // patched: voice calls that started before armed turns keep the signal → voiceTurn path on replay.
+    this.arming =
+      input.channel === 'voice' && patched('armed-turns')
+        ? new TurnArming(
+            () => (this.channel instanceof VoiceChannel ? this.channel : null),
+            (result) => this.onArmedResult(result),
+          )
+        : null;
+    this.recorder = new CallRecorder(input, carried?.nextSeq ?? 1, carried?.unwrittenEvents);
+    this.recorder.onRefused = (reason, seqs) => this.onRecordRefused(reason, seqs);
+    if (carried) this.greetingDone = true;
+    this.gatewayTaskQueue = carried?.gatewayTaskQueue ?? input.gatewayTaskQueue ?? null;
+    if (input.channel !== 'voice') this.channel = new TextChannel(input.options);
+    else if (this.gatewayTaskQueue) this.channel = new VoiceChannel(input.callId, this.gatewayTaskQueue, input.options);
+  }
+
+  get voiceConfig(): VoiceConfig {
+    return { ...voiceSetup(this.input), greeting: this.plannedGreeting() };
+  }
+
+  /**
+   * The greeting begin() will speak, with the id its `speak` will carry, while it has not started:
+   * the gateway synthesises it the moment the stream connects instead of waiting for the request.
+   */
+  protected plannedGreeting(): VoiceConfig['greeting'] {
+    const { agent } = this.input;
+    if (this.input.channel !== 'voice' || this.input.carried || this.greetingDone || this.speechIds > 0 || !agent.greeting) return null;
+    if (this.clientManaged || isFinal(this.status) || this.endRequest !== null) return null;
+    return { utteranceId: `u${this.speechIds + 1}`, text: substitute(agent.greeting, this.conv.variables) };
+  }
+
+  get nodeKey(): string | null {
+    return this.conv.nodeKey;
+  }
+
+  // ---- message handlers: state changes only --------------------------------------------------
+
+  enqueueUtterance(text: string, duringAgentSpeech = false, seq?: number, prepared?: Utterance['prepared']): number {
+    const id = ++this.utteranceIds;
+    const u: Utterance = { id, text, duringAgentSpeech, ...(seq !== undefined ? { seq } : {}), ...(prepared ? { prepared } : {}) };
+    // In the order they were spoken: an armed turn's utterance may overtake a signal in flight.
+    const later = seq === undefined ? -1 : this.queue.findIndex((q) => q.seq !== undefined && q.seq > seq);
+    if (later < 0) this.queue.push(u);
+    else this.queue.splice(later, 0, u);
+    return id;
+  }
+
+  /** The gateway's number of an utterance it reported (signal or armed turn). */
+  noteUtteranceSeq(seq: unknown): void {
+    if (typeof seq === 'number' && Number.isFinite(seq) && seq > this.lastUtteranceSeq) this.lastUtteranceSeq = seq;
+  }
+
+  protected onArmedResult(result: ArmedTurnResult): void {
+    const armed = this.armedRequest;
+    this.armedRequest = null;
+    this.recordGatewayEvents(result.utterance ? result.utterance.events : undefined);
+    this.recordGatewayEvents(result.events);
+    const u = result.utterance;
+    const ended = isFinal(this.status) || this.endRequest !== null;
+    if (!u || ended || !armed || typeof u.text !== 'string' || !u.text.trim()) {
+      // Nobody will answer it: whatever the gateway reported still goes into the call's events.
+      this.recordGatewayEvents(result.thought?.events);
+      if (u) this.noteUtteranceSeq(u.seq);
+      return;
+    }
+    this.noteUtteranceSeq(u.seq);
+    const atMs = Number.isFinite(u.timestampMs) ? u.timestampMs : Date.now();
+    const prepared = result.thought || result.failure ? { thought: result.thought, failure: result.failure, ...armed, atMs } : undefined;
+    this.enqueueUtterance(u.text.trim(), u.duringAgentSpeech === true, u.seq, prepared);
+  }
+
+  requestEnd(reason: EndReason): void {
+    this.endRequest ??= reason;
+  }
+
+  /** The provider's audio stream reached a media gateway: the call is answered. */
+  onMediaConnected(signal: MediaConnectedSignal): void {
+    if (isFinal(this.status) || this.gatewayTaskQueue !== null) return;
+    this.recordGatewayEvents(signal.events);
+    this.gatewayTaskQueue = signal.gatewayTaskQueue;
+    this.recordingPath = signal.recordingPath;
+    this.channel = new VoiceChannel(this.input.callId, signal.gatewayTaskQueue, this.input.options);
+    // At the gateway's time: the greeting may already be playing (its events come later, earlier dated).
+    const reported = (signal.events ?? []).map((e) => e?.timestampMs).filter((t): t is number => Number.isFinite(t));
+    const at = Number.isFinite(signal.connectedAtMs) ? Math.min(Date.now(), Math.max(signal.connectedAtMs!, ...reported)) : Date.now();
+    this.recorder.record('call_status', { status: 'media_connected', source: 'gateway', stream_sid: signal.streamSid }, at);
+    if (this.status === 'ringing') this.moveTo('in_progress', undefined, at);
+  }
+
+  /** A message the workflow could not handle: recorded, and the call goes on without it. */
+  ignoredMessage(name: string, err: unknown): void {
+    this.recorder.record('error', { message: `ignored a malformed ${name} message: ${err instanceof Error ? err.message : String(err)}`, context: 'workflow' });
+  }
+
+  recordGatewayEvents(events: GatewayEvent[] | undefined): void {
+    for (const e of events ?? []) {
+      if (typeof e?.type !== 'string') continue; // not an event: nothing to record
+      this.recorder.record(e.type, e.data ?? {}, Number.isFinite(e.timestampMs) ? e.timestampMs : Date.now());
+    }
+  }
+
+  onTelephonyStatus(signal: TelephonyStatusSignal): void {
+    this.recorder.record('call_status', { status: signal.status, source: 'provider', ...(signal.detail ?? {}) });
+    if (signal.status !== 'ringing' && signal.status !== 'answered') this.providerEnded = true;
+    switch (signal.status) {
+      case 'answered':
+        this.moveTo('in_progress');
+        break;
+      case 'busy':
+      case 'no_answer':
+      case 'canceled':
+        if (this.status === 'ringing') this.moveTo('no_answer');
+        else this.requestEnd('user_ended');
+        break;
+      case 'completed':
+        if (this.status === 'ringing') this.moveTo('no_answer');
+        else this.requestEnd('user_ended');
+        break;
+      case 'failed': {
+        const detail = signal.detail ?? {};
+        const reason = detail.error ?? detail.message;
+        this.fail(reason ? `telephony provider: ${String(reason)}` : 'telephony provider reported the call failed', 'telephony');
+        break;
+      }
+      case 'ringing':
+        break;
+    }
+  }
+
+
+  protected onRecordRefused(reason: string, refusedEvents: number[]): void {
+    this.recorder.record('error', { message: `could not record the call: ${reason}`, context: 'persistence', refused_events: refusedEvents });
+    if (!isFinal(this.status)) this.moveTo('failed', 'error');
+  }
+
+  /**
+   * Voice calls: wait for the audio stream, then hold a heartbeating media session on the gateway
+   * for the rest of the call; when it ends the caller hung up, when it fails the gateway is gone.
+   */
+
+  protected countSpeech(spoken: Spoken): void {
+    this.totals.tts_characters += spoken.characters;
+    this.recordGatewayEvents(spoken.events);
+  }
+
+  protected nextSpeechId(): string {
+    return `u${++this.speechIds}`;
+  }
+
+  protected requireChannel(): CallChannel {
+    if (!this.channel) throw new GatewayLost('no media gateway holds this call');
+    return this.channel;
+  }
+
+
+  // ---- status ----------------------------------------------------------------------------------
+
+  protected moveTo(next: CallStatus, reason?: EndReason, atMs = Date.now()): boolean {
+    const from = this.status;
+    if (!canMove(from, next)) {
+      this.recorder.record('call_status', { status: next, from, ignored: true }, atMs);
+      return false;
+    }
+    this.status = next;
+    if (next === 'in_progress') this.startTimeMs = Date.now();
+    if (reason) this.endReason = reason;
+    this.recorder.record('call_status', { status: next, from }, atMs);
+    if (next === 'in_progress') this.recorder.record('call_started', {}, atMs);
+    upsertSearchAttributes([{ key: CallStatusAttr, value: next }]);
+    this.describe();
+    return true;
+  }
+
+  protected fail(message: string, context: string): void {
+    this.recorder.record('error', { message, context });
+    this.moveTo('failed', 'error');
+  }
+
+
+  // ---- helpers -------------------------------------------------------------------------------
+
+  protected patch() {
+    return { status: this.status, start_time: this.startTimeMs, current_node_key: this.conv.nodeKey, ...this.totals };
+  }
+
+  protected turnResult(replies: string[]): TextTurnResult {
+    return { replies, status: this.status, node_key: this.conv.nodeKey };
+  }
+
+  protected transcript() {
+    return this.conv.history
+      .filter((m) => (m.role === 'user' || m.role === 'assistant') && typeof m.content === 'string' && m.content)
+      .map((m) => ({ role: m.role, text: m.content as string }));
+  }
+
+  protected describe(): void {
+    setCurrentDetails(
+      `**${this.status}** · agent \`${this.input.agent.name}\` v${this.input.agent.version}` +
+        (this.conv.nodeKey ? ` · node \`${this.conv.nodeKey}\`` : '') +
+        ` · ${this.turns} turns`,
+    );
+  }
+
+}
