@@ -34,6 +34,7 @@ import {
   type ProbeState,
 } from '../support/gateway-probe-workflow';
 import { sleep } from '../support/speech';
+import { maxMediaMessageBytes } from '../../src/providers/telephony/media-registry';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'audio');
 const HELLO_WAV = path.join(FIXTURES, 'hello-appointment.wav'); // speech 520–3860 ms
@@ -484,7 +485,7 @@ describe('media gateway', () => {
       ['bad token', (ws) => ws.send(startMessage(good.callId, 'not-the-token')), 1008],
       ['unknown call', (ws) => ws.send(startMessage('no-such-call', streamToken(h.config.JWT_SECRET!, 'no-such-call'))), 1008],
       ['call already streaming', (ws) => ws.send(startMessage(good.callId, streamToken(h.config.JWT_SECRET!, good.callId))), 1008],
-      ['oversized message', (ws) => ws.send(JSON.stringify({ event: 'media', pad: 'x'.repeat(70_000) })), 1009],
+      ['oversized message', (ws) => ws.send(JSON.stringify({ event: 'media', pad: 'x'.repeat(maxMediaMessageBytes() + 1) })), 1009],
       ['flood', (ws) => { for (let i = 0; i < 1000; i++) ws.send(JSON.stringify({ event: 'connected', protocol: 'Call', version: '1.0.0' })); }, 1008],
     ];
     for (const [name, abuse, code] of cases) {
