@@ -11,6 +11,7 @@ import { getFreePort } from '../../src/temporal/dev-server';
 import { fakeTelephonyProviders, startFakeTelephony, type FakeTelephony } from '../fakes/telephony-fakes';
 import { createAgent } from '../support/fixtures';
 import { startHarness, type Harness } from '../support/harness';
+import { defaultProviderEnv, FakePool } from '../support/speech-vendors';
 
 const OUR_NUMBER = '+15005550006';
 let sequence = 0;
@@ -22,12 +23,15 @@ describe.each(fakeTelephonyProviders())('%s webhooks and streams under attack', 
   let phone: FakeTelephony;
   let gateway: RunningGateway;
   let inboundUrl: string;
+  // The agent's default speech providers must be configured, or inbound calls get the apology.
+  const speechFakes = new FakePool();
 
   beforeAll(async () => {
     setLogLevel('error');
     phone = await startFakeTelephony(provider);
     const gatewayPort = await getFreePort();
-    h = await startHarness({ worker: true, env: { ...phone.env, GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}` } });
+    const speechEnv = await defaultProviderEnv(speechFakes);
+    h = await startHarness({ worker: true, env: { ...speechEnv, ...phone.env, GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}` } });
     gateway = await startGateway(
       { config: h.config, temporal: h.temporal, address: h.config.TEMPORAL_ADDRESS!, namespace: h.config.TEMPORAL_NAMESPACE, streamSecret: h.config.JWT_SECRET! },
       gatewayPort,
@@ -43,6 +47,7 @@ describe.each(fakeTelephonyProviders())('%s webhooks and streams under attack', 
     await gateway?.stop();
     await h?.stop();
     await phone?.stop();
+    await speechFakes.stopAll();
   });
 
   const callsWith = (providerCallId: string) => h.db.models.Call.count({ where: { provider, provider_call_sid: providerCallId } });
