@@ -28,10 +28,9 @@
  */
 import crypto from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
-import { WebSocketServer, WebSocket } from 'ws';
+import { WebSocket } from 'ws';
 import { pcmFromBytes, rms } from '../../src/audio/pcm';
+import { startWsFakeServer } from './ws-fake-server';
 import { playChunks, splitChunks, synthesize, words, type AudioEncoding, type FakeTtsAudioOptions } from './fake-tts-audio';
 
 export interface FakeAzureSpeechOptions extends FakeTtsAudioOptions {
@@ -159,23 +158,22 @@ export async function startFakeAzureSpeech(options: FakeAzureSpeechOptions): Pro
   const peek = () => queue[0] ?? '';
   const received: FakeAzureSpeech['received'] = { recognitions: [], syntheses: [], synthesisConnections: 0, rejected: [] };
 
-  const server = http.createServer((_req, res) => res.writeHead(426).end('WebSocket upgrade required'));
-  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
-  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
-    const url = new URL(req.url ?? '/', 'ws://127.0.0.1');
-    const known = RECOGNITION_PATHS.includes(url.pathname) || url.pathname === SYNTHESIS_PATH;
-    const key = req.headers['ocp-apim-subscription-key'] ?? url.searchParams.get('Ocp-Apim-Subscription-Key');
-    const status = !known ? 404 : options.apiKey !== null && key !== options.apiKey ? 401 : 0;
-    if (status) {
-      received.rejected.push({ status, path: url.pathname });
-      socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
-      return;
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      if (url.pathname === SYNTHESIS_PATH) {
-        received.synthesisConnections++;
-        new SynthesisConnection(ws, options, received.syntheses);
-      } else {
+  const server = await startWsFakeServer(
+    {
+      check(req, url) {
+        const known = RECOGNITION_PATHS.includes(url.pathname) || url.pathname === SYNTHESIS_PATH;
+        const key = req.headers['ocp-apim-subscription-key'] ?? url.searchParams.get('Ocp-Apim-Subscription-Key');
+        const status = !known ? 404 : options.apiKey !== null && key !== options.apiKey ? 401 : 0;
+        if (!status) return undefined;
+        received.rejected.push({ status, path: url.pathname });
+        return { status };
+      },
+      connected(ws, req, url) {
+        if (url.pathname === SYNTHESIS_PATH) {
+          received.synthesisConnections++;
+          new SynthesisConnection(ws, options, received.syntheses);
+          return;
+        }
         const record: FakeAzureRecognition = {
           path: url.pathname,
           query: Object.fromEntries([...url.searchParams].filter(([k]) => k.toLowerCase() !== 'ocp-apim-subscription-key')),
@@ -186,27 +184,19 @@ export async function startFakeAzureSpeech(options: FakeAzureSpeechOptions): Pro
         };
         received.recognitions.push(record);
         new RecognitionConnection(ws, record, options, next, peek);
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
+      },
+    },
+    options.port,
+  );
   return {
-    url: `ws://127.0.0.1:${port}`,
+    url: server.url,
     script(texts) {
       if (typeof texts === 'function') transcriber = texts;
       else queue.push(...texts);
     },
     received,
-    dropConnections(code = 1011, reason = 'Internal server error') {
-      for (const ws of wss.clients) ws.close(code, reason);
-    },
-    async stop() {
-      for (const ws of wss.clients) ws.terminate();
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    dropConnections: server.dropConnections,
+    stop: server.stop,
   };
 }
 

@@ -22,12 +22,10 @@
  */
 import crypto from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import { pcmFromBytes, rms } from '../../src/audio/pcm';
 import { parseWav } from '../../src/gateway/recording/wav';
-import { sendJson } from './ws-fake-server';
+import { sendJson, startWsFakeServer } from './ws-fake-server';
 
 const LANGUAGES = ['hi-IN', 'bn-IN', 'kn-IN', 'ml-IN', 'mr-IN', 'od-IN', 'pa-IN', 'ta-IN', 'te-IN', 'en-IN', 'gu-IN', 'unknown'];
 
@@ -78,9 +76,6 @@ export async function startFakeSarvam(options: FakeSarvamOptions): Promise<FakeS
   const received: FakeSarvam['received'] = { streams: [], rejected: [], rest: [] };
   const keyError = JSON.stringify({ error: { message: 'Invalid API key', code: 'invalid_api_key_error', request_id: null } });
 
-  const server = http.createServer((req, res) => {
-    void handleRest(req, res).catch((err) => res.writeHead(500).end(String(err)));
-  });
   async function handleRest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -106,22 +101,6 @@ export async function startFakeSarvam(options: FakeSarvamOptions): Promise<FakeS
     json(200, { request_id: crypto.randomUUID(), transcript: next({ model: fields.model ?? 'saarika:v2.5', mode: fields.mode, language }), language_code: language });
   }
 
-  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
-  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
-    const url = new URL(req.url ?? '/', 'ws://127.0.0.1');
-    const rejection = checkUpgrade(req, url);
-    if (rejection) {
-      received.rejected.push(rejection);
-      socket.end(`HTTP/1.1 ${rejection.status} ${http.STATUS_CODES[rejection.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(rejection.body)}\r\nConnection: close\r\n\r\n${rejection.body}`);
-      return;
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      const record: FakeSarvamStream = { query: Object.fromEntries(url.searchParams), headers: req.headers, audioBytes: 0, controls: [], audioMessages: [], sent: [] };
-      received.streams.push(record);
-      new SarvamStream(ws, record, options, next);
-    });
-  });
-
   function checkUpgrade(req: http.IncomingMessage, url: URL): { status: number; body: string } | undefined {
     const fail = (status: number, message: string) => ({ status, body: JSON.stringify({ error: { message, code: 'invalid_request_error' } }) });
     if (url.pathname !== '/speech-to-text/ws') return { status: 404, body: JSON.stringify({ detail: 'Not Found' }) };
@@ -139,24 +118,32 @@ export async function startFakeSarvam(options: FakeSarvamOptions): Promise<FakeS
     return undefined;
   }
 
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
+  const server = await startWsFakeServer(
+    {
+      request: (req, res) => void handleRest(req, res).catch((err) => res.writeHead(500).end(String(err))),
+      check(req, url) {
+        const rejection = checkUpgrade(req, url);
+        if (!rejection) return undefined;
+        received.rejected.push(rejection);
+        return { ...rejection, headers: { 'Content-Type': 'application/json' } };
+      },
+      connected(ws, req, url) {
+        const record: FakeSarvamStream = { query: Object.fromEntries(url.searchParams), headers: req.headers, audioBytes: 0, controls: [], audioMessages: [], sent: [] };
+        received.streams.push(record);
+        new SarvamStream(ws, record, options, next);
+      },
+    },
+    options.port,
+  );
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${server.port}`,
     script(texts) {
       if (typeof texts === 'function') transcriber = texts;
       else queue.push(...texts);
     },
     received,
-    dropConnections(code = 1011, reason = 'Internal server error') {
-      for (const ws of wss.clients) ws.close(code, reason);
-    },
-    async stop() {
-      for (const ws of wss.clients) ws.terminate();
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    dropConnections: server.dropConnections,
+    stop: server.stop,
   };
 }
 

@@ -27,12 +27,17 @@ export interface WsFakeHandlers {
   /** Return a rejection to refuse the upgrade. */
   check(req: http.IncomingMessage, url: URL): UpgradeRejection | undefined;
   connected(ws: WebSocket, req: http.IncomingMessage, url: URL): void;
+  /** Plain HTTP requests (a vendor's REST endpoints beside its socket); 426 when absent. */
+  request?: http.RequestListener;
 }
 
 export async function startWsFakeServer(handlers: WsFakeHandlers, port = 0): Promise<WsFakeServer> {
-  const server = http.createServer((_req, res) => {
-    res.writeHead(426, { 'content-type': 'text/plain' }).end('WebSocket upgrade required');
-  });
+  const server = http.createServer(
+    handlers.request ??
+      ((_req, res) => {
+        res.writeHead(426, { 'content-type': 'text/plain' }).end('WebSocket upgrade required');
+      }),
+  );
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'ws://127.0.0.1');
