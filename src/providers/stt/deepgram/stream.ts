@@ -11,6 +11,7 @@ import WebSocket from 'ws';
 import { createLogger } from '../../../shared/logger';
 import { KeepAlive } from '../../resilience';
 import { openSpeechSocket, SpeechProviderError, wsBaseUrl } from '../../speech-socket';
+import { PendingSends } from '../pending-sends';
 import type { SttEvents, SttOptions, SttStream, SttTranscript } from '../types';
 
 const log = createLogger('stt.deepgram');
@@ -32,11 +33,8 @@ export const DEEPGRAM_DEFAULTS = {
   closeTimeoutMs: 2000,
 } as const;
 
-// While the handshake runs audio is queued; past this much (30 s of 8 kHz mu-law) the oldest
-// goes, so a vendor that never answers cannot grow memory without bound.
+// 30 s of 8 kHz mu-law held while the handshake runs.
 const MAX_QUEUED_AUDIO_BYTES = 240_000;
-
-type Queued = { kind: 'audio'; data: Buffer } | { kind: 'control'; type: 'Finalize' | 'CloseStream' };
 
 const AUDIO_PARAMETERS = new Set(['encoding', 'sample_rate', 'channels']);
 
@@ -76,8 +74,7 @@ export class DeepgramStt extends EventEmitter<SttEvents> implements SttStream {
   private readonly ws: WebSocket;
   private readonly keepAlive: KeepAlive;
   private readonly closeTimeoutMs: number;
-  private queue: Queued[] = [];
-  private queuedAudioBytes = 0;
+  private readonly pending = new PendingSends<'Finalize' | 'CloseStream'>(MAX_QUEUED_AUDIO_BYTES);
   private opened = false;
   private closing = false;
   private closedInfo?: { code: number; reason: string };
@@ -106,7 +103,10 @@ export class DeepgramStt extends EventEmitter<SttEvents> implements SttStream {
     this.ws.on('open', () => {
       this.opened = true;
       resolveReady();
-      this.flushQueue();
+      this.pending.drain(
+        (audio) => this.sendAudio(audio),
+        (type) => this.sendControl(type),
+      );
       this.keepAlive.start();
     });
     this.ws.on('message', (data, isBinary) => {
@@ -124,13 +124,7 @@ export class DeepgramStt extends EventEmitter<SttEvents> implements SttStream {
       this.keepAlive.touch();
       return;
     }
-    this.queue.push({ kind: 'audio', data: audio });
-    this.queuedAudioBytes += audio.length;
-    while (this.queuedAudioBytes > MAX_QUEUED_AUDIO_BYTES) {
-      const i = this.queue.findIndex((q) => q.kind === 'audio');
-      const dropped = this.queue.splice(i, 1)[0] as { data: Buffer };
-      this.queuedAudioBytes -= dropped.data.length;
-    }
+    this.pending.pushAudio(audio);
   }
 
   finalize(): void {
@@ -150,7 +144,7 @@ export class DeepgramStt extends EventEmitter<SttEvents> implements SttStream {
         timer.unref();
         void closed.then(() => clearTimeout(timer));
       } else {
-        this.queue = [];
+        this.pending.clear();
         this.ws.terminate();
       }
     }
@@ -162,17 +156,7 @@ export class DeepgramStt extends EventEmitter<SttEvents> implements SttStream {
       this.ws.send(JSON.stringify({ type }));
       this.keepAlive.touch();
     } else if (type !== 'KeepAlive') {
-      this.queue.push({ kind: 'control', type });
-    }
-  }
-
-  private flushQueue(): void {
-    const queued = this.queue;
-    this.queue = [];
-    this.queuedAudioBytes = 0;
-    for (const item of queued) {
-      if (item.kind === 'audio') this.sendAudio(item.data);
-      else this.sendControl(item.type);
+      this.pending.pushControl(type);
     }
   }
 

@@ -20,6 +20,7 @@ import { pcmFromBytes, pcmToBytes, rms } from '../../../audio/pcm';
 import { createLogger } from '../../../shared/logger';
 import { KeepAlive } from '../../resilience';
 import { openSpeechSocket, readyLatch, SpeechProviderError } from '../../speech-socket';
+import { PendingSends } from '../pending-sends';
 import { SegmentStt } from '../segment-stt';
 import type { SttEvents, SttOptions, SttStream } from '../types';
 import { SARVAM_DEFAULTS, sarvamRequest, sarvamStreamUrl, sarvamTranscribeRest, type SarvamRequest } from './request';
@@ -33,10 +34,8 @@ const STREAMING_REFUSED = new Set([403, 404, 426]);
 const KEY_PROBLEM = /api[- _]?key|credential|unauthori[sz]ed/i;
 // 16-bit RMS above which audio counts as speech for finalize() (about -45 dBFS).
 const SPEECH_RMS = 180;
-// 30 s of 8 kHz PCM; past it the oldest queued audio goes while the handshake hangs.
+// 30 s of 8 kHz PCM held while the handshake runs.
 const MAX_QUEUED_AUDIO_BYTES = 480_000;
-
-type Queued = { kind: 'audio'; data: Buffer } | { kind: 'finalize' };
 
 export class SarvamStt extends EventEmitter<SttEvents> implements SttStream {
   readonly provider = 'sarvam';
@@ -46,8 +45,7 @@ export class SarvamStt extends EventEmitter<SttEvents> implements SttStream {
   private readonly request: SarvamRequest;
   private readonly ws: WebSocket;
   private readonly settleReady: ReturnType<typeof readyLatch>;
-  private queue: Queued[] = [];
-  private queuedBytes = 0;
+  private readonly pending = new PendingSends<'finalize'>(MAX_QUEUED_AUDIO_BYTES);
   private opened = false;
   private closing = false;
   private closedInfo?: { code: number; reason: string };
@@ -79,7 +77,10 @@ export class SarvamStt extends EventEmitter<SttEvents> implements SttStream {
     this.ws.on('open', () => {
       this.opened = true;
       this.settleReady.resolve();
-      this.flushQueue();
+      this.pending.drain(
+        (audio) => this.sendFrame(audio),
+        () => this.finalize(),
+      );
       this.keepAlive.start();
     });
     this.ws.on('message', (data, isBinary) => {
@@ -110,20 +111,14 @@ export class SarvamStt extends EventEmitter<SttEvents> implements SttStream {
       this.sendFrame(audio);
       return;
     }
-    this.queue.push({ kind: 'audio', data: audio });
-    this.queuedBytes += audio.length;
-    while (this.queuedBytes > MAX_QUEUED_AUDIO_BYTES) {
-      const i = this.queue.findIndex((q) => q.kind === 'audio');
-      const dropped = this.queue.splice(i, 1)[0] as { data: Buffer };
-      this.queuedBytes -= dropped.data.length;
-    }
+    this.pending.pushAudio(audio);
   }
 
   finalize(): void {
     if (this.closing || this.closedInfo) return;
     if (this.rest) return this.rest.finalize();
     if (this.ws.readyState !== WebSocket.OPEN) {
-      this.queue.push({ kind: 'finalize' });
+      this.pending.pushControl('finalize');
       return;
     }
     if (this.owesTranscript || this.sentSpeech) {
@@ -156,7 +151,7 @@ export class SarvamStt extends EventEmitter<SttEvents> implements SttStream {
       } else if (this.ws.readyState === WebSocket.OPEN) {
         this.closeSocket();
       } else {
-        this.queue = [];
+        this.pending.clear();
         this.ws.terminate();
       }
     }
@@ -178,16 +173,6 @@ export class SarvamStt extends EventEmitter<SttEvents> implements SttStream {
     this.audioBytesSent += audio.length;
     this.positionBytes += audio.length;
     this.keepAlive.touch();
-  }
-
-  private flushQueue(): void {
-    const queued = this.queue;
-    this.queue = [];
-    this.queuedBytes = 0;
-    for (const item of queued) {
-      if (item.kind === 'audio') this.sendFrame(item.data);
-      else this.finalize();
-    }
   }
 
   private handleMessage(text: string): void {
@@ -268,13 +253,10 @@ export class SarvamStt extends EventEmitter<SttEvents> implements SttStream {
       if (!this.closing) this.ended(c.code, c.reason);
     });
     this.rest = rest;
-    const queued = this.queue;
-    this.queue = [];
-    this.queuedBytes = 0;
-    for (const item of queued) {
-      if (item.kind === 'audio') rest.sendAudio(item.data);
-      else rest.finalize();
-    }
+    this.pending.drain(
+      (audio) => rest.sendAudio(audio),
+      () => rest.finalize(),
+    );
     this.settleReady.resolve();
   }
 
