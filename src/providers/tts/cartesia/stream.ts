@@ -56,8 +56,6 @@ export class CartesiaTts extends TtsSessionBase<Utterance> implements TtsSession
   private wsOpen = false;
   private outbox: Array<{ contextId: string; data: string }> = [];
   private readonly backoff = new Backoff(RECONNECT_DELAYS_MS);
-  /** A failure of the idle session was reported since the last successful open. */
-  private failureReported = false;
   private reconnectTimer?: NodeJS.Timeout;
   private closed = false;
   private settleReady?: { resolve: () => void; reject: (err: Error) => void };
@@ -162,7 +160,7 @@ export class CartesiaTts extends TtsSessionBase<Utterance> implements TtsSession
     ws.on('open', () => {
       this.wsOpen = true;
       this.backoff.opened();
-      this.failureReported = false;
+      this.connectionOpened();
       this.settleReady?.resolve();
       for (const m of this.outbox.splice(0)) {
         ws.send(m.data);
@@ -185,24 +183,19 @@ export class CartesiaTts extends TtsSessionBase<Utterance> implements TtsSession
     });
   }
 
-  /** Utterances in flight die with their connection; the session itself reconnects unless the error is fatal. */
+  /** Reject the ready latch and end the utterances in flight (session-base); Cartesia-specific: which count as in flight. */
   private connectionLost(err: SpeechProviderError): void {
     this.settleReady?.reject(err);
     this.settleReady = undefined;
+    // In flight: text went out, or a request still waits in the outbox for this socket.
     const active = [...this.utterances.values()].filter((u) => u.textSent || this.outbox.some((m) => m.contextId === u.id));
     this.outbox = [];
-    for (const utt of active) {
-      this.emitError(new SpeechProviderError(err.message, { ...err.details, utteranceId: utt.id }));
-      this.finish(utt, 'error');
-    }
-    // Cartesia closing an idle socket cleanly is routine (we just reconnect); other failures of
-    // an idle session are reported once until a connection works again, not on every retry.
-    const routine = err.details.closeCode === 1000 || err.details.closeCode === 1001;
-    if (active.length === 0 && !routine && !this.failureReported) {
-      this.failureReported = true;
-      this.emitError(err);
-    }
-    if (err.details.fatal || this.closed) return; // the next startUtterance tries again
+    this.failInFlight(err, active);
+  }
+
+  /** Reopens with backoff, unless close() came first (possibly from an error listener). */
+  protected override reconnectAfterLoss(): void {
+    if (this.closed) return;
     this.reconnectTimer = setTimeout(() => this.connect(), this.backoff.next());
     this.reconnectTimer.unref();
   }

@@ -84,7 +84,6 @@ export class DeepgramTts extends TtsSessionBase<Utterance> implements TtsSession
   private readonly flushTimes: number[] = [];
   private readonly backoff = new Backoff();
   private reconnectTimer?: NodeJS.Timeout;
-  private failureReported = false;
   private closed = false;
   private settleReady?: { resolve: () => void; reject: (err: Error) => void };
 
@@ -216,7 +215,7 @@ export class DeepgramTts extends TtsSessionBase<Utterance> implements TtsSession
       this.wsOpen = true;
       this.clearing = 0;
       this.backoff.opened();
-      this.failureReported = false;
+      this.connectionOpened();
       this.settleReady?.resolve();
       for (const m of this.outbox.splice(0)) {
         ws.send(m.data);
@@ -239,23 +238,20 @@ export class DeepgramTts extends TtsSessionBase<Utterance> implements TtsSession
     });
   }
 
-  /** Utterances in flight die with their connection; the session reconnects unless the error is fatal. */
+  /** Reject the ready latch and end the utterances in flight (session-base); Deepgram-specific: which count as in flight. */
   private connectionLost(err: SpeechProviderError): void {
     this.settleReady?.reject(err);
     this.settleReady = undefined;
     const active = [...this.utterances.values()].filter((u) => u.textSent);
     this.outbox = [];
+    // The new socket starts with an empty Deepgram buffer: nothing of the old one is on the wire.
     this.onWire = [];
-    for (const utt of active) {
-      this.emitError(new SpeechProviderError(err.message, { ...err.details, utteranceId: utt.id }));
-      this.finish(utt, 'error');
-    }
-    const routine = err.details.closeCode === 1000 || err.details.closeCode === 1001;
-    if (active.length === 0 && !routine && !this.failureReported) {
-      this.failureReported = true;
-      this.emitError(err);
-    }
-    if (err.details.fatal || this.closed) return; // the next startUtterance tries again
+    this.failInFlight(err, active);
+  }
+
+  /** Reopens with backoff, unless close() came first (possibly from an error listener). */
+  protected override reconnectAfterLoss(): void {
+    if (this.closed) return;
     this.reconnectTimer = setTimeout(() => this.connect(), this.backoff.next());
     this.reconnectTimer.unref();
   }
