@@ -18,6 +18,7 @@ import { connectExotelCaller, FRAME_MS, type ExotelCaller } from '../fakes/exote
 import { startFakeExotel, type FakeExotel } from '../fakes/exotel-server';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { eventually } from '../support/fixtures';
+import { voiceCallApi } from '../support/voice-call-api';
 import { configureExotel } from '../support/telephony';
 import { startHarness, type Harness } from '../support/harness';
 import { killHard, spawnGatewayProcess, spawnWorkerProcess } from '../support/worker-process-control';
@@ -73,24 +74,7 @@ const heardMs = (caller: ExotelCaller) => caller.speechFrames().length * FRAME_M
 const lastMessage = (body: any) => body.messages[body.messages.length - 1];
 const hangups = (sid: string) => exotel.requests.filter((r) => r.method === 'POST' && r.path.includes(`/Calls/${sid}`) && r.params.Status === 'completed');
 
-async function events(callId: string): Promise<Array<{ id: number; event_type: string; data: any; timestamp: string }>> {
-  return (await h.request('GET', `/api/calls/${callId}/events`)).body;
-}
-
-async function finalCall(callId: string, timeoutMs = 20_000) {
-  return eventually(async () => {
-    const call = (await h.request('GET', `/api/calls/${callId}`)).body;
-    return ['completed', 'failed', 'no_answer'].includes(call.status) && call.end_time ? call : null;
-  }, timeoutMs);
-}
-
-async function createVoiceAgent(body: Record<string, unknown>) {
-  const res = await h.request('POST', '/api/agents', {
-    body: { pipeline_settings: { ...PIPELINE_DEFAULTS, vad_stop_secs: 0.4, min_words: 1 }, ...body },
-  });
-  expect(res.status).toBe(201);
-  return res.body;
-}
+const { events, finalCall, createVoiceAgent } = voiceCallApi(() => h);
 
 /** The recording is a stereo 16-bit WAV at the stream's rate, as long as the stream, both sides audible. */
 async function expectRecordingOfCall(call: any, caller: ExotelCaller, sampleRate = 8000) {

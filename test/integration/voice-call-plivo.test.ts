@@ -13,7 +13,6 @@ import { verifyStreamToken } from '../../src/gateway/stream-token';
 import { parseExtraHeaders } from '../../src/providers/telephony/plivo/media-messages';
 import { plivoStreamCredentials } from '../../src/providers/telephony/plivo/stream-auth';
 import { channelOf, readWavFile } from '../../src/gateway/recording/wav';
-import { PIPELINE_DEFAULTS } from '../../src/shared/catalog';
 import { getFreePort } from '../../src/temporal/dev-server';
 import { startFakeCartesia, type FakeCartesia } from '../fakes/cartesia-server';
 import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
@@ -21,6 +20,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { FRAME_MS, type PlivoCaller } from '../fakes/plivo-caller';
 import { startFakePlivo, type FakePlivo } from '../fakes/plivo-server';
 import { eventually } from '../support/fixtures';
+import { voiceCallApi } from '../support/voice-call-api';
 import { configurePlivo } from '../support/telephony';
 import { startHarness, type Harness } from '../support/harness';
 import { killHard, spawnGatewayProcess, spawnWorkerProcess } from '../support/worker-process-control';
@@ -77,24 +77,7 @@ afterAll(async () => {
 const heardMs = (caller: PlivoCaller) => caller.speechFrames().length * FRAME_MS;
 const lastMessage = (body: any) => body.messages[body.messages.length - 1];
 
-async function events(callId: string): Promise<Array<{ id: number; event_type: string; data: any; timestamp: string }>> {
-  return (await h.request('GET', `/api/calls/${callId}/events`)).body;
-}
-
-async function finalCall(callId: string, timeoutMs = 20_000) {
-  return eventually(async () => {
-    const call = (await h.request('GET', `/api/calls/${callId}`)).body;
-    return ['completed', 'failed', 'no_answer'].includes(call.status) && call.end_time ? call : null;
-  }, timeoutMs);
-}
-
-async function createVoiceAgent(body: Record<string, unknown>) {
-  const res = await h.request('POST', '/api/agents', {
-    body: { pipeline_settings: { ...PIPELINE_DEFAULTS, vad_stop_secs: 0.4, min_words: 1 }, ...body },
-  });
-  expect(res.status).toBe(201);
-  return res.body;
-}
+const { events, finalCall, createVoiceAgent } = voiceCallApi(() => h);
 
 const deletes = (uuid: string) => plivo.requests.filter((r) => r.method === 'DELETE' && r.path.endsWith(`/${uuid}/`));
 

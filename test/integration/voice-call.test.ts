@@ -8,7 +8,6 @@
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { channelOf, readWavFile } from '../../src/gateway/recording/wav';
-import { PIPELINE_DEFAULTS } from '../../src/shared/catalog';
 import { getFreePort } from '../../src/temporal/dev-server';
 import { startFakeCartesia, type FakeCartesia } from '../fakes/cartesia-server';
 import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
@@ -17,6 +16,7 @@ import { FRAME_MS, type TwilioCaller } from '../fakes/twilio-caller';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver';
 import { eventually } from '../support/fixtures';
+import { voiceCallApi } from '../support/voice-call-api';
 import { configureTwilio } from '../support/telephony';
 import { startHarness, type Harness } from '../support/harness';
 import { killHard, spawnGatewayProcess, spawnWorkerProcess } from '../support/worker-process-control';
@@ -76,24 +76,7 @@ const heardMs = (caller: TwilioCaller) => caller.speechFrames().length * FRAME_M
 const lastMessage = (body: any) => body.messages[body.messages.length - 1];
 const toolNames = (body: any): string[] => (body.tools ?? []).map((t: any) => t.function.name);
 
-async function events(callId: string): Promise<Array<{ id: number; event_type: string; data: any; timestamp: string }>> {
-  return (await h.request('GET', `/api/calls/${callId}/events`)).body;
-}
-
-async function finalCall(callId: string, timeoutMs = 20_000) {
-  return eventually(async () => {
-    const call = (await h.request('GET', `/api/calls/${callId}`)).body;
-    return ['completed', 'failed', 'no_answer'].includes(call.status) && call.end_time ? call : null;
-  }, timeoutMs);
-}
-
-async function createVoiceAgent(body: Record<string, unknown>) {
-  const res = await h.request('POST', '/api/agents', {
-    body: { pipeline_settings: { ...PIPELINE_DEFAULTS, vad_stop_secs: 0.4, min_words: 1 }, ...body },
-  });
-  expect(res.status).toBe(201);
-  return res.body;
-}
+const { events, finalCall, createVoiceAgent } = voiceCallApi(() => h);
 
 describe('an outbound Twilio call to a flow agent', () => {
   it('greets in audio, calls a tool, is interrupted within 300 ms, moves through the flow and hangs up', async () => {
