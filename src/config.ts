@@ -118,6 +118,9 @@ export const configSchema = z.object({
   // Sample rate of Exotel's Voicebot streams (16-bit PCM): 8000 (PSTN) or 16000 (wideband).
   EXOTEL_SAMPLE_RATE: z.enum(['8000', '16000']).default('8000').transform(Number),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  // CPU priority (nice, −20…19) of this process; e.g. 10 for the worker and API on cores they
+  // share with a media gateway, so audio goes first (src/runtime/priority.ts).
+  NICE: z.coerce.number().int('must be an integer').min(-20).max(19).default(0),
 });
 
 export type Config = z.infer<typeof configSchema> & { dataDir: string };

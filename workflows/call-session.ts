@@ -172,7 +172,10 @@ export class CallSession extends AgentTurns {
     }
     this.greetingDone = true;
     this.lastActivityMs = Date.now();
-    await this.recorder.flush(this.patch());
+    // Arming the first turn does not wait for this write: under load that round trip took longer
+    // than the caller's pause after the greeting. Writes stay in order (the recorder chains them).
+    if (patched('greeting-write-unawaited')) void this.recorder.flush(this.patch());
+    else await this.recorder.flush(this.patch());
   }
 
   private async onUtterance(u: Utterance): Promise<void> {

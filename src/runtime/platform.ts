@@ -20,6 +20,7 @@ import { createLogger, setLogLevel } from '../shared/logger';
 import { connectTemporal } from '../temporal/client';
 import { startWorker } from '../worker/worker';
 import { openDatabase } from './database';
+import { applyNice } from './priority';
 import { Readiness } from './readiness';
 import { resolveTemporal } from './temporal';
 
@@ -38,6 +39,7 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
   Runtime.install({ logger: new DefaultLogger(config.LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN') });
   const log = createLogger('platform');
   initProcessMetrics();
+  applyNice(config.NICE, log);
   const stops: Array<() => Promise<void>> = [];
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop().catch((err) => log.error('stop failed', { error: err }));

@@ -6,6 +6,7 @@ import type { Logger } from '../shared/logger';
 import { ensureTemporalCli } from '../temporal/cli';
 import { startDevServer } from '../temporal/dev-server';
 import { privateFile } from '../security/data-files';
+import { applyNice, DEV_SERVER_NICE } from './priority';
 
 const DEFAULT_PORT = 7233;
 
@@ -49,5 +50,7 @@ export async function resolveTemporal(config: Config, log: Logger, options: { st
   });
   // Created under the platform's umask (0077); tightened here too in case it already existed.
   privateFile(dbFile);
+  // It shares the cores with the media gateway in this process: the audio goes first.
+  if (server.process.pid) applyNice(DEV_SERVER_NICE, log, server.process.pid, 'Temporal dev server');
   return { address: server.address, uiUrl: `http://localhost:${config.TEMPORAL_UI_PORT}`, stop: server.stop };
 }

@@ -5,6 +5,7 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../../src/config';
 import { connectDatabase } from '../../src/db/database';
+import { applyNice } from '../../src/runtime/priority';
 import { SecretBox } from '../../src/security/crypto';
 import { createLogger } from '../../src/shared/logger';
 import { startWorker } from '../../src/worker/worker';
@@ -12,6 +13,7 @@ import { startWorker } from '../../src/worker/worker';
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const config = loadConfig();
+  applyNice(config.NICE, createLogger('worker'));
   const db = connectDatabase(config.DATABASE_URL!, { poolMax: 3 });
   await startWorker({
     address: config.TEMPORAL_ADDRESS!,

@@ -27,6 +27,13 @@ describe('configuration', () => {
     }
   });
 
+  it('takes a CPU priority (NICE) from -20 to 19, default 0', () => {
+    expect(loadConfig({}).NICE).toBe(0);
+    expect(loadConfig({ NICE: '10' }).NICE).toBe(10);
+    expect(() => loadConfig({ NICE: '30' })).toThrow(/NICE/);
+    expect(() => loadConfig({ NICE: 'low' })).toThrow(/NICE/);
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ DATABASE_URL: '', TEMPORAL_ADDRESS: ' ' }).DATABASE_URL).toBeUndefined();
   });

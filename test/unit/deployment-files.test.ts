@@ -12,6 +12,8 @@ describe('deployment files', () => {
       expect.arrayContaining(['postgresql', 'temporal', 'temporal-ui', 'api', 'worker', 'gateway']),
     );
     expect(compose.services.temporal.environment.DB).toBe('postgres12');
+    // The media gateway outweighs the other services when the CPUs are contended.
+    expect(compose.services.gateway.cpu_shares).toBeGreaterThan(1024);
     expect(compose.services.api.environment.TEMPORAL_ADDRESS).toBe('temporal:7233');
     // Temporal's gRPC frontend and Web UI have no login of their own: reachable from this host only.
     expect(compose.services.temporal.ports).toEqual(['127.0.0.1:7233:7233']);
