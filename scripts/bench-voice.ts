@@ -329,7 +329,7 @@ async function main(): Promise<void> {
     // The platform's own view of each call, once the workflows have written everything.
     const checks = await Promise.all(
       results.map(async (r, i) => {
-        if (!r.callId) return { ok: false, why: r.error ?? 'no call', metrics: [] as any[], steps: [] as HandoffSteps[] };
+        if (!r.callId) return { ok: false, why: r.error ?? 'no call', tail: '', metrics: [] as any[], steps: [] as HandoffSteps[] };
         let call: any;
         for (let attempt = 0; attempt < 100; attempt++) {
           call = (await h.request('GET', `/api/calls/${r.callId}`)).body;
@@ -352,7 +352,15 @@ async function main(): Promise<void> {
           .filter((e) => e.event_type === 'ttfb_metric' && e.data.processor === 'e2e')
           .map((e) => ({ firstAudioMs: Date.parse(`${e.timestamp}Z`), afterVadStopMs: Number(e.data.after_vad_stop_ms) }));
         const steps = await handoffSteps(h.temporal, callWorkflowId(r.callId), e2e).catch(() => [] as HandoffSteps[]);
-        return { ok: problems.length === 0, why: problems.join(', '), metrics: events.filter((e) => e.event_type === 'ttfb_metric').map((e) => e.data), steps };
+        // For a failed call: its last events, to see what the platform did (types and the key fields).
+        const tail = problems.length
+          ? events
+              .filter((e) => e.event_type !== 'ttfb_metric')
+              .slice(-14)
+              .map((e) => `${e.event_type}${e.data?.text ? `(${String(e.data.text).slice(0, 12)})` : e.data?.status ? `(${e.data.status})` : ''}`)
+              .join(' ')
+          : '';
+        return { ok: problems.length === 0, why: problems.join(', '), tail, metrics: events.filter((e) => e.event_type === 'ttfb_metric').map((e) => e.data), steps };
       }),
     );
     const okCalls = checks.filter((c) => c.ok).length;
@@ -466,7 +474,7 @@ async function main(): Promise<void> {
     const failed = checks.map((c, i) => ({ i, ...c })).filter((c) => !c.ok);
     if (failed.length) {
       console.log('\nCalls not completed correctly:');
-      for (const f of failed.slice(0, 10)) console.log(`  call ${f.i}: ${f.why}`);
+      for (const f of failed.slice(0, 10)) console.log(`  call ${f.i}: ${f.why}\n    last events: ${f.tail}`);
     }
     const int = (v: number) => (Number.isFinite(v) ? String(Math.round(v)) : 'NA');
     summary =

@@ -2,7 +2,7 @@
  * The agent's side of a call: LLM rounds with tool calls (webhook tools, flow functions,
  * end_call), flow-node entry with its pre-actions, fixed texts spoken. Workflow code.
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { substitute, substituteDeep } from '../src/shared/template';
 import type { LlmTurnRequest, SnapshotNode } from './call-definitions';
@@ -24,7 +24,10 @@ export abstract class AgentTurns extends CallState {
   /** LLM rounds until the agent answers without calling tools (or ends the call). */
   protected async agentTurn(transientInstruction?: string, prepared?: Utterance['prepared']): Promise<string[]> {
     const replies: string[] = [];
-    for (let round = 0; round < MAX_TOOL_ROUNDS_PER_TURN && this.endRequest === null; round++) {
+    // An armed turn's reply the caller already heard is recorded even after they hung up; its
+    // tools are not run (nobody is left to hear what they would change).
+    const spokenAfterEnd = prepared?.thought != null && this.endRequest !== null && patched('spoken-reply-after-hangup');
+    for (let round = 0; round < MAX_TOOL_ROUNDS_PER_TURN && (this.endRequest === null || (round === 0 && spokenAfterEnd)); round++) {
       const result = round === 0 && prepared ? await this.preparedLlm(prepared) : await this.callLlm(transientInstruction);
       // What the caller actually heard: on barge-in, only the part played before they spoke.
       const said = result.heardText;
@@ -33,7 +36,7 @@ export abstract class AgentTurns extends CallState {
         this.recorder.record('agent_spoke', { text: said, ...(result.interrupted ? { interrupted: true } : {}) });
       }
       // Tool calls of a reply the caller cut off are dropped: they answered what was not heard.
-      const toolCalls = result.interrupted ? [] : result.toolCalls;
+      const toolCalls = result.interrupted || spokenAfterEnd ? [] : result.toolCalls;
       // An assistant message needs text or tool calls (a reply cut off before any audio has neither).
       if (said || toolCalls.length) {
         this.conv.history.push({

@@ -176,7 +176,10 @@ export abstract class CallState {
     this.recordGatewayEvents(result.utterance ? result.utterance.events : undefined);
     this.recordGatewayEvents(result.events);
     const u = result.utterance;
-    const ended = isFinal(this.status) || this.endRequest !== null;
+    // A reply the gateway already spoke belongs to the call even if the hang-up was processed
+    // first (its result can arrive after the hang-up's): recorded, not dropped.
+    const spoken = result.thought !== null && this.endRequest !== null && !isFinal(this.status) && patched('spoken-reply-after-hangup');
+    const ended = isFinal(this.status) || (this.endRequest !== null && !spoken);
     if (!u || ended || !armed || typeof u.text !== 'string' || !u.text.trim()) {
       // Nobody will answer it: whatever the gateway reported still goes into the call's events.
       this.recordGatewayEvents(result.thought?.events);
