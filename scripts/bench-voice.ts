@@ -36,24 +36,21 @@
  * - where the time goes: the gateway's /metrics (turn stages), its ttfb_metric events, the
  *   workflow histories (the Temporal hand-off) and the VAD's decision point.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { decodeMulaw, encodeMulaw } from '../src/audio/g711';
-import { sharedSileroModel } from '../src/gateway/vad/silero';
-import { VadAnalyzer } from '../src/gateway/vad/vad-analyzer';
 import { setLogLevel } from '../src/shared/logger';
 import { getFreePort } from '../src/temporal/dev-server';
-import { FRAME_MS } from '../test/fakes/phone-caller';
 import { startFakeTelephony } from '../test/fakes/telephony-fakes';
 import { startHarness, type Harness } from '../test/support/harness';
 import { callWorkflowId } from '../workflows/call-definitions';
 import { analyseCall, callScript, runCall, transcriptDifference, type CallResult } from './lib/bench-caller';
 import { printGatewayMetrics, type GatewayFigures } from './lib/bench-metrics-report';
-import { fmtMs, loadClip, percentile, type SpeechClip } from './lib/caller-audio';
+import { fmtMs, loadClip, percentile } from './lib/caller-audio';
+import { spawnUntil, stopProcess } from './lib/bench-processes';
+import { vadDecisionOffsets } from './lib/vad-offsets';
 import { histogramQuantileMs, scrapeMetrics, type Scrape } from './lib/prom-scrape';
 import { startLocalServices } from './lib/local-services';
 import { handoffSteps, type HandoffSteps } from './lib/turn-handoff';
@@ -92,85 +89,6 @@ function args(): { calls: number; turns: number; bargeIns: number; staggerMs: nu
     return v;
   };
   return { calls: get('calls', 50), turns: get('turns', 3), bargeIns: get('barge-ins', 1, 0), staggerMs: get('stagger-ms', 100), limitMinutes: get('limit-minutes', DEFAULT_LIMIT_MINUTES), provider: p >= 0 ? argv[p + 1]! : 'twilio', nice: get('nice', PLATFORM_NICE, 0, 19), warmup: get('warmup', 1, 0, 1) };
-}
-
-// ---- platform processes ---------------------------------------------------------------------------
-
-async function spawnUntil(name: string, script: string, env: Record<string, string | undefined>, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
-  // `node --import tsx`: the process measured is the service itself, not a tsx wrapper.
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const collect = (d: Buffer) => {
-    output += d.toString();
-    if (output.length > 20_000) output = output.slice(-10_000);
-  };
-  child.stderr!.on('data', collect);
-  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start within 60 s:\n${output}`)), 60_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      collect(d);
-      const m = ready.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${name} exited (${code}):\n${output}`));
-    });
-  });
-  child.removeAllListeners('exit');
-  child.stdout!.removeAllListeners('data');
-  child.stdout!.resume();
-  return { child, match };
-}
-
-function stopProcess(child: ChildProcess, graceMs = 8000): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
-
-// ---- the VAD's share of the caller-side latency ---------------------------------------------------
-
-/**
- * When the gateway's VAD (same model and settings) decides the caller stopped, relative to
- * "end of speech + vad_stop_secs" as the callers measure it: the clip goes in as mu-law frames
- * like the fake phone sends them (frame i at i × 20 ms), after 8 different amounts of leading
- * silence so that every alignment of the VAD's 32 ms windows with the frames occurs. The result
- * is the frame time at which the decision can be made minus (the last speech frame's time +
- * vad_stop_secs): the VAD's share of the turn latency, before any platform work.
- */
-async function vadDecisionOffsets(clip: SpeechClip): Promise<number[]> {
-  const model = await sharedSileroModel();
-  const out: number[] = [];
-  for (let m = 0; m < 8; m++) {
-    const leadFrames = 100 + m; // 160·m mod 256 runs through all 8 window phases
-    const pcm = new Int16Array((leadFrames + clip.frames + 50) * 160);
-    pcm.set(clip.pcm, leadFrames * 160);
-    const audio = decodeMulaw(encodeMulaw(pcm));
-    const vad = new VadAnalyzer(model.createStream(), { confidence: 0.5, start_secs: 0.2, stop_secs: VAD_STOP_SECS, min_volume: 0.4 });
-    let stopped = false;
-    vad.onEvent((e) => {
-      if (e.type === 'speech_stopped') stopped = true;
-    });
-    for (let frame = 0; frame * 160 < audio.length; frame++) {
-      vad.push(audio.subarray(frame * 160, frame * 160 + 160));
-      await vad.idle();
-      if (stopped) {
-        out.push((frame - leadFrames - clip.lastSpeechFrame) * FRAME_MS - VAD_STOP_SECS * 1000);
-        break;
-      }
-    }
-  }
-  return out;
 }
 
 // ---- main -----------------------------------------------------------------------------------------
@@ -279,7 +197,7 @@ async function main(): Promise<void> {
     const idleFrom = Date.now();
     await sleep(3000);
     const idleTo = Date.now();
-    const vadOffsets = vadDecisionOffsets(clip);
+    const vadOffsets = vadDecisionOffsets(clip, VAD_STOP_SECS);
     // The gateway's own measurements: what its histograms gain during the calls.
     const metricsUrl = `http://127.0.0.1:${gatewayPort}/metrics`;
     const scrape = () => scrapeMetrics(metricsUrl, process.env.METRICS_TOKEN).catch((err: Error) => (console.log(`  (gateway /metrics: ${err.message})`), null));

@@ -24,8 +24,12 @@ import { bytesForMs, MULAW_8K, msForBytes, silenceByte, type AudioFormat } from 
 import { FRAME_MS, FrameSplitter } from '../audio/pcm';
 import { sharedPacer, type Pacer, type Paced } from './pacer';
 
-/** Audio the provider holds ahead of what is playing: enough to ride out a late timer tick. */
-export const LEAD_MS = 60;
+/**
+ * Audio the provider holds ahead of what is playing: a jitter buffer that rides out a gateway
+ * descheduled for up to ~LEAD_MS (at 60 ms, 100+ ms stalls while calls connected were audible
+ * gaps). It costs no barge-in time: `clear` drops the provider's buffer at once.
+ */
+export const LEAD_MS = 100;
 /** Without the end mark's echo, an utterance counts as played this long after its last frame. */
 export const END_MARK_GRACE_MS = 1500;
 /** A typical speaking rate (≈15 characters/s) until a call has measured its voice. */
