@@ -25,11 +25,12 @@ import { FRAME_MS, FrameSplitter } from '../audio/pcm';
 import { sharedPacer, type Pacer, type Paced } from './pacer';
 
 /**
- * Audio the provider holds ahead of what is playing: a jitter buffer that rides out a gateway
- * descheduled for up to ~LEAD_MS (at 60 ms, 100+ ms stalls while calls connected were audible
- * gaps). It costs no barge-in time: `clear` drops the provider's buffer at once.
+ * Audio the provider holds ahead of what is playing: enough to ride out a late timer tick. Not
+ * more: while the VAD is deciding whether the caller started talking, nothing new is sent and the
+ * line goes silent after this much (a 100 ms buffer hid more ramp-up stalls, but left the agent
+ * talking over the caller 40 ms longer).
  */
-export const LEAD_MS = 100;
+export const LEAD_MS = 60;
 /** Without the end mark's echo, an utterance counts as played this long after its last frame. */
 export const END_MARK_GRACE_MS = 1500;
 /** A typical speaking rate (≈15 characters/s) until a call has measured its voice. */
