@@ -5,6 +5,7 @@
  * "Unexpected server response: 401".
  */
 import WebSocket from 'ws';
+import type { Logger } from '../shared/logger';
 
 export class SpeechProviderError extends Error {
   override name = 'SpeechProviderError';
@@ -137,4 +138,17 @@ export function readyLatch(): { promise: Promise<void>; resolve: () => void; rej
   });
   promise.catch(() => {});
   return { promise, resolve, reject };
+}
+
+/**
+ * A vendor's text message as JSON, or undefined when it is not JSON (logged, by size only: it may
+ * hold what the caller said). One garbled message never ends a session.
+ */
+export function parseVendorJson<T>(text: string, log: Logger): T | undefined {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    log.warn('ignoring a non-JSON message', { length: text.length });
+    return undefined;
+  }
 }

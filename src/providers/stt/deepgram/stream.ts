@@ -10,7 +10,7 @@ import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
 import { createLogger } from '../../../shared/logger';
 import { KeepAlive } from '../../resilience';
-import { openSpeechSocket, SpeechProviderError, wsBaseUrl } from '../../speech-socket';
+import { openSpeechSocket, parseVendorJson, SpeechProviderError, wsBaseUrl } from '../../speech-socket';
 import { PendingSends } from '../pending-sends';
 import type { SttEvents, SttOptions, SttStream, SttTranscript } from '../types';
 
@@ -161,13 +161,8 @@ export class DeepgramStt extends EventEmitter<SttEvents> implements SttStream {
   }
 
   private handleMessage(text: string): void {
-    let msg: DeepgramMessage;
-    try {
-      msg = JSON.parse(text) as DeepgramMessage;
-    } catch {
-      log.warn('ignoring a non-JSON message', { length: text.length });
-      return;
-    }
+    const msg = parseVendorJson<DeepgramMessage>(text, log);
+    if (!msg) return;
     switch (msg.type) {
       case 'Results': {
         const alt = msg.channel?.alternatives?.[0];

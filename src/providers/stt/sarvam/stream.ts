@@ -19,7 +19,7 @@ import { decodeMulaw } from '../../../audio/g711';
 import { pcmFromBytes, pcmToBytes, rms } from '../../../audio/pcm';
 import { createLogger } from '../../../shared/logger';
 import { KeepAlive } from '../../resilience';
-import { openSpeechSocket, readyLatch, SpeechProviderError } from '../../speech-socket';
+import { openSpeechSocket, parseVendorJson, readyLatch, SpeechProviderError } from '../../speech-socket';
 import { PendingSends } from '../pending-sends';
 import { SegmentStt } from '../segment-stt';
 import type { SttEvents, SttOptions, SttStream } from '../types';
@@ -176,13 +176,8 @@ export class SarvamStt extends EventEmitter<SttEvents> implements SttStream {
   }
 
   private handleMessage(text: string): void {
-    let msg: SarvamMessage;
-    try {
-      msg = JSON.parse(text) as SarvamMessage;
-    } catch {
-      log.warn('ignoring a non-JSON message', { length: text.length });
-      return;
-    }
+    const msg = parseVendorJson<SarvamMessage>(text, log);
+    if (!msg) return;
     switch (msg.type) {
       case 'data': {
         const transcript = typeof msg.data?.transcript === 'string' ? msg.data.transcript : '';

@@ -9,12 +9,11 @@
  * handshake; `max_buffer_delay_ms: 0` because the gateway already sends whole sentences and
  * Cartesia's default server-side buffering would hold the first sentence back for up to 3 s.
  */
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import { MULAW_8K, type AudioFormat } from '../../../audio/format';
 import { createLogger } from '../../../shared/logger';
-import { Backoff } from '../../resilience';
-import { countCharacters, openSpeechSocket, SpeechProviderError, wsBaseUrl, readyLatch } from '../../speech-socket';
-import { TtsSessionBase } from '../session-base';
+import { countCharacters, parseVendorJson, SpeechProviderError, wsBaseUrl } from '../../speech-socket';
+import { SocketTtsSession } from '../socket-session';
 import type { TtsOptions, TtsSession } from '../types';
 
 const log = createLogger('tts.cartesia');
@@ -29,7 +28,6 @@ export const CARTESIA_DEFAULTS = {
 
 // Reconnect delays after an unexpected close or failed attempt; the first retry is immediate.
 const RECONNECT_DELAYS_MS = [0, 500, 1000, 2000, 5000, 10_000];
-const CLOSE_TIMEOUT_MS = 1000;
 // Convenience keys in tts_settings that belong inside Cartesia's generation_config.
 const GENERATION_CONFIG_KEYS = ['speed', 'volume', 'emotion'] as const;
 
@@ -43,34 +41,24 @@ interface Utterance {
   lastChar: string;
 }
 
-export class CartesiaTts extends TtsSessionBase<Utterance> implements TtsSession {
+export class CartesiaTts extends SocketTtsSession<Utterance, { contextId: string; data: string }> implements TtsSession {
   readonly provider = 'cartesia';
-  readonly ready: Promise<void>;
   charactersSent = 0;
 
-  private readonly url: string;
-  private readonly headers: Record<string, string>;
   private readonly requestBase: Record<string, unknown>;
-  private readonly handshakeTimeoutMs?: number;
-  private ws?: WebSocket;
-  private wsOpen = false;
-  private outbox: Array<{ contextId: string; data: string }> = [];
-  private readonly backoff = new Backoff(RECONNECT_DELAYS_MS);
-  private reconnectTimer?: NodeJS.Timeout;
-  private closed = false;
-  private settleReady?: { resolve: () => void; reject: (err: Error) => void };
 
   constructor(options: TtsOptions) {
-    super(log);
     const { cartesia_version, ...extras } = options.settings ?? {};
     const version = typeof cartesia_version === 'string' ? cartesia_version : CARTESIA_DEFAULTS.version;
-    this.url = `${wsBaseUrl(options.baseUrl || CARTESIA_DEFAULTS.baseUrl)}/tts/websocket`;
-    this.headers = { 'X-API-Key': options.apiKey, 'Cartesia-Version': version };
-    this.handshakeTimeoutMs = options.handshakeTimeoutMs;
+    super(log, {
+      url: `${wsBaseUrl(options.baseUrl || CARTESIA_DEFAULTS.baseUrl)}/tts/websocket`,
+      headers: { 'X-API-Key': options.apiKey, 'Cartesia-Version': version },
+      handshakeTimeoutMs: options.handshakeTimeoutMs,
+      label: 'Cartesia',
+      provider: 'cartesia',
+      reconnectDelaysMs: RECONNECT_DELAYS_MS,
+    });
     this.requestBase = cartesiaRequestBase(options, extras);
-    const latch = readyLatch();
-    this.ready = latch.promise;
-    this.settleReady = latch;
     this.connect();
   }
 
@@ -116,25 +104,6 @@ export class CartesiaTts extends TtsSessionBase<Utterance> implements TtsSession
     this.finish(utt, 'cancelled');
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-    for (const utt of [...this.utterances.values()]) this.cancel(utt.id);
-    const ws = this.ws;
-    if (!ws) return;
-    if (ws.readyState === WebSocket.CLOSED) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => ws.terminate(), CLOSE_TIMEOUT_MS);
-      ws.once('close', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
-      else ws.close(1000);
-    });
-  }
-
   private send(contextId: string, msg: Record<string, unknown>): void {
     const data = JSON.stringify(msg);
     if (this.wsOpen) {
@@ -147,67 +116,23 @@ export class CartesiaTts extends TtsSessionBase<Utterance> implements TtsSession
     if (!this.ws) this.connect();
   }
 
-  private connect(): void {
-    if (this.closed) return;
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-    this.reconnectTimer = undefined;
-    const ws = openSpeechSocket(this.url, { provider: 'Cartesia', headers: this.headers, handshakeTimeoutMs: this.handshakeTimeoutMs }, (err) => {
-      if (this.ws !== ws) return;
-      this.ws = undefined;
-      this.connectionLost(err);
-    });
-    this.ws = ws;
-    ws.on('open', () => {
-      this.wsOpen = true;
-      this.backoff.opened();
-      this.connectionOpened();
-      this.settleReady?.resolve();
-      for (const m of this.outbox.splice(0)) {
-        ws.send(m.data);
-        this.markOnWire(m.contextId);
-      }
-    });
-    ws.on('message', (data, isBinary) => {
-      if (!isBinary) this.handleMessage(data.toString());
-    });
-    ws.on('close', (code, reason) => {
-      if (this.ws !== ws || !this.wsOpen) return; // a failed handshake is reported by openSpeechSocket
-      this.ws = undefined;
-      this.wsOpen = false;
-      this.backoff.closed();
-      if (this.closed) return;
-      const reasonText = reason.toString();
-      this.connectionLost(
-        new SpeechProviderError(`Cartesia connection closed (${code}${reasonText ? ` ${reasonText}` : ''})`, { provider: 'cartesia', closeCode: code }),
-      );
-    });
+  protected sendQueued(ws: WebSocket, m: { contextId: string; data: string }): void {
+    ws.send(m.data);
+    this.markOnWire(m.contextId);
   }
 
-  /** Reject the ready latch and end the utterances in flight (session-base); Cartesia-specific: which count as in flight. */
-  private connectionLost(err: SpeechProviderError): void {
-    this.settleReady?.reject(err);
-    this.settleReady = undefined;
-    // In flight: text went out, or a request still waits in the outbox for this socket.
-    const active = [...this.utterances.values()].filter((u) => u.textSent || this.outbox.some((m) => m.contextId === u.id));
-    this.outbox = [];
-    this.failInFlight(err, active);
+  protected onSocketMessage(data: WebSocket.RawData, isBinary: boolean): void {
+    if (!isBinary) this.handleMessage(data.toString());
   }
 
-  /** Reopens with backoff, unless close() came first (possibly from an error listener). */
-  protected override reconnectAfterLoss(): void {
-    if (this.closed) return;
-    this.reconnectTimer = setTimeout(() => this.connect(), this.backoff.next());
-    this.reconnectTimer.unref();
+  /** In flight: text went out, or a request still waits in the outbox for this socket. */
+  protected lostInFlight(): Utterance[] {
+    return [...this.utterances.values()].filter((u) => u.textSent || this.outbox.some((m) => m.contextId === u.id));
   }
 
   private handleMessage(text: string): void {
-    let msg: CartesiaMessage;
-    try {
-      msg = JSON.parse(text) as CartesiaMessage;
-    } catch {
-      log.warn('ignoring a non-JSON message', { length: text.length });
-      return;
-    }
+    const msg = parseVendorJson<CartesiaMessage>(text, log);
+    if (!msg) return;
     const utt = msg.context_id !== undefined ? this.utterances.get(msg.context_id) : undefined;
     if (msg.type === 'error') {
       const detail = msg.message ?? msg.error ?? msg.title ?? 'unknown error';

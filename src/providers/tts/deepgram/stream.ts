@@ -14,12 +14,11 @@
  * the reply — unless Deepgram's limit of 20 Flushes a minute is near, in which case later
  * sentences of an utterance ride on its final Flush.
  */
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import { MULAW_8K } from '../../../audio/format';
 import { createLogger } from '../../../shared/logger';
-import { Backoff } from '../../resilience';
-import { countCharacters, openSpeechSocket, readyLatch, SpeechProviderError, wsBaseUrl } from '../../speech-socket';
-import { TtsSessionBase } from '../session-base';
+import { countCharacters, parseVendorJson, SpeechProviderError, wsBaseUrl } from '../../speech-socket';
+import { SocketTtsSession } from '../socket-session';
 import type { TtsOptions, TtsSession } from '../types';
 
 const log = createLogger('tts.deepgram');
@@ -35,7 +34,6 @@ const FLUSH_WINDOW_MS = 60_000;
 const FLUSH_RESERVE = 2;
 // Deepgram refuses a Speak text longer than this.
 const MAX_SPEAK_CHARS = 2000;
-const CLOSE_TIMEOUT_MS = 1000;
 // Query parameters that describe the audio: always the stream's, whatever tts_settings say.
 const AUDIO_PARAMETERS = new Set(['encoding', 'sample_rate', 'container']);
 
@@ -66,35 +64,24 @@ export function deepgramSpeakUrl(options: TtsOptions): string {
   return `${wsBaseUrl(options.baseUrl || DEEPGRAM_TTS_DEFAULTS.baseUrl)}/v1/speak?${query.toString()}`;
 }
 
-export class DeepgramTts extends TtsSessionBase<Utterance> implements TtsSession {
+export class DeepgramTts extends SocketTtsSession<Utterance, { id: string; data: string; flush: boolean }> implements TtsSession {
   readonly provider = 'deepgram';
-  readonly ready: Promise<void>;
   charactersSent = 0;
 
-  private readonly url: string;
-  private readonly headers: Record<string, string>;
-  private readonly handshakeTimeoutMs?: number;
-  private ws?: WebSocket;
-  private wsOpen = false;
-  private outbox: Array<{ id: string; data: string; flush: boolean }> = [];
   /** Utterances whose text reached the socket, oldest first: audio belongs to the first. */
   private onWire: Utterance[] = [];
   /** Clears sent and not yet acknowledged: audio and Flushed until then belong to cleared text. */
   private clearing = 0;
   private readonly flushTimes: number[] = [];
-  private readonly backoff = new Backoff();
-  private reconnectTimer?: NodeJS.Timeout;
-  private closed = false;
-  private settleReady?: { resolve: () => void; reject: (err: Error) => void };
 
   constructor(options: TtsOptions) {
-    super(log);
-    this.url = deepgramSpeakUrl(options);
-    this.headers = { Authorization: `Token ${options.apiKey}` };
-    this.handshakeTimeoutMs = options.handshakeTimeoutMs;
-    const latch = readyLatch();
-    this.ready = latch.promise;
-    this.settleReady = latch;
+    super(log, {
+      url: deepgramSpeakUrl(options),
+      headers: { Authorization: `Token ${options.apiKey}` },
+      handshakeTimeoutMs: options.handshakeTimeoutMs,
+      label: 'Deepgram TTS',
+      provider: 'deepgram',
+    });
     this.connect();
   }
 
@@ -149,24 +136,6 @@ export class DeepgramTts extends TtsSessionBase<Utterance> implements TtsSession
     this.finish(utt, 'cancelled');
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-    for (const utt of [...this.utterances.values()]) this.cancel(utt.id);
-    const ws = this.ws;
-    if (!ws || ws.readyState === WebSocket.CLOSED) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => ws.terminate(), CLOSE_TIMEOUT_MS);
-      ws.once('close', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: 'Close' }));
-      else ws.terminate();
-    });
-  }
-
   private flushAllowed(reserve: number): boolean {
     const now = Date.now();
     while (this.flushTimes.length && now - this.flushTimes[0]! >= FLUSH_WINDOW_MS) this.flushTimes.shift();
@@ -201,59 +170,30 @@ export class DeepgramTts extends TtsSessionBase<Utterance> implements TtsSession
     this.finish(utt, 'completed');
   }
 
-  private connect(): void {
-    if (this.closed) return;
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-    this.reconnectTimer = undefined;
-    const ws = openSpeechSocket(this.url, { provider: 'Deepgram TTS', headers: this.headers, handshakeTimeoutMs: this.handshakeTimeoutMs }, (err) => {
-      if (this.ws !== ws) return;
-      this.ws = undefined;
-      this.connectionLost(err);
-    });
-    this.ws = ws;
-    ws.on('open', () => {
-      this.wsOpen = true;
-      this.clearing = 0;
-      this.backoff.opened();
-      this.connectionOpened();
-      this.settleReady?.resolve();
-      for (const m of this.outbox.splice(0)) {
-        ws.send(m.data);
-        const utt = this.utterances.get(m.id);
-        if (utt) this.markOnWire(utt);
-      }
-    });
-    ws.on('message', (data, isBinary) => {
-      if (isBinary) this.handleAudio(data as Buffer);
-      else this.handleMessage(data.toString());
-    });
-    ws.on('close', (code, reason) => {
-      if (this.ws !== ws || !this.wsOpen) return; // a failed handshake is reported by openSpeechSocket
-      this.ws = undefined;
-      this.wsOpen = false;
-      this.backoff.closed();
-      if (this.closed) return;
-      const text = reason.toString();
-      this.connectionLost(new SpeechProviderError(`Deepgram TTS connection closed (${code}${text ? ` ${text}` : ''})`, { provider: 'deepgram', closeCode: code }));
-    });
+  protected sendQueued(ws: WebSocket, m: { id: string; data: string; flush: boolean }): void {
+    ws.send(m.data);
+    const utt = this.utterances.get(m.id);
+    if (utt) this.markOnWire(utt);
   }
 
-  /** Reject the ready latch and end the utterances in flight (session-base); Deepgram-specific: which count as in flight. */
-  private connectionLost(err: SpeechProviderError): void {
-    this.settleReady?.reject(err);
-    this.settleReady = undefined;
+  protected override onSocketOpen(): void {
+    this.clearing = 0;
+  }
+
+  protected onSocketMessage(data: WebSocket.RawData, isBinary: boolean): void {
+    if (isBinary) this.handleAudio(data as Buffer);
+    else this.handleMessage(data.toString());
+  }
+
+  /** In flight: utterances with text sent. The new socket starts with an empty Deepgram buffer. */
+  protected lostInFlight(): Utterance[] {
     const active = [...this.utterances.values()].filter((u) => u.textSent);
-    this.outbox = [];
-    // The new socket starts with an empty Deepgram buffer: nothing of the old one is on the wire.
     this.onWire = [];
-    this.failInFlight(err, active);
+    return active;
   }
 
-  /** Reopens with backoff, unless close() came first (possibly from an error listener). */
-  protected override reconnectAfterLoss(): void {
-    if (this.closed) return;
-    this.reconnectTimer = setTimeout(() => this.connect(), this.backoff.next());
-    this.reconnectTimer.unref();
+  protected override goodbye(ws: WebSocket): void {
+    ws.send(JSON.stringify({ type: 'Close' }));
   }
 
   private handleAudio(audio: Buffer): void {
@@ -263,13 +203,8 @@ export class DeepgramTts extends TtsSessionBase<Utterance> implements TtsSession
   }
 
   private handleMessage(text: string): void {
-    let msg: DeepgramSpeakMessage;
-    try {
-      msg = JSON.parse(text) as DeepgramSpeakMessage;
-    } catch {
-      log.warn('ignoring a non-JSON message', { length: text.length });
-      return;
-    }
+    const msg = parseVendorJson<DeepgramSpeakMessage>(text, log);
+    if (!msg) return;
     switch (msg.type) {
       case 'Flushed': {
         if (this.clearing > 0) return;

@@ -13,7 +13,7 @@
 import WebSocket from 'ws';
 import { MULAW_8K, type AudioFormat } from '../../../audio/format';
 import { createLogger } from '../../../shared/logger';
-import { countCharacters, openSpeechSocket, SpeechProviderError, wsBaseUrl, readyLatch } from '../../speech-socket';
+import { countCharacters, openSpeechSocket, parseVendorJson, readyLatch, SpeechProviderError, wsBaseUrl } from '../../speech-socket';
 import { TtsSessionBase } from '../session-base';
 import type { TtsOptions, TtsSession } from '../types';
 
@@ -209,13 +209,8 @@ export class ElevenLabsTts extends TtsSessionBase<Utterance> implements TtsSessi
   }
 
   private handleMessage(conn: Connection, text: string): void {
-    let msg: ElevenLabsMessage;
-    try {
-      msg = JSON.parse(text) as ElevenLabsMessage;
-    } catch {
-      log.warn('ignoring a non-JSON message', { length: text.length });
-      return;
-    }
+    const msg = parseVendorJson<ElevenLabsMessage>(text, log);
+    if (!msg) return;
     const utt = conn.utt;
     if (typeof msg.audio === 'string' && msg.audio && utt && this.utterances.get(utt.id) === utt) {
       this.emit('audio', { id: utt.id, audio: Buffer.from(msg.audio, 'base64') });
