@@ -117,6 +117,18 @@ export const configSchema = z.object({
   EXOTEL_API_BASE_URL: optionalString.pipe(z.url().optional()),
   // Sample rate of Exotel's Voicebot streams (16-bit PCM): 8000 (PSTN) or 16000 (wideband).
   EXOTEL_SAMPLE_RATE: z.enum(['8000', '16000']).default('8000').transform(Number),
+  // Gateway capacity (docs/call-lifecycle.md, "Load, admission and refusal"): a gateway admits new
+  // calls while its smoothed load (event-loop utilisation or delay) stays under GATEWAY_MAX_LOAD
+  // and it holds fewer than GATEWAY_MAX_CALLS; the API refuses calls no gateway has room for.
+  GATEWAY_MAX_CALLS: z.coerce.number().int().positive().default(100),
+  GATEWAY_MAX_LOAD: z.coerce.number().positive().max(1).default(0.8),
+  // `off`: the API admits voice calls without asking gateway presence (gateways of an older
+  // version, or tests that stand in for the gateway). Never in production.
+  GATEWAY_ADMISSION: z.enum(['on', 'off']).default('on'),
+  // A gateway whose presence row is older than this is presumed dead (the watchdog probes it).
+  GATEWAY_LIVENESS_SECS: z.coerce.number().min(2).max(60).default(3),
+  // How long a gateway carries its calls while Temporal is unreachable; past it, they end politely.
+  GATEWAY_OUTAGE_SECS: z.coerce.number().int().min(5).max(3600).default(60),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   // CPU priority (nice, −20…19) of this process; e.g. 10 for the worker and API on cores they
   // share with a media gateway, so audio goes first (src/runtime/priority.ts).

@@ -13,6 +13,7 @@ import {
   type CallWorkflowInput,
   type EndReason,
   type GatewayEvent,
+  type GatewayLostSignal,
   type LlmTurnRequest,
   type MediaConnectedSignal,
   type TelephonyStatusSignal,
@@ -99,6 +100,13 @@ export abstract class CallState {
   protected armedRequest: { request: LlmTurnRequest; utteranceId: string } | null = null;
   /** The last utterance number the gateway reported. */
   protected lastUtteranceSeq: number;
+  /**
+   * Voice calls since gateway presence (docs/call-lifecycle.md): gateway activities carry no
+   * heartbeat; a lost gateway is reported by the watchdog and probed. False on older runs.
+   */
+  protected readonly presenceLiveness: boolean;
+  /** The gateway the watchdog reported lost, until the probe has answered. */
+  protected gatewaySuspect: GatewayLostSignal | null = null;
 
 
   constructor(protected readonly input: CallWorkflowInput) {
@@ -118,6 +126,8 @@ export abstract class CallState {
       history: carried?.history ?? [],
     };
     this.lastUtteranceSeq = carried?.lastUtteranceSeq ?? 0;
+    // patched: voice calls that started before gateway presence keep heartbeat liveness on replay.
+    this.presenceLiveness = input.channel === 'voice' && patched('gateway-presence');
     // patched: voice calls that started before armed turns keep the signal → voiceTurn path on replay.
     this.arming =
       input.channel === 'voice' && patched('armed-turns')
@@ -131,7 +141,7 @@ export abstract class CallState {
     if (carried) this.greetingDone = true;
     this.gatewayTaskQueue = carried?.gatewayTaskQueue ?? input.gatewayTaskQueue ?? null;
     if (input.channel !== 'voice') this.channel = new TextChannel(input.options);
-    else if (this.gatewayTaskQueue) this.channel = new VoiceChannel(input.callId, this.gatewayTaskQueue, input.options);
+    else if (this.gatewayTaskQueue) this.channel = this.voiceChannel(this.gatewayTaskQueue);
   }
 
   get voiceConfig(): VoiceConfig {
@@ -202,12 +212,23 @@ export abstract class CallState {
     this.recordGatewayEvents(signal.events);
     this.gatewayTaskQueue = signal.gatewayTaskQueue;
     this.recordingPath = signal.recordingPath;
-    this.channel = new VoiceChannel(this.input.callId, signal.gatewayTaskQueue, this.input.options);
+    this.channel = this.voiceChannel(signal.gatewayTaskQueue);
     // At the gateway's time: the greeting may already be playing (its events come later, earlier dated).
     const reported = (signal.events ?? []).map((e) => e?.timestampMs).filter((t): t is number => Number.isFinite(t));
     const at = Number.isFinite(signal.connectedAtMs) ? Math.min(Date.now(), Math.max(signal.connectedAtMs!, ...reported)) : Date.now();
     this.recorder.record('call_status', { status: 'media_connected', source: 'gateway', stream_sid: signal.streamSid }, at);
     if (this.status === 'ringing') this.moveTo('in_progress', undefined, at);
+  }
+
+  /** The watchdog says the call's gateway has no presence: the session probes it. */
+  onGatewayLost(signal: GatewayLostSignal): void {
+    if (typeof signal?.gatewayTaskQueue !== 'string') throw new TypeError('gatewayTaskQueue is not a string');
+    if (!this.presenceLiveness || isFinal(this.status) || signal.gatewayTaskQueue !== this.gatewayTaskQueue) return;
+    this.gatewaySuspect ??= { gatewayTaskQueue: signal.gatewayTaskQueue, reason: String(signal.reason ?? 'no presence') };
+  }
+
+  protected voiceChannel(taskQueue: string): VoiceChannel {
+    return new VoiceChannel(this.input.callId, taskQueue, this.input.options, this.presenceLiveness ? 'presence' : 'heartbeat');
   }
 
   /** A message the workflow could not handle: recorded, and the call goes on without it. */

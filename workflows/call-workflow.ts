@@ -9,6 +9,7 @@
 import { condition, setHandler } from '@temporalio/workflow';
 import {
   endCallUpdate,
+  gatewayLostSignal,
   greetingUpdate,
   mediaConnectedSignal,
   sendTextUpdate,
@@ -45,6 +46,7 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallSummar
     }),
   );
   setHandler(mediaConnectedSignal, guarded('mediaConnected', (signal) => session.onMediaConnected(signal)));
+  setHandler(gatewayLostSignal, guarded('gatewayLost', (signal) => session.onGatewayLost(signal)));
   setHandler(voiceConfigQuery, () => session.voiceConfig);
   setHandler(telephonyStatusSignal, guarded('telephonyStatus', (signal) => session.onTelephonyStatus(signal)));
   setHandler(

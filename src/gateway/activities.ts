@@ -1,8 +1,10 @@
 /**
  * The activities a gateway instance runs on its own task queue for the calls it holds (the
- * GatewayActivities contract of workflows/call-definitions.ts). Every activity heartbeats once a
- * second — the workflow's heartbeat timeout is how a dead gateway is noticed — and reacts to
- * cancellation, which reaches it with a heartbeat response.
+ * GatewayActivities contract of workflows/call-definitions.ts). Calls started before gateway
+ * presence give their activities a heartbeat timeout: those heartbeat once a second (a missed
+ * heartbeat is how such a workflow notices a dead gateway) and react to cancellation, which
+ * reaches them with a heartbeat response. Newer calls use no heartbeats (docs/call-lifecycle.md):
+ * their liveness is the gateway's presence row and the `probe` activity.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type OpenAI from 'openai';
@@ -24,9 +26,13 @@ function requireCall(calls: CallRegistry, callId: string): CallMedia {
   return call;
 }
 
-/** Runs `work` heartbeating every second; rejects with the CancelledFailure if cancelled. */
+/**
+ * Runs `work`, heartbeating every second when the workflow asked for heartbeats; rejects with the
+ * CancelledFailure if cancelled (only heartbeating activities learn of a cancellation).
+ */
 async function heartbeating<T>(work: (cancel: AbortSignal) => Promise<T>): Promise<T> {
   const ctx = Context.current();
+  if (!ctx.info.heartbeatTimeoutMs) return work(ctx.cancellationSignal);
   ctx.heartbeat();
   const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_INTERVAL_MS);
   try {
@@ -122,6 +128,11 @@ export function createGatewayActivities(calls: CallRegistry, config: Config): Ga
       const call = calls.get(callId);
       if (!call) return; // already gone: nothing left to close
       await call.end(reason);
+    },
+
+    async probe({ callId }) {
+      const call = calls.get(callId);
+      return { holds: call !== undefined && !call.isClosed };
     },
   };
 }

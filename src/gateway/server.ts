@@ -19,6 +19,7 @@ import { serveMetrics } from '../observability/metrics-endpoint';
 import { initProcessMetrics, trackGatewayCalls } from '../observability/metrics';
 import { createLogger, type Logger } from '../shared/logger';
 import { createGatewayActivities } from './activities';
+import { GatewayPresence } from './presence/presence';
 import { CallRegistry } from './call-registry';
 import { acceptMediaStream } from './media-stream';
 import { StreamStats } from './stream-stats';
@@ -40,6 +41,12 @@ export interface GatewayDeps {
   log?: Logger;
   /** Default `gateway-<hostname>-<pid>-<random>`. */
   taskQueue?: string;
+  /**
+   * PostgreSQL for the gateway's presence row (load, admission, liveness; docs/call-lifecycle.md).
+   * Default: config.DATABASE_URL. Without one the gateway publishes no presence: the API can then
+   * admit calls only with GATEWAY_ADMISSION=off, and the watchdog cannot see it die.
+   */
+  databaseUrl?: string;
 }
 
 export interface RunningGateway {
@@ -48,11 +55,15 @@ export interface RunningGateway {
   url: string;
   taskQueue: string;
   calls: CallRegistry;
+  /** The presence row's writer (null without a database). */
+  presence: GatewayPresence | null;
   /** Accepting streams: listening, with its worker running the calls' activities. */
   isReady(): boolean;
   /** Closes every call's stream (their workflows see the gateway go), then the worker and server. */
   stop(): Promise<void>;
 }
+
+const round2 = (x: number) => Math.round(x * 100) / 100;
 
 export function gatewayTaskQueue(): string {
   return `gateway-${os.hostname()}-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
@@ -89,13 +100,16 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     log.error('gateway worker stopped', { error: err.message });
   });
 
+  let presence: GatewayPresence | null = null;
   const wss = new WebSocketServer({ noServer: true, maxPayload: maxMediaMessageBytes(), perMessageDeflate: false });
   const server = http.createServer((req, res) => {
     const pathname = (req.url ?? '').split('?')[0];
     if (pathname === '/healthz') {
       // Without its worker the gateway could take a stream but never speak on it.
       const ok = worker.getState() === 'RUNNING';
-      const body = { status: ok ? 'ok' : 'down', calls: calls.size, task_queue: taskQueue, vad: vad.stats, streams: stats, ...(ok ? {} : { detail: 'Unavailable: gateway worker' }) };
+      const p = presence?.snapshot;
+      const load = p ? { load: round2(p.smoothedLoad), loop_lag_ms: round2(p.loopLagP99Ms), cpu: round2(p.cpu), admitting: p.admitting, state: p.state } : null;
+      const body = { status: ok ? 'ok' : 'down', calls: calls.size, task_queue: taskQueue, presence: load, vad: vad.stats, streams: stats, ...(ok ? {} : { detail: 'Unavailable: gateway worker' }) };
       res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       return;
     }
@@ -129,19 +143,28 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     throw err;
   }
   const actualPort = (server.address() as AddressInfo).port;
+  const url = `ws://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${actualPort}`;
   log.info('media gateway listening', { port: actualPort, taskQueue });
+  const databaseUrl = deps.databaseUrl ?? deps.config.DATABASE_URL;
+  presence = databaseUrl
+    ? new GatewayPresence({ databaseUrl, id: taskQueue, url, maxCalls: deps.config.GATEWAY_MAX_CALLS, maxLoad: deps.config.GATEWAY_MAX_LOAD, calls: () => calls.size, log })
+    : null;
+  if (presence) await presence.start();
+  else log.warn('no DATABASE_URL: this gateway publishes no presence (the API admits calls to it only with GATEWAY_ADMISSION=off)');
 
   let stopping: Promise<void> | null = null;
   return {
     port: actualPort,
-    url: `ws://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${actualPort}`,
+    url,
     taskQueue,
     calls,
+    presence,
     isReady: () => server.listening && worker.getState() === 'RUNNING',
     stop: () =>
       (stopping ??= (async () => {
         untrackCalls();
         server.close();
+        await presence?.stop();
         await Promise.allSettled(calls.all().map((call) => call.close('shutdown', 1001, 'gateway shutting down')));
         await ttsSpares.close();
         for (const ws of wss.clients) ws.terminate();

@@ -30,6 +30,8 @@ export interface CallRow extends Timestamps {
   context: Record<string, string | number>;
   /** How the audio reaches the platform: `voice` (phone stream), `text` (test channel), `manual` (client-managed). */
   channel: CallChannel;
+  /** The media gateway (its task queue) holding the call's audio; null for calls without a stream. */
+  gateway_id: string | null;
 }
 
 export interface CallEventRow {
@@ -69,6 +71,7 @@ export function defineCallModels(sequelize: Sequelize) {
       metadata: jsonb({}),
       context: jsonb({}),
       channel: { type: DataTypes.TEXT, allowNull: false, defaultValue: 'voice' },
+      gateway_id: nullableText(),
     },
     { ...modelOptions, tableName: 'calls' },
   );
