@@ -121,7 +121,8 @@ export const configSchema = z.object({
   // calls while its smoothed load (event-loop utilisation or delay) stays under GATEWAY_MAX_LOAD
   // and it holds fewer than GATEWAY_MAX_CALLS; the API refuses calls no gateway has room for.
   GATEWAY_MAX_CALLS: z.coerce.number().int().positive().default(100),
-  GATEWAY_MAX_LOAD: z.coerce.number().positive().max(1).default(0.8),
+  // Above 1 the load never closes the door (only GATEWAY_MAX_CALLS counts).
+  GATEWAY_MAX_LOAD: z.coerce.number().positive().max(100).default(0.8),
   // `off`: the API admits voice calls without asking gateway presence (gateways of an older
   // version, or tests that stand in for the gateway). Never in production.
   GATEWAY_ADMISSION: z.enum(['on', 'off']).default('on'),

@@ -71,6 +71,9 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     LOG_LEVEL: 'error',
     // Every fake (tool backends, webhook receivers) listens on loopback; the guard stays on for the rest.
     WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
+    // A gateway started by a test shares this process's event loop with the API, the worker, the
+    // fakes and the callers: its load is the test's, not the gateway's. Room is counted in calls.
+    GATEWAY_MAX_LOAD: '100',
     ...overrides,
   });
 }
