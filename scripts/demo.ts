@@ -20,7 +20,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { readWavFile } from '../src/gateway/recording/wav';
+import { readWavFile } from '../src/audio/wav';
 import { startGateway } from '../src/gateway/server';
 import { setLogLevel } from '../src/shared/logger';
 import { getFreePort } from '../src/temporal/dev-server';

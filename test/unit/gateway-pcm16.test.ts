@@ -13,7 +13,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { PCM16_16K, toPcm16 } from '../../src/audio/format';
 import { loadConfig } from '../../src/config';
 import { CallMedia } from '../../src/gateway/call-media';
-import { readWavFile, channelOf } from '../../src/gateway/recording/wav';
+import { readWavFile, channelOf } from '../../src/audio/wav';
 import { sharedSileroModel } from '../../src/gateway/vad/silero';
 import { SileroBatcher } from '../../src/gateway/vad/silero-batch';
 import { createLogger, setLogLevel } from '../../src/shared/logger';
