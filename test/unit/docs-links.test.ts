@@ -1,5 +1,5 @@
 /**
- * Every relative link and `#anchor` in README.md and docs/ resolves, with GitHub's heading slugs,
+ * Every relative link, image and `#anchor` in README.md and docs/ resolves, with GitHub's heading slugs,
  * so the documentation stays navigable as pages move and headings change. The check is
  * remark-validate-links (offline: files and headings of this checkout only) run by remark-cli;
  * its report names the file, line and link of every broken one.
@@ -32,6 +32,18 @@ it('README.md and docs/ have no broken relative link or anchor', async () => {
   const result = await checkLinks(root, ['README.md', 'docs']);
   expect(result).toEqual({ passed: true, report: '' });
 }, 60_000);
+
+it('the images of raw HTML (<img src>, which remark does not check) exist', () => {
+  const pages = ['README.md', ...fs.readdirSync(path.join(root, 'docs'), { recursive: true }).map((p) => path.join('docs', String(p)))];
+  const images = pages
+    .filter((page) => page.endsWith('.md'))
+    .flatMap((page) => [...fs.readFileSync(path.join(root, page), 'utf8').matchAll(/<img\s[^>]*src="([^"]+)"/g)].map((m) => ({ page, src: m[1]! })))
+    .filter(({ src }) => !/^[a-z]+:/i.test(src));
+  expect(images.length).toBeGreaterThan(0);
+  for (const { page, src } of images) {
+    expect({ page, src, exists: fs.existsSync(path.join(root, path.dirname(page), src)) }).toEqual({ page, src, exists: true });
+  }
+});
 
 it('reports a missing page, a missing heading in another page and a wrong duplicate-heading anchor', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'docs-links-'));
