@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { decodeMulaw, encodeMulaw } from '../src/audio/g711';
-import { readWavFile } from '../src/gateway/recording/wav';
+import { readWavFile } from '../src/audio/wav';
 import { WavRecorder } from '../src/gateway/recording/wav-recorder';
 import { sharedSileroModel } from '../src/gateway/vad/silero';
 import { VadAnalyzer } from '../src/gateway/vad/vad-analyzer';

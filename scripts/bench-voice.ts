@@ -45,15 +45,15 @@ import { setLogLevel } from '../src/shared/logger';
 import { getFreePort } from '../src/temporal/dev-server';
 import { startFakeTelephony } from '../test/fakes/telephony-fakes';
 import { startHarness, type Harness } from '../test/support/harness';
-import { callWorkflowId } from '../workflows/call-definitions';
-import { analyseCall, callScript, runCall, transcriptDifference, type CallResult } from './lib/bench-caller';
+import { analyseCall, callScript, runCall, type CallResult } from './lib/bench-caller';
+import { checkCall } from './lib/bench-checks';
 import { printGatewayMetrics, type GatewayFigures } from './lib/bench-metrics-report';
 import { fmtMs, loadClip, percentile } from './lib/caller-audio';
 import { spawnUntil, stopProcess } from './lib/bench-processes';
 import { vadDecisionOffsets } from './lib/vad-offsets';
 import { histogramQuantileMs, scrapeMetrics, type Scrape } from './lib/prom-scrape';
 import { startLocalServices } from './lib/local-services';
-import { handoffSteps, type HandoffSteps } from './lib/turn-handoff';
+import type { HandoffSteps } from './lib/turn-handoff';
 import { childPids, cores, mb, ProcMonitor } from './lib/proc-stats';
 
 const ROOT = path.join(__dirname, '..');
@@ -245,42 +245,8 @@ async function main(): Promise<void> {
     const bargeInLatencies = bargeInTurns.flatMap((t) => (typeof t.bargeInMs === 'number' ? [t.bargeInMs] : []));
 
     // The platform's own view of each call, once the workflows have written everything.
-    const checks = await Promise.all(
-      results.map(async (r, i) => {
-        if (!r.callId) return { ok: false, why: r.error ?? 'no call', tail: '', metrics: [] as any[], steps: [] as HandoffSteps[] };
-        let call: any;
-        for (let attempt = 0; attempt < 100; attempt++) {
-          call = (await h.request('GET', `/api/calls/${r.callId}`)).body;
-          if (['completed', 'failed'].includes(call.status)) break;
-          await sleep(100);
-        }
-        const events: any[] = (await h.request('GET', `/api/calls/${r.callId}/events`)).body;
-        const transcript: Array<{ role: string; text: string }> = call.transcript ?? [];
-        const problems: string[] = [];
-        if (r.error) problems.push(r.error);
-        if (call.status !== 'completed') problems.push(`status ${call.status}`);
-        const difference = transcriptDifference(transcript, GREETING, CALLER_TEXT, script);
-        if (difference) problems.push(difference);
-        const unanswered = r.turns.filter((t) => t.kind === 'barge-in' && t.bargeInMs === null).length;
-        if (unanswered) problems.push(`${unanswered} barge-in(s) without a clear`);
-        const errors = events.filter((e) => e.event_type === 'error');
-        if (errors.length) problems.push(`error events: ${errors.map((e) => e.data.message).join('; ')}`);
-        if (frames[i]!.dropped) problems.push(`${frames[i]!.dropped} frames dropped`);
-        const e2e = events
-          .filter((e) => e.event_type === 'ttfb_metric' && e.data.processor === 'e2e')
-          .map((e) => ({ firstAudioMs: Date.parse(`${e.timestamp}Z`), afterVadStopMs: Number(e.data.after_vad_stop_ms) }));
-        const steps = await handoffSteps(h.temporal, callWorkflowId(r.callId), e2e).catch(() => [] as HandoffSteps[]);
-        // For a failed call: its last events, to see what the platform did (types and the key fields).
-        const tail = problems.length
-          ? events
-              .filter((e) => e.event_type !== 'ttfb_metric')
-              .slice(-14)
-              .map((e) => `${e.event_type}${e.data?.text ? `(${String(e.data.text).slice(0, 12)})` : e.data?.status ? `(${e.data.status})` : ''}`)
-              .join(' ')
-          : '';
-        return { ok: problems.length === 0, why: problems.join(', '), tail, metrics: events.filter((e) => e.event_type === 'ttfb_metric').map((e) => e.data), steps };
-      }),
-    );
+    const expected = { greeting: GREETING, callerText: CALLER_TEXT, script };
+    const checks = await Promise.all(results.map((r, i) => checkCall(h, r, frames[i]!, expected)));
     const okCalls = checks.filter((c) => c.ok).length;
     const metrics = checks.flatMap((c) => c.metrics);
     const metric = (p: string, field = 'ms') => metrics.filter((m) => m.processor === p).map((m) => Number(m[field]));

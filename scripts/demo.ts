@@ -20,20 +20,22 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { readWavFile } from '../src/gateway/recording/wav';
+import { readWavFile } from '../src/audio/wav';
 import { startGateway } from '../src/gateway/server';
 import { setLogLevel } from '../src/shared/logger';
 import { getFreePort } from '../src/temporal/dev-server';
 import { startFakeCartesia } from '../test/fakes/cartesia-server';
 import { startFakeDeepgram } from '../test/fakes/deepgram-server';
 import { fakeSpeechMs } from '../test/fakes/fake-tts-audio';
-import { startFakeOpenAI, type FakeReply } from '../test/fakes/openai-server';
+import { startFakeOpenAI } from '../test/fakes/openai-server';
 import { bytesForMs } from '../src/audio/format';
 import { FRAME_MS, nowMs } from '../test/fakes/phone-caller';
 import { startFakeTelephony } from '../test/fakes/telephony-fakes';
-import { startWebhookReceiver, type ReceivedRequest } from '../test/fakes/webhook-receiver';
+import { startWebhookReceiver } from '../test/fakes/webhook-receiver';
 import type { Harness } from '../test/support/harness';
 import { firstSpeechReceivedAfter, fmtMs, isSpeech, loadClip, silentAfter, speechTimes, type SpeechClip } from './lib/caller-audio';
+import { CHECKING, CLINIC_NUMBER, clinicBackend, configureClinic, receptionist, VAD_STOP_SECS } from './lib/demo-clinic';
+import { printEvents, printTranscript, type CallEvent } from './lib/demo-report';
 
 const AUDIO = path.join(__dirname, '..', 'test', 'fixtures', 'audio');
 const CLIPS = {
@@ -43,22 +45,10 @@ const CLIPS = {
 };
 type ClipName = keyof typeof CLIPS;
 
-const CLINIC_NUMBER = '+15005550006';
 const CALLER_NUMBER = '+14155550123';
 const VENDOR_KEY = 'demo-key';
-const AGENT = 'sunrise-clinic';
-const GREETING = 'Hello, this is Sunrise Clinic. How can I help you today?';
-const CHECKING = 'Let me check the calendar.';
-const VAD_STOP_SECS = 0.4;
 /** The caller interrupts after hearing this much of the agent's list of free slots. */
 const BARGE_IN_AFTER_MS = 2500;
-
-export interface CallEvent {
-  id: number;
-  event_type: string;
-  timestamp: string;
-  data: Record<string, any>;
-}
 
 export interface DemoOptions {
   /** Starts the API and the worker (startHarness) with the given environment (the fakes' URLs). */
@@ -97,59 +87,6 @@ async function until<T>(what: string, check: () => T | undefined | null | false,
     if (Date.now() > deadline) throw new Error(`demo: ${what} did not happen within ${timeoutMs / 1000} s`);
     await sleep(stepMs);
   }
-}
-
-// ---- the clinic: its booking backend and a scripted receptionist LLM ---------------------------
-
-const FREE_SLOTS = ['09:00', '10:30', '11:00', '15:30'];
-const SPOKEN_TIME: Record<string, string> = { '09:00': 'nine', '10:30': 'half past ten', '11:00': 'eleven', '15:30': 'half past three' };
-
-function clinicBackend(req: ReceivedRequest) {
-  if (req.path === '/slots') return { status: 200, body: { day: req.query.day ?? 'tomorrow', free_slots: FREE_SLOTS } };
-  if (req.path === '/appointments') {
-    const body = (req.body ?? {}) as Record<string, unknown>;
-    return { status: 201, body: { confirmed: true, reference: 'SC-4711', day: body.day, time: body.time } };
-  }
-  return { status: 404, body: { error: 'not found' } };
-}
-
-function listSlots(slots: string[]): string {
-  const morning = slots.filter((s) => s < '12:00').map((s) => SPOKEN_TIME[s] ?? s);
-  const afternoon = slots.filter((s) => s >= '12:00').map((s) => SPOKEN_TIME[s] ?? s);
-  const join = (xs: string[]) => (xs.length > 1 ? `${xs.slice(0, -1).join(', ')} and ${xs.at(-1)}` : (xs[0] ?? ''));
-  return (
-    `Tomorrow I have ${slots.length} openings: ${join(morning)} in the morning, and ${join(afternoon)} in the afternoon. ` +
-    'The morning appointments are with Doctor Rao, the afternoon one with Doctor Lee. Which time suits you best?'
-  );
-}
-
-/** The receptionist: what a real LLM would answer at each point of this conversation. */
-function receptionist(body: any): FakeReply {
-  const messages: any[] = body.messages ?? [];
-  const last = messages[messages.length - 1];
-  if (last?.role === 'tool') {
-    const call = messages.flatMap((m) => m.tool_calls ?? []).find((c: any) => c.id === last.tool_call_id);
-    let result: any = {};
-    try {
-      result = JSON.parse(last.content);
-    } catch {
-      // an error text: answered below
-    }
-    if (call?.function?.name === 'check_slots' && Array.isArray(result.free_slots)) return { content: listSlots(result.free_slots) };
-    if (call?.function?.name === 'book_appointment' && result.confirmed) {
-      const ref = String(result.reference ?? '').replace(/[^A-Z0-9]/g, '').split('').join(' ');
-      return {
-        content: `You are booked for ${SPOKEN_TIME[result.time] ?? result.time} o'clock tomorrow with Doctor Rao, reference ${ref}. Goodbye!`,
-        tool_calls: [{ name: 'end_call', arguments: {} }],
-      };
-    }
-    return { content: 'Sorry, our calendar is not available right now. Please call again later.' };
-  }
-  const said = String(last?.content ?? '').toLowerCase();
-  if (/book|appointment/.test(said)) return { content: CHECKING, tool_calls: [{ name: 'check_slots', arguments: { day: 'tomorrow' } }] };
-  if (/stop|wait/.test(said)) return { content: 'Sure, take your time.' };
-  if (/nine/.test(said)) return { tool_calls: [{ name: 'book_appointment', arguments: { day: 'tomorrow', time: '09:00' } }] };
-  return { content: 'Sorry, could you say that again?' };
 }
 
 // ---- the demo -----------------------------------------------------------------------------------
@@ -203,47 +140,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       if (res.status >= 300) throw new Error(`${method} ${p} → ${res.status} ${JSON.stringify(res.body)}`);
       return res.body;
     };
-    const show = (method: string, p: string, what: string) => print(`  ${method.padEnd(5)}${p.padEnd(27)} ${what}`);
-    await api('PUT', '/api/settings/telephony', { provider, public_base_url: h.api.url, ...phone.settings(CLINIC_NUMBER, 5) });
-    show('PUT', '/api/settings/telephony', `${provider} credentials, number ${CLINIC_NUMBER}, public_base_url ${h.api.url}`);
-    const checkSlots = await api('POST', '/api/tools', {
-      name: 'check_slots',
-      description: 'List the free appointment slots of a day. Use it before offering times to the caller.',
-      parameters: { properties: { day: { type: 'string', description: 'the day, e.g. tomorrow or 2025-05-02' } }, required: ['day'] },
-      webhook_url: `${clinic.url}/slots`,
-      webhook_method: 'GET',
-      headers: { Authorization: 'Bearer clinic-backend-secret' },
-      timeout_secs: 5,
-    });
-    show('POST', '/api/tools', `check_slots → GET ${clinic.url}/slots`);
-    const book = await api('POST', '/api/tools', {
-      name: 'book_appointment',
-      description: 'Book the slot the caller chose.',
-      parameters: {
-        properties: { day: { type: 'string', description: 'the day' }, time: { type: 'string', description: 'HH:MM, one of the free slots' } },
-        required: ['day', 'time'],
-      },
-      webhook_url: `${clinic.url}/appointments`,
-      headers: { Authorization: 'Bearer clinic-backend-secret' },
-      timeout_secs: 5,
-    });
-    show('POST', '/api/tools', `book_appointment → POST ${clinic.url}/appointments`);
-    await api('POST', '/api/agents', {
-      name: AGENT,
-      prompt:
-        'You are the receptionist of Sunrise Clinic on the phone. Be brief and friendly. Use check_slots before offering times, ' +
-        'book_appointment once the caller has chosen one, then say goodbye and call end_call.',
-      greeting: GREETING,
-      stt_provider: 'deepgram',
-      llm_provider: 'openai',
-      tts_provider: 'cartesia',
-      tool_ids: [checkSlots.id, book.id],
-      // 0.4 s: the caller's "Hello, …" pauses ~0.2 s at the comma; min_words 1: any speech interrupts.
-      pipeline_settings: { vad_stop_secs: VAD_STOP_SECS, min_words: 1 },
-    });
-    show('POST', '/api/agents', `${AGENT}: greeting, 2 tools, deepgram / openai / cartesia, vad_stop_secs ${VAD_STOP_SECS}, min_words 1`);
-    const endpoint = await api('POST', '/api/settings/endpoints', { phone_number: CLINIC_NUMBER, provider, inbound_agent_name: AGENT, label: 'Front desk' });
-    show('POST', '/api/settings/endpoints', `${CLINIC_NUMBER} → ${AGENT}; inbound_webhook_url ${endpoint.inbound_webhook_url}`);
+    const endpoint = await configureClinic({ api, print, provider, phone, clinicUrl: clinic.url, publicBaseUrl: h.api.url });
 
     // ---- the call -------------------------------------------------------------------------------
     print('\nThe call (seconds since the phone rang):');
@@ -365,28 +262,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const events: CallEvent[] = (await h.request('GET', `/api/calls/${callId}/events`)).body;
 
     // ---- transcript and events ------------------------------------------------------------------
-    print('\nTranscript (GET /api/calls/{id}; times: when each entry was recorded):');
-    const spoke = events.filter((e) => e.event_type === 'agent_spoke');
-    let agentIdx = 0;
-    for (const entry of call.transcript as Array<{ role: string; text: string; timestamp: string }>) {
-      const cut = entry.role === 'assistant' && spoke[agentIdx++]?.data.interrupted ? '  [cut off by the caller]' : '';
-      print(`  ${at(Date.parse(`${entry.timestamp}Z`))}  ${entry.role === 'user' ? 'caller' : 'agent '}  ${entry.text}${cut}`);
-    }
-    print(`\nEvents (GET /api/calls/{id}/events): ${events.length}`);
-    const counts = new Map<string, number>();
-    for (const e of events) counts.set(e.event_type, (counts.get(e.event_type) ?? 0) + 1);
-    print(`  ${[...counts].map(([t, n]) => (n > 1 ? `${t} ×${n}` : t)).join(' · ')}`);
-    for (const e of events) {
-      const d = e.data;
-      let text: string | null = null;
-      if (e.event_type === 'tool_called') text = `${d.function}(${JSON.stringify(d.args)})`;
-      else if (e.event_type === 'tool_result') text = `${d.function} → ${JSON.stringify(d.result)}${d.duration_ms !== undefined ? ` in ${d.duration_ms} ms` : ''}`;
-      else if (e.event_type === 'interruption') text = `heard before the barge-in: "${d.heard_text}"`;
-      else if (e.event_type === 'call_status') text = `${d.status}${d.source ? ` (${d.source})` : ''}${d.ignored ? ' ignored' : ''}`;
-      else if (e.event_type === 'call_ended') text = `${d.status}, ${d.end_reason}, usage ${JSON.stringify(d.usage)}`;
-      else if (e.event_type === 'error') text = `${d.context}: ${d.message}`;
-      if (text) print(`  ${at(Date.parse(`${e.timestamp}Z`))}  ${e.event_type.padEnd(13)} ${text}`);
-    }
+    printTranscript(call, events, at, print);
+    printEvents(events, at, print);
 
     // ---- latency --------------------------------------------------------------------------------
     print(`\nLatency (caller side: from the fake phone's frame timings; vad_stop_secs ${VAD_STOP_SECS}):`);

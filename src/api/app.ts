@@ -19,6 +19,7 @@ import { allRoutes } from './routes';
 export const API_INFO = {
   title: 'Voice Agent Platform API',
   version: '1.0.0',
+  license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
   description:
     'Self-hostable voice AI agents on Temporal. All endpoints except login, password reset, /healthz and the docs require `Authorization: Bearer <JWT or API key>`. Errors are JSON `{ "detail": string }`.',
 };

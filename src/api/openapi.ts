@@ -35,7 +35,14 @@ const ERROR_TEXT: Record<number, string> = {
   503: 'A required service is not configured or not reachable',
 };
 
-export function buildOpenApi(routes: AnyRoute[], info: { title: string; version: string; description: string }) {
+export interface ApiInfo {
+  title: string;
+  version: string;
+  description: string;
+  license: { name: string; identifier: string };
+}
+
+export function buildOpenApi(routes: AnyRoute[], info: ApiInfo) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const def of routes) {
     const responses: Record<string, unknown> = {};
@@ -69,6 +76,7 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
     }
     paths[def.path] ??= {};
     paths[def.path]![def.method] = {
+      operationId: def.operationId,
       tags: [def.tag],
       summary: def.summary,
       ...(def.description ? { description: def.description } : {}),

@@ -4,7 +4,7 @@
  * drift from what the server accepts.
  *
  * Each route also declares who may call it (`public`, `access`, `owned`), and mountRoutes enforces
- * it before the handler runs: the role model lives here, not in the handlers (README, Security).
+ * it before the handler runs: the role model lives here, not in the handlers (docs/security.md).
  */
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
@@ -50,6 +50,11 @@ export interface RouteDef<B, Q, P> {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI-style path, e.g. /api/agents/{agent_id}. */
   path: string;
+  /**
+   * The operation's name in the OpenAPI document, which generated clients use as the method name:
+   * unique, camelCase, a verb first (`listCalls`, `getCall`, `createOutboundCall`).
+   */
+  operationId: string;
   tag: string;
   summary: string;
   description?: string;

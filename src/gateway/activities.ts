@@ -11,8 +11,9 @@ import type OpenAI from 'openai';
 import type { Config } from '../config';
 import { llmClients, llmFailure } from '../providers/llm/llm-activity-support';
 import type { GatewayActivities, MediaSessionResult, VoiceTurnRequest } from '../../workflows/call-definitions';
-import { SpeechUnavailable, type CallMedia, type MediaClosure } from './call-media';
+import type { CallMedia, MediaClosure } from './call-media';
 import type { CallRegistry } from './call-registry';
+import { SpeechUnavailable } from './tts-link';
 import { runVoiceTurn } from './voice-turn';
 
 export const HEARTBEAT_INTERVAL_MS = 1000;
@@ -69,7 +70,7 @@ export function createGatewayActivities(calls: CallRegistry, config: Config): Ga
       const call = requireCall(calls, req.callId);
       return heartbeating(async (cancel) => {
         try {
-          return await call.speak(req, cancel);
+          return await call.speech.speak(req, cancel);
         } catch (err) {
           throw speechFailure(err);
         }
@@ -106,11 +107,11 @@ export function createGatewayActivities(calls: CallRegistry, config: Config): Ga
         }
         return runVoiceTurn(call, client, turn, turnCancel);
       };
-      return heartbeating((cancel) => call.armTurn(req, run, cancel));
+      return heartbeating((cancel) => call.delivery.arm(req, run, cancel));
     },
 
     async disarmTurn({ callId, armId }) {
-      calls.get(callId)?.disarmTurn(armId);
+      calls.get(callId)?.delivery.disarm(armId);
     },
 
     async mediaSession({ callId }): Promise<MediaSessionResult> {

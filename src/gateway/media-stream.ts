@@ -18,7 +18,7 @@ import { STREAM_SAMPLE_RATES, describeFormat, type AudioFormat } from '../audio/
 import type { Config } from '../config';
 import type { MediaStreamCodec, MediaStreamProtocol, StreamStart, StreamUpgrade } from '../providers/telephony/stream';
 import type { Logger } from '../shared/logger';
-import { callWorkflowId, mediaConnectedSignal, voiceConfigQuery, type VoiceConfig } from '../../workflows/call-definitions';
+import { callWorkflowId, voiceConfigQuery, type VoiceConfig } from '../../workflows/call-definitions';
 import { voiceSetupFromMemo } from '../../workflows/voice-setup';
 import { CallMedia, type StreamOutput } from './call-media';
 import { epochMs } from './events';
@@ -138,7 +138,7 @@ class MediaStream {
         else this.keepEarly(event.pcm, event.timestampMs, arrivedPerf);
         return;
       case 'mark':
-        this.call?.onMark(event.name);
+        this.call?.speech.playback.onMark(event.name);
         return;
       case 'dtmf':
         this.ctx.log.debug('dtmf', { callId: this.callId, digit: event.digit });
@@ -228,16 +228,15 @@ class MediaStream {
     this.phase = 'live';
     this.ctx.calls.add(call);
     // The greeting is synthesised now, not a workflow round trip later when its speak arrives.
-    if (voice.greeting) call.startGreeting(voice.greeting);
+    if (voice.greeting) call.speech.startGreeting(voice.greeting);
     for (const f of this.early.splice(0)) call.onCallerAudio(f.pcm, f.timestampMs, f.arrivedPerf);
     this.ctx.log.info('media stream started', { callId, provider: this.protocol.name, streamId: this.streamId, format: describeFormat(start.format) });
     try {
-      await workflow.signal(mediaConnectedSignal, {
+      await call.reports.connected({
         gatewayTaskQueue: this.ctx.taskQueue,
         streamSid: this.streamId,
         recordingPath: call.recordingPath,
         connectedAtMs: epochMs(startPerf),
-        events: call.events.drain(),
       });
     } catch (err) {
       this.ctx.log.error('could not tell the call workflow the stream connected', { callId, error: (err as Error).message });

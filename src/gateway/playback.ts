@@ -20,8 +20,9 @@
  * TTS is complete, else the call's running estimate from earlier utterances.
  */
 import { countCharacters } from '../providers/speech-socket';
-import { bytesForMs, MULAW_8K, msForBytes, silenceByte, type AudioFormat } from '../audio/format';
-import { FRAME_MS, FrameSplitter } from '../audio/pcm';
+import { bytesForMs, MULAW_8K, type AudioFormat } from '../audio/format';
+import { FRAME_MS } from '../audio/pcm';
+import { AgentSpeech, type SpeechFraming, type SpeechResult, type SpeechState } from './agent-speech';
 import { sharedPacer, type Pacer, type Paced } from './pacer';
 
 /**
@@ -44,12 +45,6 @@ export interface PlaybackFraming {
   frameMs?: number;
 }
 
-interface Framing {
-  format: AudioFormat;
-  frameMs: number;
-  frameBytes: number;
-}
-
 export interface PlaybackOutput {
   media(frame: Buffer): void;
   mark(name: string): void;
@@ -65,64 +60,6 @@ export interface PlaybackListener {
   finished(speech: AgentSpeech, result: SpeechResult): void;
 }
 
-export interface SpeechResult {
-  heardText: string;
-  interrupted: boolean;
-  playedMs: number;
-  /** Everything was synthesised and played (heardText is then all of the text). */
-  whole: boolean;
-}
-
-type SpeechState = 'active' | 'finished' | 'interrupted';
-
-export class AgentSpeech {
-  readonly sentences: string[] = [];
-  /** Cumulative character counts: sentence k ends at sentenceEnds[k]. */
-  readonly sentenceEnds: number[] = [];
-  characters = 0;
-  audioBytes = 0;
-  framesSent = 0;
-  firstFramePerf: number | null = null;
-  ttsDone = false;
-  ttsCompleted = false;
-  state: SpeechState = 'active';
-  readonly result: Promise<SpeechResult>;
-
-  /** @internal */ frames: Array<Buffer | undefined> = [];
-  /** @internal */ head = 0;
-  /** @internal */ allSent = false;
-  /** @internal */ endDeadlinePerf = Infinity;
-  /** @internal */ sentenceMarks = 0;
-  /** @internal */ sentencesConfirmed = 0;
-  /** @internal */ buffered = 0;
-  /** @internal */ readonly splitter: FrameSplitter;
-  /** @internal */ resolve!: (r: SpeechResult) => void;
-
-  constructor(
-    /** The activity's utterance id (names events). */
-    readonly id: string,
-    /** The TTS utterance id, unique per call (names marks). */
-    readonly ttsId: string,
-    readonly createdPerf: number,
-    private readonly framing: Framing = { format: MULAW_8K, frameMs: FRAME_MS, frameBytes: bytesForMs(MULAW_8K, FRAME_MS) },
-  ) {
-    this.result = new Promise((resolve) => (this.resolve = resolve));
-    this.splitter = new FrameSplitter(framing.frameBytes, silenceByte(framing.format));
-  }
-
-  get text(): string {
-    return this.sentences.join(' ');
-  }
-
-  get audioMs(): number {
-    return msForBytes(this.framing.format, this.audioBytes);
-  }
-
-  get endMark(): string {
-    return `${this.ttsId}:end`;
-  }
-}
-
 export class Playback implements Paced {
   private readonly speeches: AgentSpeech[] = [];
   private lineFreePerf = 0;
@@ -130,7 +67,7 @@ export class Playback implements Paced {
   private idleWaiters: Array<() => void> = [];
   /** Running estimate of the voice's ms per character (exponential average over utterances). */
   msPerChar = DEFAULT_MS_PER_CHAR;
-  private readonly framing: Framing;
+  private readonly framing: SpeechFraming;
   private readonly frameMs: number;
   private readonly leadMs: number;
 
@@ -222,7 +159,7 @@ export class Playback implements Paced {
 
   /**
    * Barge-in: `clear` the provider's buffer and cut off every utterance, returning them with what
-   * the caller heard. The caller (CallMedia) cancels their TTS and LLM.
+   * the caller heard. The caller (SpeechOut) cancels their TTS and LLM.
    */
   interrupt(nowPerf = performance.now()): AgentSpeech[] {
     const cut = this.speeches.filter((s) => s.state === 'active');

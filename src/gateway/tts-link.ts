@@ -1,9 +1,10 @@
 /**
  * A call's streaming TTS session and the agent utterances it is producing: created at call start
  * (warm before the greeting), asked for audio in the stream's own format (so playback sends it
- * unconverted), each sentence pushed the moment it exists. Audio goes to playback; `done` ends an
- * utterance's audio; an utterance whose audio stops arriving for TTS_STALL_MS is abandoned.
- * Reports `tts_usage`, the `tts` time to first audio, and vendor errors as call events.
+ * unconverted), each sentence pushed the moment it exists. An utterance is begun, fed sentences,
+ * ended or stopped here (speak requests and voice turns); its audio goes to playback, `done` ends
+ * it, and one whose audio stops arriving for TTS_STALL_MS is abandoned. Reports `tts_usage`, the
+ * `tts` time to first audio, and vendor errors as call events.
  */
 import type { AudioFormat } from '../audio/format';
 import type { Config } from '../config';
@@ -13,7 +14,8 @@ import { countProviderError, observeTurnStage } from '../observability/metrics';
 import type { Logger } from '../shared/logger';
 import type { VoiceConfig } from '../../workflows/call-definitions';
 import type { GatewayEventLog } from './events';
-import type { AgentSpeech, Playback } from './playback';
+import type { AgentSpeech } from './agent-speech';
+import type { Playback } from './playback';
 import type { TtsSpares } from './tts-spares';
 
 // A TTS utterance whose text is complete but whose audio stopped arriving this long is abandoned.
@@ -39,6 +41,8 @@ export interface TtsLinkOptions {
   log: Logger;
   /** Connected sessions kept ready per voice (the greeting then needs no handshake). */
   spares?: TtsSpares;
+  /** An agent utterance began (the caller may already be talking: see TurnDetector.onAgentSpeech). */
+  began?(): void;
 }
 
 export class TtsLink {
@@ -81,9 +85,11 @@ export class TtsLink {
     for (let n = 2; this.usedIds.has(ttsId); n++) ttsId = `${utteranceId}~${n}`;
     this.usedIds.add(ttsId);
     const speech = this.opts.playback.start(utteranceId, ttsId);
-    if (speech.state !== 'active') return speech;
-    this.utterances.set(ttsId, { speech, firstTextPerf: null, lastAudioPerf: performance.now(), textEnded: false });
-    this.session.startUtterance(ttsId);
+    if (speech.state === 'active') {
+      this.utterances.set(ttsId, { speech, firstTextPerf: null, lastAudioPerf: performance.now(), textEnded: false });
+      this.session.startUtterance(ttsId);
+    }
+    this.opts.began?.();
     return speech;
   }
 
@@ -104,6 +110,12 @@ export class TtsLink {
     entry.lastAudioPerf = performance.now();
     this.session!.endText(speech.ttsId);
     this.armStallCheck();
+  }
+
+  /** Stops one utterance, audio and TTS (its activity was cancelled or its LLM failed). */
+  stop(speech: AgentSpeech): void {
+    this.opts.playback.stop(speech);
+    this.cancel(speech);
   }
 
   /** Stops producing an utterance's audio (barge-in, a cancelled activity). */

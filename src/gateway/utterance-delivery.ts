@@ -6,27 +6,17 @@
  *   a backchannel candidate or the plan is stale, the LLM starts at once with the utterance
  *   appended: no workflow round trip before the reply.
  * - Otherwise (no turn ready: during a tool call, the greeting, a workflow of an older version) it
- *   goes as an `utterance` signal, one after the other so the workflow sees them in order.
+ *   is reported to the workflow (workflow-reports.ts), which answers it itself.
  *
  * A plan is stale when the workflow had not yet received every earlier utterance (a signal in
  * flight): the utterance is then returned without a reply and the workflow answers it itself.
  */
-import type { WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Logger } from '../shared/logger';
-import {
-  utteranceSignal,
-  type ArmedTurnRequest,
-  type ArmedTurnResult,
-  type UtteranceSignal,
-  type VoiceTurnRequest,
-  type VoiceTurnResult,
-} from '../../workflows/call-definitions';
-import { epochMs, type GatewayEventLog } from './events';
+import type { ArmedTurnRequest, ArmedTurnResult, UtteranceSignal, VoiceTurnRequest, VoiceTurnResult } from '../../workflows/call-definitions';
+import { epochMs } from './events';
 import { SpeechUnavailable } from './tts-link';
 import type { CompletedTurn } from './turn-detector';
-
-const SIGNAL_ATTEMPTS = 3;
+import type { WorkflowReports } from './workflow-reports';
 
 /** Runs an LLM turn into speech (voice-turn.ts), cancelled with `cancel`. */
 export type TurnRunner = (req: VoiceTurnRequest, cancel: AbortSignal) => Promise<VoiceTurnResult>;
@@ -36,15 +26,6 @@ interface Armed {
   cancel: AbortSignal;
   run: TurnRunner;
   resolve(result: ArmedTurnResult): void;
-}
-
-export interface DeliveryOptions {
-  callId: string;
-  workflow: WorkflowHandle;
-  events: GatewayEventLog;
-  log: Logger;
-  /** The workflow is gone: the stream must close. */
-  orphaned(): void;
 }
 
 const nothing = (): ArmedTurnResult => ({ utterance: null, thought: null, failure: null, events: [] });
@@ -59,15 +40,9 @@ function failureOf(err: unknown): { type: string; message: string } {
 export class UtteranceDelivery {
   private seq = 0;
   private armed: Armed | null = null;
-  private signals: Promise<void> = Promise.resolve();
   private closed = false;
 
-  constructor(private readonly opts: DeliveryOptions) {}
-
-  /** Signals still being delivered (awaited before the stream's closure is reported). */
-  get settled(): Promise<void> {
-    return this.signals.catch(() => undefined);
-  }
+  constructor(private readonly reports: Pick<WorkflowReports, 'events' | 'utterance'>) {}
 
   get isArmed(): boolean {
     return this.armed !== null;
@@ -75,7 +50,7 @@ export class UtteranceDelivery {
 
   deliver(turn: CompletedTurn): void {
     const seq = ++this.seq;
-    const events = this.opts.events.drain();
+    const events = this.reports.events.drain();
     const armed = this.armed;
     if (armed) {
       this.armed = null;
@@ -83,7 +58,7 @@ export class UtteranceDelivery {
       return;
     }
     const payload: UtteranceSignal = { text: turn.text, duringAgentSpeech: turn.duringAgentSpeech, events, seq };
-    this.signals = this.signals.then(() => this.signal(payload));
+    this.reports.utterance(payload);
   }
 
   /** `armedTurn`: resolves when an utterance took the turn, it was disarmed, or the stream closed. */
@@ -124,25 +99,7 @@ export class UtteranceDelivery {
     const started = (async () => armed.run(req, armed.cancel))();
     started.then(
       (thought) => armed.resolve({ utterance, thought, failure: null, events: [] }),
-      (err: unknown) => armed.resolve({ utterance, thought: null, failure: failureOf(err), events: this.opts.events.drain() }),
+      (err: unknown) => armed.resolve({ utterance, thought: null, failure: failureOf(err), events: this.reports.events.drain() }),
     );
-  }
-
-  private async signal(payload: UtteranceSignal): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.opts.workflow.signal(utteranceSignal, payload);
-        return;
-      } catch (err) {
-        const notFound = (err as Error).name === 'WorkflowNotFoundError';
-        if (notFound || attempt >= SIGNAL_ATTEMPTS) {
-          this.opts.log.error('could not deliver an utterance to the call workflow', { callId: this.opts.callId, error: (err as Error).message });
-          // The workflow is gone: nobody will ever end this stream but us.
-          if (notFound) this.opts.orphaned();
-          return;
-        }
-        await new Promise((r) => setTimeout(r, 200 * attempt));
-      }
-    }
   }
 }

@@ -13,19 +13,32 @@ import { streamChat, type ChatResult } from '../providers/llm/chat';
 import { llmFailure } from '../providers/llm/llm-activity-support';
 import { countProviderError, observeTurnStage } from '../observability/metrics';
 import type { VoiceTurnRequest, VoiceTurnResult } from '../../workflows/call-definitions';
-import type { CallMedia } from './call-media';
+import type { PipelineObserver } from './pipeline-observer';
 import { SentenceSplitter } from './sentences';
+import type { SpeechOut } from './speech-out';
+import type { WorkflowReports } from './workflow-reports';
 
-export async function runVoiceTurn(call: CallMedia, client: OpenAI, req: VoiceTurnRequest, cancel: AbortSignal): Promise<VoiceTurnResult> {
-  call.noteTurnStarted();
-  const speech = call.beginSpeech(req.utteranceId);
+/** What a voice turn uses of its call (a CallMedia). */
+export interface VoiceTurnParts {
+  /** The reply's utterance (`tts`) and its LLM stream, aborted on barge-in (`trackLlm`). */
+  speech: Pick<SpeechOut, 'tts' | 'trackLlm'>;
+  /** The events that go back with the result. */
+  reports: Pick<WorkflowReports, 'events'>;
+  observer: Pick<PipelineObserver, 'turnStarted'>;
+}
+
+export async function runVoiceTurn(call: VoiceTurnParts, client: OpenAI, req: VoiceTurnRequest, cancel: AbortSignal): Promise<VoiceTurnResult> {
+  const { tts } = call.speech;
+  const { events } = call.reports;
+  call.observer.turnStarted();
+  const speech = tts.begin(req.utteranceId);
   const llmAbort = new AbortController();
-  const untrack = call.trackLlm(llmAbort);
+  const untrack = call.speech.trackLlm(llmAbort);
   // Cut off before it began (the caller is talking): nobody will hear this reply.
   if (speech.state !== 'active') llmAbort.abort();
   const onCancel = () => {
     llmAbort.abort();
-    call.stopSpeech(speech);
+    tts.stop(speech);
   };
   cancel.addEventListener('abort', onCancel, { once: true });
   const splitter = new SentenceSplitter();
@@ -44,7 +57,7 @@ export async function runVoiceTurn(call: CallMedia, client: OpenAI, req: VoiceTu
         for (const sentence of splitter.push(delta)) {
           if (!sentenceTimed) observeTurnStage('first_sentence', performance.now() - firstTextPerf);
           sentenceTimed = true;
-          call.sayMore(speech, sentence);
+          tts.push(speech, sentence);
         }
       },
       llmAbort.signal,
@@ -52,9 +65,9 @@ export async function runVoiceTurn(call: CallMedia, client: OpenAI, req: VoiceTu
   } catch (err) {
     if (!llmAbort.signal.aborted) {
       // Whatever of this reply already plays is stopped: the retried turn starts it afresh.
-      call.stopSpeech(speech);
+      tts.stop(speech);
       countProviderError('llm', req.provider);
-      call.events.error(`LLM request failed: ${(err as Error).message}`, 'llm', { utterance_id: req.utteranceId });
+      events.error(`LLM request failed: ${(err as Error).message}`, 'llm', { utterance_id: req.utteranceId });
       throw llmFailure(err);
     }
     // Aborted by barge-in (or cancellation): the speech result says what was heard.
@@ -66,8 +79,8 @@ export async function runVoiceTurn(call: CallMedia, client: OpenAI, req: VoiceTu
     if (llm && speech.state === 'active') {
       const rest = splitter.flush();
       if (rest && !sentenceTimed && firstTextPerf !== null) observeTurnStage('first_sentence', performance.now() - firstTextPerf);
-      if (rest) call.sayMore(speech, rest);
-      call.endSpeech(speech);
+      if (rest) tts.push(speech, rest);
+      tts.end(speech);
     }
     const ttfbMs = llm?.ttfbMs ?? (firstTextPerf === null ? null : Math.round(firstTextPerf - startedPerf));
     if (ttfbMs !== null) observeTurnStage('llm_first_token', ttfbMs);
@@ -78,7 +91,7 @@ export async function runVoiceTurn(call: CallMedia, client: OpenAI, req: VoiceTu
         heardText: llm.content.trim(),
         interrupted: false,
         characters: speech.characters,
-        events: call.events.drain(),
+        events: events.drain(),
       };
     }
     const played = await speech.result;
@@ -92,7 +105,7 @@ export async function runVoiceTurn(call: CallMedia, client: OpenAI, req: VoiceTu
       heardText,
       interrupted: played.interrupted,
       characters: speech.characters,
-      events: call.events.drain(),
+      events: events.drain(),
     };
   } finally {
     cancel.removeEventListener('abort', onCancel);

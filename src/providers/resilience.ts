@@ -1,93 +1,13 @@
 /**
- * Reconnection, back-off and keep-alive for streaming speech adapters, in one place:
- * - `Backoff`: the delays between reconnect attempts, reset once a connection proved healthy;
- * - `KeepAlive`: a timer that sends the vendor's keep-alive when nothing else went out for a while;
- * - `ResilientStt`: an SttStream that reopens its adapter's stream when the vendor drops it, and
- *   gives up (event `unavailable`) when the vendor rejects it or keeps failing.
- * Adapters speak their vendor's protocol; they do not decide when to reconnect.
+ * `ResilientStt`: an SttStream that reopens its adapter's stream when the vendor drops it (with
+ * the shared `Backoff`, src/shared/backoff.ts), and gives up (event `unavailable`) when the vendor
+ * rejects it or keeps failing. Adapters speak their vendor's protocol; they do not decide when to
+ * reconnect.
  */
 import { EventEmitter } from 'node:events';
+import { Backoff } from '../shared/backoff';
 import { SpeechProviderError } from './speech-socket';
 import type { SttEvents, SttStream } from './stt/types';
-
-// First retry at once (a dropped socket is usually just that), then backing off.
-export const DEFAULT_RECONNECT_DELAYS_MS: readonly number[] = [0, 500, 1000, 2000, 5000];
-// A connection that lived this long was healthy: the next drop starts the back-off afresh.
-export const HEALTHY_CONNECTION_MS = 5000;
-
-export class Backoff {
-  private attempt = 0;
-  private openedAt = 0;
-
-  constructor(
-    private readonly delaysMs: readonly number[] = DEFAULT_RECONNECT_DELAYS_MS,
-    private readonly healthyMs = HEALTHY_CONNECTION_MS,
-  ) {}
-
-  /** Consecutive attempts since the last healthy connection. */
-  get attempts(): number {
-    return this.attempt;
-  }
-
-  opened(): void {
-    this.openedAt = Date.now();
-  }
-
-  /** Called when a connection ended: a healthy one resets the back-off. */
-  closed(): void {
-    if (this.openedAt && Date.now() - this.openedAt >= this.healthyMs) this.attempt = 0;
-    this.openedAt = 0;
-  }
-
-  /** The connection did useful work (e.g. a transcript arrived): it counts as healthy. */
-  reset(): void {
-    this.attempt = 0;
-  }
-
-  /** The delay before the next attempt; counts the attempt. */
-  next(): number {
-    const delay = this.delaysMs[Math.min(this.attempt, this.delaysMs.length - 1)]!;
-    this.attempt++;
-    return delay;
-  }
-}
-
-/**
- * Sends `ping` whenever nothing went out for `intervalMs` (e.g. Deepgram closes a listen stream
- * after 10 s without audio and asks for a KeepAlive every 3–5 s). Call touch() on every send.
- */
-export class KeepAlive {
-  private lastSentAt = Date.now();
-  private timer?: NodeJS.Timeout;
-
-  constructor(
-    private readonly intervalMs: number,
-    private readonly ping: () => void,
-  ) {}
-
-  touch(): void {
-    this.lastSentAt = Date.now();
-  }
-
-  start(): void {
-    this.stop();
-    this.touch();
-    // Checking at half the interval keeps the longest silence on the wire below 1.5 intervals.
-    const tickMs = Math.max(10, Math.floor(this.intervalMs / 2));
-    this.timer = setInterval(() => {
-      if (Date.now() - this.lastSentAt >= this.intervalMs) {
-        this.ping();
-        this.touch();
-      }
-    }, tickMs);
-    this.timer.unref();
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-  }
-}
 
 export interface ResilientSttOptions {
   /** Opens a fresh vendor stream (the adapter); may throw when the adapter cannot be set up. */

@@ -10,7 +10,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseWav } from '../../src/gateway/recording/wav';
+import { parseWav } from '../../src/audio/wav';
 import { rms } from '../../src/audio/pcm';
 
 export const OPENAI_TRANSCRIBE_MODELS = ['whisper-1', 'gpt-4o-transcribe', 'gpt-4o-mini-transcribe'];

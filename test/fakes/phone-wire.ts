@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import type { AudioFormat } from '../../src/audio/format';
 import { resample } from '../../src/audio/resampler';
-import { channelOf, readWavFile } from '../../src/gateway/recording/wav';
+import { channelOf, readWavFile } from '../../src/audio/wav';
 
 /** The playback tick: the phone plays (and accounts for) agent audio in 20 ms steps. */
 export const FRAME_MS = 20;

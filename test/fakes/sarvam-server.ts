@@ -24,7 +24,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import type { WebSocket } from 'ws';
 import { pcmFromBytes, rms } from '../../src/audio/pcm';
-import { parseWav } from '../../src/gateway/recording/wav';
+import { parseWav } from '../../src/audio/wav';
 import { sendJson, startWsFakeServer } from './ws-fake-server';
 
 const LANGUAGES = ['hi-IN', 'bn-IN', 'kn-IN', 'ml-IN', 'mr-IN', 'od-IN', 'pa-IN', 'ta-IN', 'te-IN', 'en-IN', 'gu-IN', 'unknown'];

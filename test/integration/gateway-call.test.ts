@@ -5,7 +5,7 @@
  * in for the vendors. What the caller hears, the call's events and its recording are checked.
  */
 import path from 'node:path';
-import { readWavFile, channelOf } from '../../src/gateway/recording/wav';
+import { readWavFile, channelOf } from '../../src/audio/wav';
 import { startGateway, type RunningGateway } from '../../src/gateway/server';
 import { PIPELINE_DEFAULTS } from '../../src/shared/catalog';
 import { setLogLevel } from '../../src/shared/logger';

@@ -12,7 +12,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import WebSocket from 'ws';
 import { rms } from '../../src/audio/pcm';
-import { readWavFile, channelOf } from '../../src/gateway/recording/wav';
+import { readWavFile, channelOf } from '../../src/audio/wav';
 import { startGateway, type RunningGateway } from '../../src/gateway/server';
 import { streamToken, verifyStreamToken } from '../../src/gateway/stream-token';
 import { PIPELINE_DEFAULTS, type PipelineSettings } from '../../src/shared/catalog';

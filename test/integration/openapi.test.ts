@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { allRoutes } from '../../src/api/routes';
 import { startHarness, type Harness } from '../support/harness';
 
@@ -98,3 +99,31 @@ it('answers /healthz with 503 when the database is down', async () => {
     await broken.close();
   }
 });
+
+/**
+ * Redocly's `recommended` ruleset, as `redocly lint` runs it, over the document as served. Its test
+ * runs last: linting takes seconds, long enough for the harness's idle keep-alive socket to be reset.
+ */
+async function lint(doc: unknown): Promise<string[]> {
+  const config = await createConfig({ extends: ['recommended'] });
+  const problems = await lintFromString({ source: JSON.stringify(doc), absoluteRef: 'openapi.json', config });
+  return problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} (${p.location[0]?.pointer ?? ''})`);
+}
+
+it('is a valid OpenAPI document with a unique camelCase operationId on every operation (Redocly recommended lint)', async () => {
+  const doc = (await h.request('GET', '/api/openapi.json', { token: null })).body;
+  expect(await lint(doc)).toEqual([]);
+
+  const ids = Object.values(doc.paths as Record<string, Record<string, { operationId?: string }>>).flatMap((ops) =>
+    Object.values(ops).map((op) => op.operationId),
+  );
+  expect(ids.length).toBe(allRoutes(h.ctx).length);
+  for (const id of ids) expect(id).toMatch(/^[a-z][a-zA-Z0-9]*$/);
+  expect(new Set(ids).size).toBe(ids.length);
+  expect(ids).toEqual(expect.arrayContaining(['listCalls', 'getCall', 'createOutboundCall', 'postInboundCallWebhook', 'getInboundCallWebhook']));
+
+  // The linter really checks: a document with an operation left unnamed is reported.
+  const unnamed = structuredClone(doc);
+  delete unnamed.paths['/api/calls'].get.operationId;
+  expect(await lint(unnamed)).toEqual([expect.stringMatching(/^warn operation-operationId: .*~1api~1calls\/get\/operationId/)]);
+}, 30_000);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { decodeMulaw, encodeMulaw } from '../../src/audio/g711';
-import { encodeWav } from '../../src/gateway/recording/wav';
+import { encodeWav } from '../../src/audio/wav';
 import { clearMessage, markMessage, mediaMessage } from '../../src/providers/telephony/twilio/media-messages';
 import { connectTwilioCaller, tonePcm, type TwilioCaller } from '../fakes/twilio-caller';
 

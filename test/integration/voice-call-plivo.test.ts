@@ -12,7 +12,7 @@ import { MULAW_8K } from '../../src/audio/format';
 import { verifyStreamToken } from '../../src/gateway/stream-token';
 import { parseExtraHeaders } from '../../src/providers/telephony/plivo/media-messages';
 import { plivoStreamCredentials } from '../../src/providers/telephony/plivo/stream-auth';
-import { channelOf, readWavFile } from '../../src/gateway/recording/wav';
+import { channelOf, readWavFile } from '../../src/audio/wav';
 import { getFreePort } from '../../src/temporal/dev-server';
 import { startFakeCartesia, type FakeCartesia } from '../fakes/cartesia-server';
 import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';

@@ -7,7 +7,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { channelOf, readWavFile } from '../../src/gateway/recording/wav';
+import { channelOf, readWavFile } from '../../src/audio/wav';
 import { getFreePort } from '../../src/temporal/dev-server';
 import { startFakeCartesia, type FakeCartesia } from '../fakes/cartesia-server';
 import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';

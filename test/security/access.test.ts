@@ -1,5 +1,5 @@
 /**
- * The role table (README, Security) against every operation of the OpenAPI document: walked
+ * The role table (docs/security.md, Roles) against every operation of the OpenAPI document: walked
  * anonymously, with forged tokens and as a member, over a real socket. Member-accessible writes
  * on resources an administrator owns are refused; the same writes on the member's own go through.
  */

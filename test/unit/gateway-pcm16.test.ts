@@ -13,7 +13,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { PCM16_16K, toPcm16 } from '../../src/audio/format';
 import { loadConfig } from '../../src/config';
 import { CallMedia } from '../../src/gateway/call-media';
-import { readWavFile, channelOf } from '../../src/gateway/recording/wav';
+import { readWavFile, channelOf } from '../../src/audio/wav';
 import { sharedSileroModel } from '../../src/gateway/vad/silero';
 import { SileroBatcher } from '../../src/gateway/vad/silero-batch';
 import { createLogger, setLogLevel } from '../../src/shared/logger';
@@ -75,7 +75,7 @@ function startCall() {
     out: {
       media: (frame) => frames.push({ atMs: performance.now() - startPerf, bytes: Buffer.from(frame) }),
       // The vendor reports a mark once the audio before it has played.
-      mark: (name) => setTimeout(() => call.onMark(name), call.playback.bufferedMs()),
+      mark: (name) => setTimeout(() => call.speech.playback.onMark(name), call.speech.playback.bufferedMs()),
       clear: () => clears.push(performance.now() - startPerf),
       close: (code) => closed.push({ code }),
     },
@@ -102,7 +102,7 @@ it('runs a call on a 16 kHz PCM stream: STT in linear16/16000, TTS in 16 kHz PCM
   const streams = deepgram.received.streams.length;
 
   // The agent speaks: TTS is asked for 16 kHz PCM, and it goes out in 640-byte frames of sound.
-  const greeting = await call.speak({ callId: call.callId, utteranceId: 'greeting', text: 'Hello, you are through to the clinic.' }, new AbortController().signal);
+  const greeting = await call.speech.speak({ callId: call.callId, utteranceId: 'greeting', text: 'Hello, you are through to the clinic.' }, new AbortController().signal);
   expect(greeting).toMatchObject({ interrupted: false, heardText: 'Hello, you are through to the clinic.' });
   const request = [...cartesia.received.contexts.values()].at(-1)!;
   expect(request).toBeDefined();
@@ -122,7 +122,7 @@ it('runs a call on a 16 kHz PCM stream: STT in linear16/16000, TTS in 16 kHz PCM
   expect(stt.audioBytes).toBeGreaterThan(3000 * 32);
 
   // Barge-in: a long answer is cleared within 300 ms of the caller starting to talk.
-  const answer = call.speak({ callId: call.callId, utteranceId: 'answer', text: 'We have openings at nine, at half past ten and at eleven in the morning, and one in the afternoon.' }, new AbortController().signal);
+  const answer = call.speech.speak({ callId: call.callId, utteranceId: 'answer', text: 'We have openings at nine, at half past ten and at eleven in the morning, and one in the afternoon.' }, new AbortController().signal);
   await sleep(1500);
   const stop = loadSpeechWav(path.join(FIXTURES, 'stop-wait.wav'), RATE);
   const speechStartMs = performance.now() - startPerf + 300; // the clip's first 0.3 s are silence

@@ -4,7 +4,8 @@
  */
 import { PCM16_16K, PCM16_8K } from '../../src/audio/format';
 import type { Pacer } from '../../src/gateway/pacer';
-import { LEAD_MS, Playback, type AgentSpeech, type PlaybackFraming, type SpeechResult } from '../../src/gateway/playback';
+import type { AgentSpeech, SpeechResult } from '../../src/gateway/agent-speech';
+import { LEAD_MS, Playback, type PlaybackFraming } from '../../src/gateway/playback';
 import { MAX_SENTENCE_CHARS, SentenceSplitter, splitSentences } from '../../src/gateway/sentences';
 import { FINAL_WAIT_MS, TurnDetector, type CompletedTurn } from '../../src/gateway/turn-detector';
 import type { SttTranscript } from '../../src/providers/stt/types';

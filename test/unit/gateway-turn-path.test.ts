@@ -5,9 +5,9 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { ArrivalClock } from '../../src/gateway/arrival-clock';
-import { GatewayEventLog } from '../../src/gateway/events';
 import { TurnDetector, type CompletedTurn } from '../../src/gateway/turn-detector';
 import { UtteranceDelivery } from '../../src/gateway/utterance-delivery';
+import { WorkflowReports } from '../../src/gateway/workflow-reports';
 import { createLogger } from '../../src/shared/logger';
 import type { ArmedTurnRequest, VoiceTurnRequest, VoiceTurnResult } from '../../workflows/call-definitions';
 
@@ -40,8 +40,9 @@ const reply = (content: string): VoiceTurnResult => ({
 function delivery() {
   const signals: unknown[] = [];
   const workflow = { signal: async (_def: unknown, payload: unknown) => void signals.push(payload) } as unknown as WorkflowHandle;
-  const d = new UtteranceDelivery({ callId: 'c1', workflow, events: new GatewayEventLog(), log: createLogger('test'), orphaned: () => undefined });
-  return { d, signals };
+  const reports = new WorkflowReports({ callId: 'c1', workflow, log: createLogger('test'), orphaned: () => undefined });
+  const d = new UtteranceDelivery(reports);
+  return { d, reports, signals };
 }
 
 describe('armed turns on the gateway', () => {
@@ -75,14 +76,14 @@ describe('armed turns on the gateway', () => {
   });
 
   it('go back when disarmed; utterances then go as signals, numbered', async () => {
-    const { d, signals } = delivery();
+    const { d, reports, signals } = delivery();
     const armed = d.arm(plan(0), async () => reply('x'), new AbortController().signal);
     d.disarm('other-arm');
     expect(d.isArmed).toBe(true);
     d.disarm('a1');
     expect(await armed).toEqual({ utterance: null, thought: null, failure: null, events: [] });
     d.deliver(turn('Hello?'));
-    await d.settled;
+    await reports.settled;
     expect(signals).toEqual([{ text: 'Hello?', duringAgentSpeech: false, events: [], seq: 1 }]);
   });
 

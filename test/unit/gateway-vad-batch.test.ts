@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { int16ToFloat32 } from '../../src/audio/pcm';
 import { resample } from '../../src/audio/resampler';
-import { readWavFile } from '../../src/gateway/recording/wav';
+import { readWavFile } from '../../src/audio/wav';
 import { sharedSileroModel, type SileroVadModel, type SpeechProbability } from '../../src/gateway/vad/silero';
 import { SileroBatcher } from '../../src/gateway/vad/silero-batch';
 import { VadAnalyzer, type VadEvent } from '../../src/gateway/vad/vad-analyzer';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FLUSH_INTERVAL_MS, LATE_WRITE_SLACK_MS, WavRecorder } from '../../src/gateway/recording/wav-recorder';
-import { channelOf, parseWav, readWavFile } from '../../src/gateway/recording/wav';
+import { channelOf, parseWav, readWavFile } from '../../src/audio/wav';
 
 const RATE = 8000;
 const FRAME = 160; // 20 ms

@@ -8,7 +8,7 @@ import {
   readWavFile,
   WavError,
   wavHeader,
-} from '../../src/gateway/recording/wav';
+} from '../../src/audio/wav';
 
 const FIXTURES = path.join(__dirname, '../fixtures/audio');
 

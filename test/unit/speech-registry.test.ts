@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { MATRIX_END, MATRIX_START, speechMatrix } from '../../src/providers/matrix';
+import { MATRIX_END, MATRIX_PAGE, MATRIX_START, speechMatrix } from '../../src/providers/matrix';
 import { LLM_VENDORS, llmProblem } from '../../src/providers/llm/registry';
 import { STT_VENDORS, sttProblem } from '../../src/providers/stt/registry';
 import { TTS_VENDORS, ttsProblem } from '../../src/providers/tts/registry';
@@ -54,10 +54,11 @@ describe('vendor registries', () => {
   });
 });
 
-describe('the README provider matrix', () => {
+describe('the provider matrix of docs/speech-providers.md', () => {
   it('is the one the registries generate (npx tsx scripts/speech-matrix.ts --write)', () => {
-    const readme = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
-    const block = readme.slice(readme.indexOf(MATRIX_START) + MATRIX_START.length, readme.indexOf(MATRIX_END));
+    const page = fs.readFileSync(path.join(__dirname, '..', '..', MATRIX_PAGE), 'utf8');
+    expect(page).toContain(MATRIX_START);
+    const block = page.slice(page.indexOf(MATRIX_START) + MATRIX_START.length, page.indexOf(MATRIX_END));
     expect(block.trim()).toBe(speechMatrix().trim());
   });
 });

@@ -3,7 +3,7 @@
  */
 import path from 'node:path';
 import { int16ToFloat32 } from '../../src/audio/pcm';
-import { readWavFile } from '../../src/gateway/recording/wav';
+import { readWavFile } from '../../src/audio/wav';
 import { sharedSileroModel, type SileroVadModel } from '../../src/gateway/vad/silero';
 import { VadAnalyzer, type VadEvent, type VadParams } from '../../src/gateway/vad/vad-analyzer';
 

@@ -39,6 +39,7 @@ export function agentRoutes(ctx: ApiContext) {
     route({
       method: 'get',
       path: '/api/agents/stats',
+      operationId: 'getAgentStats',
       tag: TAG,
       access: 'member',
       summary: 'Call statistics, overall and per agent',
@@ -52,6 +53,7 @@ export function agentRoutes(ctx: ApiContext) {
     route({
       method: 'get',
       path: '/api/agents',
+      operationId: 'listAgents',
       tag: TAG,
       access: 'member',
       summary: 'List agents',
@@ -66,6 +68,7 @@ export function agentRoutes(ctx: ApiContext) {
     route({
       method: 'post',
       path: '/api/agents',
+      operationId: 'createAgent',
       tag: TAG,
       access: 'member',
       summary: 'Create an agent',
@@ -84,6 +87,7 @@ export function agentRoutes(ctx: ApiContext) {
     route({
       method: 'get',
       path: '/api/agents/{agent_id}',
+      operationId: 'getAgent',
       tag: TAG,
       access: 'member',
       summary: 'Get an agent with its full configuration',
@@ -98,6 +102,7 @@ export function agentRoutes(ctx: ApiContext) {
     route({
       method: 'patch',
       path: '/api/agents/{agent_id}',
+      operationId: 'updateAgent',
       tag: TAG,
       access: 'member',
       summary: 'Update an agent (partial)',
@@ -119,6 +124,7 @@ export function agentRoutes(ctx: ApiContext) {
     route({
       method: 'delete',
       path: '/api/agents/{agent_id}',
+      operationId: 'deleteAgent',
       tag: TAG,
       access: 'member',
       summary: 'Delete an agent and its flow nodes; its calls are kept',
@@ -134,6 +140,7 @@ export function agentRoutes(ctx: ApiContext) {
     route({
       method: 'post',
       path: '/api/agents/{agent_id}/webhook-secret',
+      operationId: 'rotateAgentWebhookSecret',
       tag: TAG,
       access: 'member',
       summary: "Rotate the agent's webhook signing secret",

@@ -52,6 +52,7 @@ export function authRoutes(ctx: ApiContext) {
     route({
       method: 'post',
       path: '/api/auth/login',
+      operationId: 'login',
       tag: 'Authentication',
       summary: 'Log in with email and password',
       description: `Returns a JWT for the Authorization header. Every attempt is counted before the password is checked: more than ${LOGIN_MAX_ATTEMPTS} attempts from one address, or for one account, within ${LOGIN_WINDOW_SECS / 60} minutes get 429 with Retry-After until the window ends; a successful login clears both counts. The address is the connection's, or X-Forwarded-For from a proxy trusted by TRUST_PROXY.`,
@@ -71,6 +72,7 @@ export function authRoutes(ctx: ApiContext) {
     route({
       method: 'get',
       path: '/api/auth/me',
+      operationId: 'getCurrentUser',
       tag: 'Authentication',
       access: 'member',
       summary: 'The authenticated user',
@@ -84,6 +86,7 @@ export function authRoutes(ctx: ApiContext) {
     route({
       method: 'post',
       path: '/api/auth/password-reset',
+      operationId: 'requestPasswordReset',
       tag: 'Authentication',
       summary: 'Request a password reset token',
       description:
@@ -103,6 +106,7 @@ export function authRoutes(ctx: ApiContext) {
     route({
       method: 'post',
       path: '/api/auth/password-reset/confirm',
+      operationId: 'confirmPasswordReset',
       tag: 'Authentication',
       summary: 'Set a new password with a reset token',
       public: true,
@@ -119,6 +123,7 @@ export function authRoutes(ctx: ApiContext) {
     route({
       method: 'post',
       path: '/api/auth/password',
+      operationId: 'changePassword',
       tag: 'Authentication',
       access: 'member',
       summary: "Change the caller's password",
@@ -143,6 +148,7 @@ export function authRoutes(ctx: ApiContext) {
     route({
       method: 'get',
       path: '/api/auth/api-keys',
+      operationId: 'listApiKeys',
       tag: 'Authentication',
       access: 'member',
       summary: "List the caller's API keys (never the secret)",
@@ -166,6 +172,7 @@ export function authRoutes(ctx: ApiContext) {
     route({
       method: 'post',
       path: '/api/auth/api-keys',
+      operationId: 'createApiKey',
       tag: 'Authentication',
       access: 'member',
       summary: 'Create an API key for server-to-server use',
@@ -183,6 +190,7 @@ export function authRoutes(ctx: ApiContext) {
     route({
       method: 'delete',
       path: '/api/auth/api-keys/{key_id}',
+      operationId: 'deleteApiKey',
       tag: 'Authentication',
       access: 'member',
       summary: 'Revoke an API key',

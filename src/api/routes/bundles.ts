@@ -22,6 +22,7 @@ export function bundleRoutes(ctx: ApiContext) {
     route({
       method: 'get',
       path: '/api/agents/{agent_id}/export',
+      operationId: 'exportAgent',
       tag: TAG,
       access: 'member',
       summary: 'Export an agent as a portable bundle',
@@ -42,6 +43,7 @@ export function bundleRoutes(ctx: ApiContext) {
     route({
       method: 'post',
       path: '/api/agents/import',
+      operationId: 'importAgent',
       tag: TAG,
       access: 'member',
       summary: 'Import an agent bundle',

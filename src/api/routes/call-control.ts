@@ -62,6 +62,7 @@ export function callControlRoutes(ctx: ApiContext) {
     route({
       method: 'post',
       path: '/api/calls/start',
+      operationId: 'startClientManagedCall',
       tag: 'Calls',
       access: 'member',
       summary: 'Register a call managed by the client',
@@ -89,6 +90,7 @@ export function callControlRoutes(ctx: ApiContext) {
     route({
       method: 'post',
       path: '/api/calls/end',
+      operationId: 'endCall',
       tag: 'Calls',
       access: 'member',
       summary: 'End a call and mark it complete',
@@ -111,6 +113,7 @@ export function callControlRoutes(ctx: ApiContext) {
     route({
       method: 'post',
       path: '/api/calls/test',
+      operationId: 'startTestCall',
       tag: 'Calls',
       access: 'member',
       summary: 'Start a text test call (no phone needed)',
@@ -138,6 +141,7 @@ export function callControlRoutes(ctx: ApiContext) {
     route({
       method: 'post',
       path: '/api/calls/{call_id}/test/messages',
+      operationId: 'sendTestMessage',
       tag: 'Calls',
       access: 'member',
       summary: 'Say something to the agent in a text or client-managed call',

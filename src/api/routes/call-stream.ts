@@ -31,6 +31,7 @@ export function callStreamRoutes(ctx: ApiContext) {
     route({
       method: 'get',
       path: '/api/calls/{call_id}/events/stream',
+      operationId: 'streamCallEvents',
       tag: 'Calls',
       access: 'member',
       summary: 'Follow a call: its events as server-sent events until it ends',

@@ -58,6 +58,7 @@ export function callRoutes(ctx: ApiContext) {
     route({
       method: 'get',
       path: '/api/calls',
+      operationId: 'listCalls',
       tag: 'Calls',
       access: 'member',
       summary: 'List calls, newest first',
@@ -101,6 +102,7 @@ export function callRoutes(ctx: ApiContext) {
     route({
       method: 'get',
       path: '/api/calls/{call_id}',
+      operationId: 'getCall',
       tag: 'Calls',
       access: 'member',
       summary: 'One call with transcript, context, usage and end reason',
@@ -117,6 +119,7 @@ export function callRoutes(ctx: ApiContext) {
     route({
       method: 'get',
       path: '/api/calls/{call_id}/events',
+      operationId: 'listCallEvents',
       tag: 'Calls',
       access: 'member',
       summary: 'The event trace of a call, in order',

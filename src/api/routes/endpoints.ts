@@ -54,6 +54,7 @@ export function endpointRoutes(ctx: ApiContext) {
     route({
       method: 'get',
       path: '/api/settings/endpoints',
+      operationId: 'listTelephonyEndpoints',
       tag: 'Settings',
       summary: 'List telephony endpoints (phone number to agent mappings)',
       responses: { 200: { description: 'All endpoints, oldest first', schema: z.array(EndpointSchema) } },
@@ -66,6 +67,7 @@ export function endpointRoutes(ctx: ApiContext) {
     route({
       method: 'post',
       path: '/api/settings/endpoints',
+      operationId: 'createTelephonyEndpoint',
       tag: 'Settings',
       summary: 'Map a phone number to agents',
       description:
@@ -100,6 +102,7 @@ export function endpointRoutes(ctx: ApiContext) {
     route({
       method: 'put',
       path: '/api/settings/endpoints/{endpoint_id}',
+      operationId: 'updateTelephonyEndpoint',
       tag: 'Settings',
       summary: 'Update an endpoint (agents, label, is_active)',
       description: 'Fields not sent keep their value; null clears an agent or the label. The phone number and provider are fixed.',
@@ -128,6 +131,7 @@ export function endpointRoutes(ctx: ApiContext) {
     route({
       method: 'delete',
       path: '/api/settings/endpoints/{endpoint_id}',
+      operationId: 'deleteTelephonyEndpoint',
       tag: 'Settings',
       summary: 'Delete an endpoint',
       params: EndpointIdParam,

@@ -18,6 +18,7 @@ export function flowRoutes(ctx: ApiContext) {
     route({
       method: 'get',
       path: '/api/agents/{agent_id}/flow',
+      operationId: 'getAgentFlow',
       tag: TAG,
       access: 'member',
       summary: "Get an agent's flow graph",
@@ -32,6 +33,7 @@ export function flowRoutes(ctx: ApiContext) {
     route({
       method: 'put',
       path: '/api/agents/{agent_id}/flow',
+      operationId: 'replaceAgentFlow',
       tag: TAG,
       access: 'member',
       summary: 'Replace the whole flow graph',
@@ -52,6 +54,7 @@ export function flowRoutes(ctx: ApiContext) {
     route({
       method: 'get',
       path: '/api/agents/{agent_id}/nodes',
+      operationId: 'listFlowNodes',
       tag: TAG,
       access: 'member',
       summary: 'List flow nodes',
@@ -65,6 +68,7 @@ export function flowRoutes(ctx: ApiContext) {
     route({
       method: 'post',
       path: '/api/agents/{agent_id}/nodes',
+      operationId: 'createFlowNode',
       tag: TAG,
       access: 'member',
       summary: 'Add a flow node',
@@ -86,6 +90,7 @@ export function flowRoutes(ctx: ApiContext) {
     route({
       method: 'get',
       path: '/api/agents/{agent_id}/nodes/{node_key}',
+      operationId: 'getFlowNode',
       tag: TAG,
       access: 'member',
       summary: 'Get a flow node',
@@ -98,6 +103,7 @@ export function flowRoutes(ctx: ApiContext) {
     route({
       method: 'patch',
       path: '/api/agents/{agent_id}/nodes/{node_key}',
+      operationId: 'updateFlowNode',
       tag: TAG,
       access: 'member',
       summary: 'Update a flow node (partial)',
@@ -119,6 +125,7 @@ export function flowRoutes(ctx: ApiContext) {
     route({
       method: 'delete',
       path: '/api/agents/{agent_id}/nodes/{node_key}',
+      operationId: 'deleteFlowNode',
       tag: TAG,
       access: 'member',
       summary: 'Delete a flow node',

@@ -51,6 +51,7 @@ export function generateRoutes(ctx: ApiContext) {
     route({
       method: 'post',
       path: '/api/agents/generate',
+      operationId: 'generateAgent',
       tag: 'Agents',
       access: 'member',
       summary: 'Draft an agent config from a description with the LLM (not saved)',

@@ -113,6 +113,7 @@ export function outboundRoutes(ctx: ApiContext) {
     route({
       method: 'post',
       path: '/api/calls/outbound',
+      operationId: 'createOutboundCall',
       tag: 'Calls',
       summary: 'Place an outbound phone call',
       description: [

@@ -29,6 +29,7 @@ export function recordingRoutes(ctx: ApiContext) {
     route({
       method: 'get',
       path: '/api/recordings/{call_id}',
+      operationId: 'getRecording',
       tag: 'Calls',
       access: 'member',
       summary: 'Stream the WAV recording of a call',

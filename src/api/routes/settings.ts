@@ -58,6 +58,7 @@ export function settingsRoutes(ctx: ApiContext) {
     route({
       method: 'get',
       path: '/api/settings/telephony',
+      operationId: 'getTelephonySettings',
       tag: 'Settings',
       summary: 'Telephony provider settings',
       description: `Every field of every provider (\`<provider>_<suffix>\`), null when unset; secrets masked. An unset (null) \`max_concurrent\` means the default of ${DEFAULT_MAX_CONCURRENT} concurrent calls.`,
@@ -69,6 +70,7 @@ export function settingsRoutes(ctx: ApiContext) {
     route({
       method: 'put',
       path: '/api/settings/telephony',
+      operationId: 'updateTelephonySettings',
       tag: 'Settings',
       summary: 'Update telephony provider settings (partial)',
       description:

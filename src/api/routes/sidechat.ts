@@ -42,6 +42,7 @@ export function sidechatRoutes(ctx: ApiContext) {
     route({
       method: 'post',
       path: '/api/sidechat',
+      operationId: 'askSidechat',
       tag: 'Sidechat',
       access: 'member',
       summary: 'Ask the dashboard assistant about agents and calls',

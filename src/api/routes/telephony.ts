@@ -170,6 +170,7 @@ export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
     route({
       method: 'post',
       path: '/telephony/{provider}/inbound/{agent_name}',
+      operationId: 'postInboundCallWebhook',
       tag: TAG,
       public: true,
       summary: 'Voice webhook for incoming calls',
@@ -190,6 +191,7 @@ export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
       route({
         method: 'post',
         path,
+        operationId: path.includes('twiml') ? 'postTwilioTwimlWebhook' : 'postAnswerWebhook',
         tag: TAG,
         public: true,
         summary: path.includes('twiml') ? 'TwiML for an answered outbound Twilio call (alias of /telephony/twilio/answer/{call_id})' : 'Answer document of an outbound call',
@@ -206,6 +208,7 @@ export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
     route({
       method: 'post',
       path: '/telephony/{provider}/status/{call_id}',
+      operationId: 'postCallStatusWebhook',
       tag: TAG,
       public: true,
       summary: 'Status callback of a call',
@@ -220,6 +223,7 @@ export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
     route({
       method: 'post',
       path: '/telephony/{provider}/status',
+      operationId: 'postNumberStatusWebhook',
       tag: TAG,
       public: true,
       summary: 'Status callback, call found by the provider call id',
@@ -234,6 +238,9 @@ export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
   ];
   // Vendors call with POST (form or JSON) or, if configured so (Twilio) or by design (Exotel's
   // dynamic stream URL), with GET and the parameters in the query string.
-  return routes.flatMap((r) => [r, { ...r, method: 'get' as const, summary: `${r.summary} (GET)` }]);
+  return routes.flatMap((r) => [
+    r,
+    { ...r, method: 'get' as const, operationId: r.operationId.replace(/^post/, 'get'), summary: `${r.summary} (GET)` },
+  ]);
 }
 

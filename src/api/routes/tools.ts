@@ -31,6 +31,7 @@ export function toolRoutes(ctx: ApiContext) {
     route({
       method: 'get',
       path: '/api/tools',
+      operationId: 'listTools',
       tag: 'Tools',
       access: 'member',
       summary: 'List webhook tools',
@@ -44,6 +45,7 @@ export function toolRoutes(ctx: ApiContext) {
     route({
       method: 'get',
       path: '/api/tools/{tool_id}',
+      operationId: 'getTool',
       tag: 'Tools',
       access: 'member',
       summary: 'Get one tool',
@@ -56,6 +58,7 @@ export function toolRoutes(ctx: ApiContext) {
     route({
       method: 'post',
       path: '/api/tools',
+      operationId: 'createTool',
       tag: 'Tools',
       access: 'member',
       summary: 'Create a webhook tool',
@@ -86,6 +89,7 @@ export function toolRoutes(ctx: ApiContext) {
     route({
       method: 'patch',
       path: '/api/tools/{tool_id}',
+      operationId: 'updateTool',
       tag: 'Tools',
       access: 'member',
       summary: 'Update a tool (partial)',
@@ -116,6 +120,7 @@ export function toolRoutes(ctx: ApiContext) {
     route({
       method: 'delete',
       path: '/api/tools/{tool_id}',
+      operationId: 'deleteTool',
       tag: 'Tools',
       access: 'member',
       summary: 'Delete a tool and every reference to it',
@@ -138,6 +143,7 @@ export function toolRoutes(ctx: ApiContext) {
     route({
       method: 'post',
       path: '/api/tools/{tool_id}/test',
+      operationId: 'testTool',
       tag: 'Tools',
       access: 'member',
       summary: "Fire the tool's webhook with given arguments",

@@ -13,6 +13,7 @@ export function userRoutes(ctx: ApiContext) {
     route({
       method: 'get',
       path: '/api/users',
+      operationId: 'listUsers',
       tag: 'Users',
       summary: 'List users (admin)',
       responses: { 200: { description: 'All users', schema: z.array(UserSchema) } },
@@ -24,6 +25,7 @@ export function userRoutes(ctx: ApiContext) {
     route({
       method: 'post',
       path: '/api/users',
+      operationId: 'createUser',
       tag: 'Users',
       summary: 'Create a user (admin)',
       body: z.object({ email: EmailSchema, password: PASSWORD_RULE, role: z.enum(['admin', 'member']).default('member') }),
@@ -40,6 +42,7 @@ export function userRoutes(ctx: ApiContext) {
     route({
       method: 'delete',
       path: '/api/users/{user_id}',
+      operationId: 'deleteUser',
       tag: 'Users',
       summary: 'Delete a user (admin); their API keys stop working',
       params: uuidParam('user_id'),

@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createLogger } from '../../shared/logger';
 import { TELEPHONY_SAMPLE_RATE } from '../../audio/pcm';
-import { WAV_HEADER_BYTES, wavHeader } from './wav';
+import { WAV_HEADER_BYTES, wavHeader } from '../../audio/wav';
 
 const log = createLogger('recording');
 

@@ -15,7 +15,7 @@
 import { EventEmitter } from 'node:events';
 import { decodeMulaw } from '../../audio/g711';
 import { pcmFromBytes, pcmToBytes, rms } from '../../audio/pcm';
-import { encodeWav } from '../../gateway/recording/wav';
+import { encodeWav } from '../../audio/wav';
 import type { Logger } from '../../shared/logger';
 import { SpeechProviderError } from '../speech-socket';
 import type { SttEvents, SttStream } from './types';

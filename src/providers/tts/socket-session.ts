@@ -8,7 +8,7 @@
  */
 import WebSocket from 'ws';
 import type { Logger } from '../../shared/logger';
-import { Backoff } from '../resilience';
+import { Backoff } from '../../shared/backoff';
 import { openSpeechSocket, readyLatch, SpeechProviderError } from '../speech-socket';
 import { TtsSessionBase, type UtteranceState } from './session-base';
 

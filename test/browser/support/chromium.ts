@@ -58,7 +58,7 @@ export async function pick(page: Page, label: string, option: string): Promise<v
 }
 
 /**
- * Saves a screenshot. With UPDATE_SCREENSHOTS=1 it goes to docs/screenshots/ (shown in the README);
+ * Saves a screenshot. With UPDATE_SCREENSHOTS=1 it goes to docs/screenshots/ (shown in docs/dashboard.md);
  * otherwise to a temporary directory, so a test run leaves the repository as it was.
  */
 export async function screenshot(page: Page, name: string): Promise<string> {

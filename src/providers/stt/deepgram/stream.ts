@@ -9,7 +9,7 @@
 import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
 import { createLogger } from '../../../shared/logger';
-import { KeepAlive } from '../../resilience';
+import { KeepAlive } from '../../../shared/keep-alive';
 import { openSpeechSocket, parseVendorJson, SpeechProviderError, wsBaseUrl } from '../../speech-socket';
 import { PendingSends } from '../pending-sends';
 import type { SttEvents, SttOptions, SttStream, SttTranscript } from '../types';

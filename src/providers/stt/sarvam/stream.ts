@@ -18,7 +18,7 @@ import WebSocket from 'ws';
 import { decodeMulaw } from '../../../audio/g711';
 import { pcmFromBytes, pcmToBytes, rms } from '../../../audio/pcm';
 import { createLogger } from '../../../shared/logger';
-import { KeepAlive } from '../../resilience';
+import { KeepAlive } from '../../../shared/keep-alive';
 import { openSpeechSocket, parseVendorJson, readyLatch, SpeechProviderError } from '../../speech-socket';
 import { PendingSends } from '../pending-sends';
 import { SegmentStt } from '../segment-stt';

@@ -5,8 +5,8 @@
  * crashed) or unknown (0 / 0xFFFFFFFF from streaming writers) is read up to the end of the file.
  */
 import fs from 'node:fs';
-import { decodeMulaw } from '../../audio/g711';
-import { pcmFromBytes } from '../../audio/pcm';
+import { decodeMulaw } from './g711';
+import { pcmFromBytes } from './pcm';
 
 export const WAV_FORMAT_PCM = 1;
 export const WAV_FORMAT_MULAW = 7;
