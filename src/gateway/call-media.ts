@@ -13,7 +13,7 @@
  * Vendor failures become `error` events and the call goes on where it can.
  */
 import path from 'node:path';
-import type { WorkflowHandle } from '@temporalio/client';
+import type { AsyncCompletionClient, WorkflowHandle } from '@temporalio/client';
 import { toPcm16, type AudioFormat } from '../audio/format';
 import type { Config } from '../config';
 import type { Logger } from '../shared/logger';
@@ -49,6 +49,8 @@ export interface CallMediaOptions {
   voice: VoiceConfig;
   config: Config;
   workflow: WorkflowHandle;
+  /** Completes the activities run for the call (asynchronously, through its outbox). */
+  activities: AsyncCompletionClient;
   /** Per-call speech model streams at the stream's rate (the gateway's shared, batched Silero). */
   vad: { createStream(sampleRate: 8000 | 16000): SpeechProbability };
   out: StreamOutput;
@@ -109,7 +111,7 @@ export class CallMedia {
     this.log = opts.log;
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
     const { callId, format, config, log } = opts;
-    this.reports = new WorkflowReports({ callId, workflow: opts.workflow, log, orphaned: () => void this.close('closed', 1011, 'call workflow not running') });
+    this.reports = new WorkflowReports({ callId, workflow: opts.workflow, activities: opts.activities, log, orphaned: () => void this.close('closed', 1011, 'call workflow not running') });
     const events = this.reports.events;
     this.recordingPath = path.join(config.dataDir, 'recordings', `${callId}.wav`);
     this.recorder = new WavRecorder({
@@ -232,7 +234,8 @@ export class CallMedia {
       } catch (err) {
         this.log.error('recording could not be finalised', { callId: this.callId, error: (err as Error).message });
       }
-      await this.reports.settled;
+      // What the gateway reported before the close reaches the workflow first: the media
+      // session's result queues behind it in the call's outbox.
       this.resolveClosed({ reason, events: this.reports.events.drain(), ...(this.failure ? { error: this.failure } : {}) });
     })();
     return this.closed;

@@ -218,6 +218,7 @@ class MediaStream {
       voice,
       config: this.ctx.config,
       workflow,
+      activities: this.ctx.temporal.activity,
       vad: this.ctx.vad,
       out: this.output(),
       log: this.ctx.log,
@@ -231,17 +232,14 @@ class MediaStream {
     if (voice.greeting) call.speech.startGreeting(voice.greeting);
     for (const f of this.early.splice(0)) call.onCallerAudio(f.pcm, f.timestampMs, f.arrivedPerf);
     this.ctx.log.info('media stream started', { callId, provider: this.protocol.name, streamId: this.streamId, format: describeFormat(start.format) });
-    try {
-      await call.reports.connected({
-        gatewayTaskQueue: this.ctx.taskQueue,
-        streamSid: this.streamId,
-        recordingPath: call.recordingPath,
-        connectedAtMs: epochMs(startPerf),
-      });
-    } catch (err) {
-      this.ctx.log.error('could not tell the call workflow the stream connected', { callId, error: (err as Error).message });
-      void call.close('closed', CLOSE_INTERNAL, 'call workflow unreachable');
-    }
+    // Queued first in the call's outbox: retried while Temporal is away; a workflow that is gone
+    // closes the stream (the outbox's orphaned()).
+    call.reports.connected({
+      gatewayTaskQueue: this.ctx.taskQueue,
+      streamSid: this.streamId,
+      recordingPath: call.recordingPath,
+      connectedAtMs: epochMs(startPerf),
+    });
   }
 
   private output(): StreamOutput {
