@@ -201,6 +201,13 @@ export interface UtteranceSignal {
   events?: GatewayEvent[];
   /** The gateway's number for this utterance (1, 2, … per call); absent from older gateways. */
   seq?: number;
+  /**
+   * The reply the gateway gave on its own while Temporal was unreachable (docs/call-lifecycle.md):
+   * the caller heard it; the workflow records it (and runs the tools it asked for) as its own.
+   */
+  reply?: VoiceTurnResult;
+  /** When the gateway had the utterance (epoch ms), for a reported `reply`. */
+  timestampMs?: number;
 }
 
 /** A telephony provider's status, already mapped by the provider adapter. */

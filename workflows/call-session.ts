@@ -270,6 +270,11 @@ export class CallSession extends AgentTurns {
 
 
   private async finish(): Promise<CallSummary> {
+    // Replies the gateway spoke (armed, or alone during a Temporal outage) whose reports arrived
+    // after the call was asked to end: the caller heard them, so the transcript keeps them.
+    if (this.presenceLiveness && !isFinal(this.status)) {
+      for (const u of this.queue.splice(0)) if (u.prepared?.thought) await this.onUtterance(u);
+    }
     if (!isFinal(this.status)) {
       const reason = this.endRequest ?? 'user_ended';
       this.moveTo('completed', reason);

@@ -19,6 +19,7 @@ import {
   type TelephonyStatusSignal,
   type TextTurnResult,
   type UsageTotals,
+  type UtteranceSignal,
   type VoiceConfig,
 } from './call-definitions';
 import { CallRecorder } from './call-recorder';
@@ -28,6 +29,8 @@ import { TurnArming } from './turn-arming';
 import { voiceSetup } from './voice-setup';
 import type { ConversationState } from './conversation';
 
+// Enough to recognise any report an outbox could deliver twice (it redelivers only its head).
+const RECENT_SEQS_KEPT = 64;
 // A runaway tool loop must not keep the caller waiting forever.
 export const MAX_TOOL_ROUNDS_PER_TURN = 6;
 // Enough context for the LLM to carry on naturally; the full transcript stays in PostgreSQL.
@@ -48,8 +51,9 @@ export interface Utterance {
   prepared?: {
     thought: Thought | null;
     failure: { type: string; message: string } | null;
-    utteranceId: string;
-    request: LlmTurnRequest;
+    /** The armed turn's speech id and request (absent for a reply the gateway gave alone). */
+    utteranceId?: string;
+    request?: LlmTurnRequest;
     /** When the gateway had the utterance: its reply's events come after. */
     atMs: number;
   };
@@ -107,6 +111,8 @@ export abstract class CallState {
   protected readonly presenceLiveness: boolean;
   /** The gateway the watchdog reported lost, until the probe has answered. */
   protected gatewaySuspect: GatewayLostSignal | null = null;
+  /** Utterance numbers received lately: a report the gateway's outbox delivered twice counts once. */
+  private readonly recentSeqs: number[] = [];
 
 
   constructor(protected readonly input: CallWorkflowInput) {
@@ -178,6 +184,26 @@ export abstract class CallState {
   /** The gateway's number of an utterance it reported (signal or armed turn). */
   noteUtteranceSeq(seq: unknown): void {
     if (typeof seq === 'number' && Number.isFinite(seq) && seq > this.lastUtteranceSeq) this.lastUtteranceSeq = seq;
+    if (this.presenceLiveness && typeof seq === 'number') {
+      this.recentSeqs.push(seq);
+      if (this.recentSeqs.length > RECENT_SEQS_KEPT) this.recentSeqs.shift();
+    }
+  }
+
+  /** A report of an utterance this run already has (delivered again after a lost acknowledgement). */
+  isRepeatedUtterance(seq: unknown): boolean {
+    return this.presenceLiveness && typeof seq === 'number' && this.recentSeqs.includes(seq);
+  }
+
+  /**
+   * A reply the gateway gave alone while Temporal was away (`utterance.reply`): handled like an
+   * armed turn's, recorded at the gateway's time.
+   */
+  replyOf(signal: UtteranceSignal): Utterance['prepared'] {
+    const reply = signal.reply;
+    if (!this.presenceLiveness || !reply || typeof reply.heardText !== 'string') return undefined;
+    const atMs = Number.isFinite(signal.timestampMs) ? signal.timestampMs! : Date.now();
+    return { thought: reply, failure: null, atMs };
   }
 
   protected onArmedResult(result: ArmedTurnResult): void {

@@ -8,8 +8,7 @@
  */
 import { ApplicationFailure, CompleteAsyncError, Context } from '@temporalio/activity';
 import type OpenAI from 'openai';
-import type { Config } from '../config';
-import { llmClients, llmFailure } from '../providers/llm/llm-activity-support';
+import { llmFailure } from '../providers/llm/llm-activity-support';
 import type { GatewayActivities, MediaSessionResult, VoiceTurnRequest } from '../../workflows/call-definitions';
 import type { CallMedia, MediaClosure } from './call-media';
 import type { CallRegistry } from './call-registry';
@@ -76,8 +75,7 @@ function sessionResult(callId: string, closure: MediaClosure): MediaSessionResul
   return { reason: closure.reason, events: closure.events.splice(0), ...(closure.error ? { error: closure.error } : {}) };
 }
 
-export function createGatewayActivities(calls: CallRegistry, config: Config): GatewayActivities {
-  const clientFor = llmClients(config);
+export function createGatewayActivities(calls: CallRegistry, clientFor: (provider: string) => OpenAI): GatewayActivities {
 
   // The caller hung up while the workflow was deciding what to say: nobody hears it, and the
   // media session's result tells the workflow the call is over (this is not a lost gateway).
@@ -98,8 +96,11 @@ export function createGatewayActivities(calls: CallRegistry, config: Config): Ga
     speak: (req) =>
       answer(calls, req.callId, `speak ${req.utteranceId}`, async (cancel) => {
         if (nobodyListening(req.callId)) return unheard;
+        const call = requireCall(calls, req.callId);
         try {
-          return await requireCall(calls, req.callId).speech.speak(req, cancel);
+          const outcome = await call.speech.speak(req, cancel);
+          call.conversation.said(outcome.heardText);
+          return outcome;
         } catch (err) {
           throw speechFailure(err);
         }

@@ -18,7 +18,9 @@ import { toPcm16, type AudioFormat } from '../audio/format';
 import type { Config } from '../config';
 import type { Logger } from '../shared/logger';
 import type { EndReason, GatewayEvent, VoiceConfig } from '../../workflows/call-definitions';
+import type OpenAI from 'openai';
 import { ArrivalClock } from './arrival-clock';
+import { ConversationMirror } from './conversation-mirror';
 import { LatencyMetrics } from './latency-metrics';
 import type { PipelineObserver } from './pipeline-observer';
 import { WavRecorder } from './recording/wav-recorder';
@@ -29,6 +31,8 @@ import { TurnDetector, type CompletedTurn } from './turn-detector';
 import { UtteranceDelivery } from './utterance-delivery';
 import { vadParamsFromPipeline, VadAnalyzer } from './vad/vad-analyzer';
 import type { SpeechProbability } from './vad/silero';
+import { runVoiceTurn } from './voice-turn';
+import type { TemporalReachability } from './workflow-outbox';
 import { WorkflowReports } from './workflow-reports';
 
 /** How the call talks to its provider socket (the vendor's framing lives in the stream's codec). */
@@ -59,6 +63,10 @@ export interface CallMediaOptions {
   startPerf: number;
   /** The gateway's ready TTS sessions (see tts-spares.ts). */
   ttsSpares?: TtsSpares;
+  /** Whether Temporal takes the gateway's reports (shared by its calls). */
+  reachability?: TemporalReachability;
+  /** The LLM client of a provider, for replies the gateway gives alone while Temporal is away. */
+  llm?: (provider: string) => OpenAI;
 }
 
 /**
@@ -89,6 +97,8 @@ export class CallMedia {
   readonly speech: SpeechOut;
   /** Latency metrics, watching the pipeline from the side. */
   readonly observer: PipelineObserver;
+  /** What the gateway knows of the conversation (to answer alone while Temporal is away). */
+  readonly conversation = new ConversationMirror();
 
   private readonly opts: CallMediaOptions;
   private readonly log: Logger;
@@ -111,7 +121,14 @@ export class CallMedia {
     this.log = opts.log;
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
     const { callId, format, config, log } = opts;
-    this.reports = new WorkflowReports({ callId, workflow: opts.workflow, activities: opts.activities, log, orphaned: () => void this.close('closed', 1011, 'call workflow not running') });
+    this.reports = new WorkflowReports({
+      callId,
+      workflow: opts.workflow,
+      activities: opts.activities,
+      reachability: opts.reachability,
+      log,
+      orphaned: () => void this.close('closed', 1011, 'call workflow not running'),
+    });
     const events = this.reports.events;
     this.recordingPath = path.join(config.dataDir, 'recordings', `${callId}.wav`);
     this.recorder = new WavRecorder({
@@ -119,7 +136,9 @@ export class CallMedia {
       sampleRate: format.sampleRate,
       onError: (err) => events.error(`recording failed: ${err.message}`, 'recording'),
     });
-    this.delivery = new UtteranceDelivery(this.reports);
+    const { llm } = opts;
+    const neverCancelled = new AbortController().signal;
+    this.delivery = new UtteranceDelivery(this.reports, this.conversation, llm ? (req) => runVoiceTurn(this, llm(req.provider), req, neverCancelled) : undefined);
     this.observer = new LatencyMetrics(events, opts.startPerf);
 
     // Caller audio in: VAD and STT feed the turn detector, which decides barge-ins and utterances.

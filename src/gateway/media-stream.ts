@@ -13,6 +13,7 @@
  * message never hangs up a live call.
  */
 import type { Client } from '@temporalio/client';
+import type OpenAI from 'openai';
 import WebSocket from 'ws';
 import { STREAM_SAMPLE_RATES, describeFormat, type AudioFormat } from '../audio/format';
 import type { Config } from '../config';
@@ -26,6 +27,7 @@ import type { CallRegistry } from './call-registry';
 import type { StreamStats } from './stream-stats';
 import { verifyStreamToken } from './stream-token';
 import type { TtsSpares } from './tts-spares';
+import type { TemporalReachability } from './workflow-outbox';
 import type { SileroBatcher } from './vad/silero-batch';
 
 /** Close codes (RFC 6455) used when refusing a stream. */
@@ -58,6 +60,10 @@ export interface StreamContext {
   vad: SileroBatcher;
   /** Connected TTS sessions kept ready per voice. */
   ttsSpares?: TtsSpares;
+  /** Whether Temporal takes this gateway's reports (shared by its calls' outboxes). */
+  reachability?: TemporalReachability;
+  /** LLM clients by provider (replies given alone while Temporal is away). */
+  llm?: (provider: string) => OpenAI;
   stats: StreamStats;
   log: Logger;
 }
@@ -224,6 +230,8 @@ class MediaStream {
       log: this.ctx.log,
       startPerf,
       ttsSpares: this.ctx.ttsSpares,
+      reachability: this.ctx.reachability,
+      llm: this.ctx.llm,
     });
     this.call = call;
     this.phase = 'live';

@@ -18,7 +18,9 @@ import { maxMediaMessageBytes, mediaProtocol } from '../providers/telephony/medi
 import { serveMetrics } from '../observability/metrics-endpoint';
 import { initProcessMetrics, trackGatewayCalls } from '../observability/metrics';
 import { createLogger, type Logger } from '../shared/logger';
+import { llmClients } from '../providers/llm/llm-activity-support';
 import { createGatewayActivities } from './activities';
+import { TemporalReachability } from './workflow-outbox';
 import { GatewayPresence } from './presence/presence';
 import { CallRegistry } from './call-registry';
 import { acceptMediaStream } from './media-stream';
@@ -78,6 +80,9 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   // Loaded once for every call; a broken model install fails the start, not the first call.
   const vad = SileroBatcher.of(await sharedSileroModel());
   const ttsSpares = new TtsSpares();
+  // One LLM client per provider for the whole gateway (connections stay warm between turns).
+  const llm = llmClients(deps.config);
+  const reachability = new TemporalReachability();
 
   const connection = await NativeConnection.connect({ address: deps.address });
   let worker: Worker;
@@ -86,7 +91,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
       connection,
       namespace: deps.namespace,
       taskQueue,
-      activities: createGatewayActivities(calls, deps.config),
+      activities: createGatewayActivities(calls, llm),
       // Every call holds a mediaSession for its whole length, plus a speech activity at a time.
       maxConcurrentActivityTaskExecutions: 2000,
       // On stop, activities of closed calls report their outcome before the worker goes.
@@ -127,7 +132,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     }
     const upgrade = { url, headers: req.headers, remoteAddress: req.socket.remoteAddress ?? '' };
     wss.handleUpgrade(req, socket, head, (ws) => {
-      acceptMediaStream(ws, protocol, upgrade, { calls, streamSecret: deps.streamSecret, temporal: deps.temporal, config: deps.config, taskQueue, vad, ttsSpares, stats, log });
+      acceptMediaStream(ws, protocol, upgrade, { calls, streamSecret: deps.streamSecret, temporal: deps.temporal, config: deps.config, taskQueue, vad, ttsSpares, reachability, llm, stats, log });
     });
   });
   try {

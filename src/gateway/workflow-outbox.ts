@@ -21,9 +21,31 @@ const REFUSED_ATTEMPTS = 5;
 /** A call whose workflow stopped collecting must not grow without bound (a report is small). */
 const MAX_QUEUED = 2000;
 
+/**
+ * Whether Temporal takes this gateway's reports, shared by all its calls' outboxes: a call whose
+ * own queue is empty learns from the others that Temporal is away.
+ */
+export class TemporalReachability {
+  private unreachableSincePerf: number | null = null;
+
+  failed(): void {
+    this.unreachableSincePerf ??= performance.now();
+  }
+
+  succeeded(): void {
+    this.unreachableSincePerf = null;
+  }
+
+  get unreachable(): boolean {
+    return this.unreachableSincePerf !== null;
+  }
+}
+
 export interface OutboxOptions {
   callId: string;
   log: Logger;
+  /** Shared by the gateway's outboxes (default: this outbox's own). */
+  reachability?: TemporalReachability;
   /** The workflow is gone: nobody but the gateway will ever end the call's stream. */
   orphaned(): void;
 }
@@ -31,7 +53,8 @@ export interface OutboxOptions {
 interface Item {
   what: string;
   deliver: () => Promise<void>;
-  queuedPerf: number;
+  /** The report's content is not known yet (a reply still playing): its place in the order is. */
+  ready?: Promise<unknown>;
 }
 
 /** gRPC codes of a Temporal that is away or overloaded: retry for as long as it takes. */
@@ -58,16 +81,24 @@ export class WorkflowOutbox {
   private lastFailureUnreachable = false;
   private drainedWaiters: Array<() => void> = [];
   private dropped = 0;
+  /** When the head's first delivery attempt started (null while waiting for `ready`, or empty). */
+  private attemptSincePerf: number | null = null;
+  private readonly reachability: TemporalReachability;
 
-  constructor(private readonly opts: OutboxOptions) {}
+  constructor(private readonly opts: OutboxOptions) {
+    this.reachability = opts.reachability ?? new TemporalReachability();
+  }
 
-  /** Queues a delivery behind everything queued before it. */
-  push(what: string, deliver: () => Promise<void>): void {
+  /**
+   * Queues a delivery behind everything queued before it. With `ready`, the delivery waits for it
+   * (and holds the reports queued after it): its place in the order is now, its content later.
+   */
+  push(what: string, deliver: () => Promise<void>, ready?: Promise<unknown>): void {
     if (this.queue.length >= MAX_QUEUED) {
       this.queue.splice(1, 1); // never the head: it may be half-delivered
       if (this.dropped++ === 0) this.opts.log.error('workflow outbox full: dropping the oldest reports', { callId: this.opts.callId });
     }
-    this.queue.push({ what, deliver, queuedPerf: performance.now() });
+    this.queue.push({ what, deliver, ...(ready ? { ready } : {}) });
     if (!this.pumping) void this.pump();
   }
 
@@ -80,15 +111,13 @@ export class WorkflowOutbox {
    * last attempt found Temporal unreachable.
    */
   get stalled(): boolean {
-    const head = this.queue[0];
-    if (!head) return false;
-    return this.lastFailureUnreachable || performance.now() - head.queuedPerf > OUTBOX_STALL_MS;
+    if (this.reachability.unreachable || this.lastFailureUnreachable) return true;
+    return this.attemptSincePerf !== null && performance.now() - this.attemptSincePerf > OUTBOX_STALL_MS;
   }
 
-  /** Milliseconds the head has waited (0 when empty): how long Temporal has been away for this call. */
+  /** Milliseconds the head has been trying to reach Temporal (0 when it is not). */
   get stalledForMs(): number {
-    const head = this.queue[0];
-    return head ? performance.now() - head.queuedPerf : 0;
+    return this.attemptSincePerf === null ? 0 : performance.now() - this.attemptSincePerf;
   }
 
   /** Resolves when everything queued so far (and after) has been delivered or dropped. */
@@ -102,6 +131,11 @@ export class WorkflowOutbox {
     while (this.queue.length) {
       const head = this.queue[0]!;
       try {
+        if (head.ready) {
+          await head.ready.catch(() => undefined);
+          delete head.ready;
+        }
+        this.attemptSincePerf ??= performance.now();
         await head.deliver();
         this.delivered();
       } catch (err) {
@@ -111,6 +145,7 @@ export class WorkflowOutbox {
         }
         this.failedAttempts++;
         this.lastFailureUnreachable = isTemporalUnreachable(err);
+        if (this.lastFailureUnreachable) this.reachability.failed();
         if (!this.lastFailureUnreachable && this.failedAttempts >= REFUSED_ATTEMPTS) {
           this.opts.log.error('Temporal refused a report; dropped', { callId: this.opts.callId, what: head.what, error: (err as Error).message });
           this.delivered();
@@ -129,6 +164,8 @@ export class WorkflowOutbox {
 
   private delivered(): void {
     this.queue.shift();
+    this.attemptSincePerf = null;
+    this.reachability.succeeded();
     if (this.failedAttempts > 0 && this.lastFailureUnreachable) this.opts.log.info('reporting to the call workflow again', { callId: this.opts.callId });
     this.failedAttempts = 0;
     this.lastFailureUnreachable = false;

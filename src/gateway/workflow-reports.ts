@@ -7,9 +7,9 @@
  */
 import type { AsyncCompletionClient, WorkflowHandle } from '@temporalio/client';
 import type { Logger } from '../shared/logger';
-import { mediaConnectedSignal, utteranceSignal, type MediaConnectedSignal, type UtteranceSignal } from '../../workflows/call-definitions';
+import { mediaConnectedSignal, utteranceSignal, type MediaConnectedSignal, type UtteranceSignal, type VoiceTurnResult } from '../../workflows/call-definitions';
 import { GatewayEventLog } from './events';
-import { WorkflowOutbox } from './workflow-outbox';
+import { WorkflowOutbox, type TemporalReachability } from './workflow-outbox';
 
 export interface WorkflowReportsOptions {
   callId: string;
@@ -17,6 +17,8 @@ export interface WorkflowReportsOptions {
   /** Completes the activities the gateway runs for the call (`client.activity`). */
   activities: AsyncCompletionClient;
   log: Logger;
+  /** Whether Temporal takes this gateway's reports (shared by its calls). */
+  reachability?: TemporalReachability;
   /** The workflow is gone: the stream must close. */
   orphaned(): void;
 }
@@ -27,7 +29,7 @@ export class WorkflowReports {
   readonly outbox: WorkflowOutbox;
 
   constructor(private readonly opts: WorkflowReportsOptions) {
-    this.outbox = new WorkflowOutbox({ callId: opts.callId, log: opts.log, orphaned: opts.orphaned });
+    this.outbox = new WorkflowOutbox({ callId: opts.callId, log: opts.log, orphaned: opts.orphaned, reachability: opts.reachability });
   }
 
   /** `mediaConnected`, carrying the events so far. */
@@ -36,9 +38,19 @@ export class WorkflowReports {
     this.outbox.push('mediaConnected', () => this.opts.workflow.signal(mediaConnectedSignal, signal));
   }
 
-  /** A caller utterance for the workflow (to answer, or already answered while Temporal was away). */
-  utterance(payload: UtteranceSignal): void {
-    this.outbox.push(`utterance ${payload.seq ?? ''}`, () => this.opts.workflow.signal(utteranceSignal, payload));
+  /**
+   * A caller utterance for the workflow to answer — or, with `reply`, one the gateway answered
+   * while Temporal was away: sent with the reply once it has played (a failed reply is left to
+   * the workflow), in the utterance's place in the order.
+   */
+  utterance(payload: UtteranceSignal, reply?: Promise<VoiceTurnResult>): void {
+    let answered: VoiceTurnResult | null = null;
+    const ready = reply?.then((r) => (answered = r));
+    this.outbox.push(
+      `utterance ${payload.seq ?? ''}`,
+      () => this.opts.workflow.signal(utteranceSignal, answered ? { ...payload, reply: answered } : payload),
+      ready,
+    );
   }
 
   /** An activity's result, delivered after every report queued before it. */
