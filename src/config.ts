@@ -129,7 +129,9 @@ export const configSchema = z.object({
   // A gateway whose presence row is older than this is presumed dead (the watchdog probes it).
   GATEWAY_LIVENESS_SECS: z.coerce.number().min(2).max(60).default(3),
   // How long a gateway carries its calls while Temporal is unreachable; past it, they end politely.
-  GATEWAY_OUTAGE_SECS: z.coerce.number().int().min(5).max(3600).default(60),
+  // 90 s: a Temporal restart of up to 60 s plus the time its clients take to reconnect.
+  GATEWAY_OUTAGE_SECS: z.coerce.number().int().min(5).max(3600).default(90),
+  GATEWAY_OUTAGE_MESSAGE: z.string().min(1).default('Sorry, we are having technical difficulties. Please call again in a few minutes. Goodbye.'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   // CPU priority (nice, −20…19) of this process; e.g. 10 for the worker and API on cores they
   // share with a media gateway, so audio goes first (src/runtime/priority.ts).

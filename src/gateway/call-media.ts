@@ -109,6 +109,8 @@ export class CallMedia {
   private readonly turns: TurnDetector;
   private agentPcm = new Int16Array(0);
   private closing = false;
+  /** Temporal stayed away past the outage bound: the apology plays and the call ends. */
+  private givingUp = false;
   private closedBy: CloseReason | null = null;
   private failure: MediaClosure['error'];
   private resolveClosed!: (c: MediaClosure) => void;
@@ -219,6 +221,24 @@ export class CallMedia {
 
   // ---- ending ----------------------------------------------------------------------------------
 
+  /**
+   * Temporal has not taken this call's reports for longer than the outage bound: the caller hears
+   * `message` and the call ends `failed` (recorded when Temporal is back; the reports stay queued).
+   */
+  giveUpOnTemporal(boundSecs: number, message: string): void {
+    if (this.closing || this.givingUp || this.reports.outbox.stalledForMs < boundSecs * 1000) return;
+    const reason = `Temporal unreachable for more than ${boundSecs} s`;
+    this.log.error('ending a call: Temporal unreachable past the outage bound', { callId: this.callId, bound_secs: boundSecs });
+    this.givingUp = true; // no further turns: the apology plays, then the stream closes
+    void this.speech
+      .speak({ callId: this.callId, utteranceId: 'outage', text: message }, new AbortController().signal)
+      .catch(() => undefined)
+      .finally(() => {
+        this.failure = { message: reason, context: 'temporal' };
+        void this.close('failed', 1011, reason);
+      });
+  }
+
   /** `endMedia`: lets queued speech finish (bounded), then closes the stream and the recording. */
   async end(reason: EndReason, maxWaitMs = 10_000): Promise<MediaClosure> {
     if (!this.closing) {
@@ -267,7 +287,7 @@ export class CallMedia {
   }
 
   private utterance(turn: CompletedTurn): void {
-    if (this.closing) return;
+    if (this.closing || this.givingUp) return;
     this.observer.utterance(turn);
     this.delivery.deliver(turn);
   }

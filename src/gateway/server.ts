@@ -66,6 +66,8 @@ export interface RunningGateway {
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
+/** How often calls are checked against the Temporal outage bound (seconds are its unit). */
+const OUTAGE_CHECK_MS = 1000;
 
 export function gatewayTaskQueue(): string {
   return `gateway-${os.hostname()}-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
@@ -156,6 +158,11 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     : null;
   if (presence) await presence.start();
   else log.warn('no DATABASE_URL: this gateway publishes no presence (the API admits calls to it only with GATEWAY_ADMISSION=off)');
+  // Calls whose reports Temporal has not taken for longer than the outage bound end politely.
+  const outageGuard = setInterval(() => {
+    for (const call of calls.all()) call.giveUpOnTemporal(deps.config.GATEWAY_OUTAGE_SECS, deps.config.GATEWAY_OUTAGE_MESSAGE);
+  }, OUTAGE_CHECK_MS);
+  outageGuard.unref();
 
   let stopping: Promise<void> | null = null;
   return {
@@ -168,6 +175,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     stop: () =>
       (stopping ??= (async () => {
         untrackCalls();
+        clearInterval(outageGuard);
         server.close();
         await presence?.stop();
         await Promise.allSettled(calls.all().map((call) => call.close('shutdown', 1001, 'gateway shutting down')));
