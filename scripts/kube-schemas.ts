@@ -6,9 +6,10 @@
  * `<dir>/<k8s version>-standalone-strict/<kind>[-<group>]-<version>.json`, and "strict" as
  * kubectl validates: an object with declared properties accepts no others.
  *
- *   npx tsx scripts/kube-schemas.ts [--out DIR] [--kinds Deployment,Service,...]
+ *   npx tsx scripts/kube-schemas.ts [--out DIR] [--force]
  *
- * Versions are in .ci/chart-tools.env; `.ci/chart-tools.sh` runs this once per version set.
+ * Versions are in .ci/chart-tools.env; `.ci/chart-tools.sh` runs this, which does nothing when the
+ * schemas of these versions are there already (unless --force). Needs go and controller-gen.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -143,6 +144,8 @@ function main(): void {
   const versions = chartToolVersions();
   const outArg = args.indexOf('--out');
   const out = path.join(outArg >= 0 ? args[outArg + 1] : schemaRoot(versions), `${versions.KUBERNETES_VERSION}-standalone-strict`);
+  const done = path.join(out, '.complete');
+  if (fs.existsSync(done) && !args.includes('--force')) return void console.log(`Schemas up to date in ${out}`);
   fs.mkdirSync(out, { recursive: true });
 
   const k8s = goModuleDir('k8s.io/kubernetes', versions.KUBERNETES_VERSION);
@@ -158,6 +161,7 @@ function main(): void {
       written++;
     }
   }
+  fs.writeFileSync(done, `${written}\n`);
   console.log(`${written} schemas in ${out}`);
 }
 
