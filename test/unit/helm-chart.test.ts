@@ -176,10 +176,23 @@ describe('the chart', () => {
     expect(output).toContain('config.OPENAI_API_KEY looks like a secret: put it under secrets.extra');
   });
 
+  it('refuses values it does not know or of the wrong type (values.schema.json)', () => {
+    const typo = run('helm', ['template', 'voice', chart, '--set', 'gatway.replicas=3']);
+    expect(typo.status).not.toBe(0);
+    expect(typo.output).toContain("additional properties 'gatway' not allowed");
+    const drain = run('helm', ['template', 'voice', chart, '--set', 'gateway.drainSecs=half-an-hour']);
+    expect(drain.status).not.toBe(0);
+    expect(drain.output).toContain("'/gateway/drainSecs': got string, want integer");
+  });
+
   it('fails the check when a manifest breaks the Kubernetes schema', () => {
-    // A guard against a check that passes everything (no schemas, a tool that reads nothing).
-    const { status, output } = kubeconform(template('--set', 'gateway.replicas=two'));
-    expect(output).toMatch(/Deployment voice-voice-agent-platform-gateway is invalid.*\/spec\/replicas/);
+    // A guard against a check that passes everything (no schemas, a tool that reads nothing): an
+    // unquoted annotation value, the classic template slip.
+    const rendered = template();
+    const broken = rendered.replace('prometheus.io/port: "8001"', 'prometheus.io/port: 8001');
+    expect(broken).not.toBe(rendered);
+    const { status, output } = kubeconform(broken);
+    expect(output).toMatch(/Deployment voice-voice-agent-platform-gateway is invalid.*prometheus\.io~1port': got number, want string/);
     expect(status).not.toBe(0);
   });
 });
