@@ -188,7 +188,7 @@ export const AgentSchema = z.object({
   warnings: z
     .array(z.string())
     .describe(
-      'why this agent could not hold a voice call on this installation right now, one line per provider, e.g. "stt_provider sarvam: SARVAM_API_KEY is not set"; empty when it can. Outbound calls are refused and inbound calls apologised for while it is not empty',
+      'why this agent could not hold a voice call on this installation right now, one line per provider, e.g. "stt_provider <name>: <VENDOR>_API_KEY is not set"; empty when it can. Outbound calls are refused and inbound calls apologised for while it is not empty',
     ),
 });
 
