@@ -9,6 +9,7 @@
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config';
 import { startGateway, type RunningGateway } from '../../src/gateway/server';
+import { providerProblems } from '../../src/providers/agent-readiness';
 import { registerSttVendor } from '../../src/providers/stt/registry';
 import { registerTelephonyVendor } from '../../src/providers/telephony/registry';
 import { registerTtsVendor } from '../../src/providers/tts/registry';
@@ -85,9 +86,12 @@ describe('a vendor registered only in the tests', () => {
     expect(h.box.decrypt(row.secrets.api_secret!)).toBe(ACCOUNT.apiSecret);
     expect(JSON.stringify(row)).not.toContain(ACCOUNT.apiSecret);
 
-    const bad = await put({ provider: 'toytel', public_base_url: h.api.url, toytel_phone_number: '555', twilio_auth_token: 'x' });
-    expect(bad.status).toBe(422);
-    expect(bad.body.detail).toMatch(/^twilio_auth_token: only fields of the active provider \(toytel\)/);
+    const badNumber = await put({ provider: 'toytel', public_base_url: h.api.url, toytel_phone_number: '555' });
+    expect(badNumber.status).toBe(422);
+    expect(badNumber.body.detail).toMatch(/^toytel_phone_number: must be an E\.164/);
+    const foreign = await put({ provider: 'toytel', public_base_url: h.api.url, twilio_auth_token: 'x' });
+    expect(foreign.status).toBe(422);
+    expect(foreign.body.detail).toMatch(/^twilio_auth_token: only fields of the active provider \(toytel\)/);
   });
 
   it('is described with its fields and capabilities, and in the OpenAPI document', async () => {
@@ -117,6 +121,8 @@ describe('a vendor registered only in the tests', () => {
 
     const agent = await createVoiceAgent({ name: 'toy-ready', prompt: 'p', stt_provider: 'toyspeech', tts_provider: 'toyspeech' });
     expect(agent.warnings).toEqual([]);
+    const withoutKey = providerProblems(agent, { ...h.config, TOYSPEECH_API_KEY: undefined });
+    expect(withoutKey).toEqual(['stt_provider toyspeech: TOYSPEECH_API_KEY is not set', 'tts_provider toyspeech: TOYSPEECH_API_KEY is not set']);
     const unready = await h.request('POST', '/api/agents', { body: { name: 'toy-unknown', prompt: 'p', stt_provider: 'toyspeeech' } });
     expect(unready.status).toBe(422);
     expect(unready.body.detail).toMatch(/^stt_provider: .*"toyspeech"/);
@@ -169,7 +175,9 @@ describe('a vendor registered only in the tests', () => {
     await eventually(async () => dialed.status === 'completed', 10_000);
     expect((await finalCall(placed.body.call_id)).status).toBe('completed');
 
+    // The vendor's refusal, in its own words, through the REST client's error mapping.
     const refused = await h.request('POST', '/api/calls/outbound', { body: { phone_number: '+14155550199', agent_name: 'toy-caller', caller_id: 'nope' } });
-    expect([422, 502]).toContain(refused.status);
+    expect(refused.status).toBe(502);
+    expect(refused.body.detail).toMatch(/from: "nope" is not a phone number/);
   }, 90_000);
 });

@@ -54,6 +54,8 @@ export interface ToytelCall {
   /** The document the platform answered (inbound webhook or the answer URL). */
   answer?: { status: number; body: any };
   statusUrl?: string;
+  /** Why the vendor could not go on with the call (the platform unreachable…). */
+  error?: string;
 }
 
 export interface FakeToytel {
@@ -94,6 +96,9 @@ export async function startFakeToytel(account: { accountId: string; apiSecret: s
       await reportStatus(call, 'ringing');
       await follow(call, await signedPost(answerUrl, { call_id: call.id }));
       if (call.caller) await reportStatus(call, 'answered');
+    } catch (err) {
+      call.status = 'failed';
+      call.error = (err as Error).message;
     } finally {
       dialed.push(call);
       while (waiting.length && dialed.length) waiting.shift()!(dialed.shift()!);
@@ -114,7 +119,7 @@ export async function startFakeToytel(account: { accountId: string; apiSecret: s
     if (req.headers.authorization !== expectedAuth || !req.url?.startsWith(prefix)) return send(401, { error: 'authentication failed' });
     if (req.method === 'POST' && req.url === prefix) {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      if (!E164.test(body.to ?? '')) return send(422, { error: `"${body.to}" is not a phone number` });
+      for (const field of ['to', 'from']) if (!E164.test(body[field] ?? '')) return send(422, { error: `${field}: "${body[field]}" is not a phone number` });
       const call: ToytelCall = { id: `tt-${crypto.randomBytes(8).toString('hex')}`, to: body.to, from: body.from, status: 'queued', statusUrl: body.status_url };
       calls.set(call.id, call);
       send(201, { id: call.id, status: call.status });
