@@ -36,8 +36,8 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
     provider: { type: DataTypes.TEXT, primaryKey: true, allowNull: false },
     fields: { type: DataTypes.JSONB, allowNull: false, defaultValue: {} },
     secrets: { type: DataTypes.JSONB, allowNull: false, defaultValue: {} },
-    created_at: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
-    updated_at: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
+    created_at: { type: DataTypes.DATE, allowNull: false, defaultValue: qi.sequelize.fn('now') },
+    updated_at: { type: DataTypes.DATE, allowNull: false, defaultValue: qi.sequelize.fn('now') },
   });
   const vendorColumns = (await settingsColumns(qi)).filter((c) => !KEPT_COLUMNS.has(c) && splitColumn(c));
   const [row] = await qi.sequelize.query<Record<string, unknown>>('SELECT * FROM telephony_settings WHERE id = 1', { type: QueryTypes.SELECT });
