@@ -19,7 +19,8 @@ export const descriptor: LlmVendor = {
   optionalEnv: ['GROQ_BASE_URL'],
   config: GROQ_CONFIG,
   transport: { kind: 'sdk', why: 'Groq speaks the OpenAI protocol; the openai SDK with its base URL' },
-  // console.groq.com/docs/models: a production model, the fast 8B Llama.
+  // The fast 8B Llama of Groq's production models; groq-sdk 1.6.0 types the model as a plain
+  // string, so this is not checked against a list (console.groq.com/docs/deprecations to watch).
   defaultModel: 'llama-3.1-8b-instant',
   missing: (config) => firstMissing(config, ['GROQ_API_KEY']),
   client: (config, options) =>

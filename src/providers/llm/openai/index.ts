@@ -16,7 +16,7 @@ export const descriptor: LlmVendor = {
   optionalEnv: ['OPENAI_BASE_URL'],
   config: OPENAI_CONFIG,
   transport: { kind: 'sdk', why: 'the openai SDK streams SSE chunks as they arrive and takes a base URL' },
-  // A small, cheap model of the official `openai` SDK's ChatModel list (openai 6.x).
+  // A small, cheap model of the official openai SDK's ChatModel list (openai 6.49.0).
   defaultModel: 'gpt-4o-mini',
   // A local OpenAI-compatible server needs no key: a base URL alone is enough.
   missing(config) {
