@@ -12,6 +12,7 @@ import type { ApiContext } from '../../src/api/context';
 import { startApi, type RunningApi } from '../../src/api/server';
 import { connectDatabase, type Database } from '../../src/db/database';
 import { migrate } from '../../src/db/migrate';
+import * as m0005 from '../../src/db/migrations/0005-telephony-provider-settings';
 import { loadTelephonySettings } from '../../src/providers/telephony/settings-store';
 import { computeTwilioSignature } from '../../src/providers/telephony/twilio/signature';
 import { SecretBox } from '../../src/security/crypto';
@@ -33,14 +34,16 @@ let dbName: string;
 const config = testConfig({ PUBLIC_BASE_URL: 'https://config.example.com' });
 const box = new SecretBox(config.ENCRYPTION_KEY!);
 
-beforeAll(async () => {
-  dbName = `vap_migration_${crypto.randomBytes(4).toString('hex')}`;
-  await adminQuery(process.env.VAP_TEST_PG_URL!, `CREATE DATABASE "${dbName}"`);
-  db = connectDatabase(withDatabase(process.env.VAP_TEST_PG_URL!, dbName), { poolMax: 3 });
-  // The schema this change starts from.
-  expect(await migrate(db.sequelize, { to: '0004-call-channel' })).toEqual(['0001-initial', '0002-security', '0004-call-channel']);
+/** A new database at the schema this change starts from (0004). */
+async function databaseAt0004(name: string): Promise<Database> {
+  await adminQuery(process.env.VAP_TEST_PG_URL!, `CREATE DATABASE "${name}"`);
+  const created = connectDatabase(withDatabase(process.env.VAP_TEST_PG_URL!, name), { poolMax: 3 });
+  expect(await migrate(created.sequelize, { to: '0004-call-channel' })).toEqual(['0001-initial', '0002-security', '0004-call-channel']);
+  return created;
+}
 
-  // The settings row as the wide-table code wrote it: one column per field, secrets encrypted.
+/** The settings row as the wide-table code wrote it: one column per field, secrets encrypted. */
+async function writeWideSettings(target: Database): Promise<void> {
   const columns: Record<string, unknown> = { id: 1, provider: 'exotel', public_base_url: 'https://voice.example.com' };
   for (const [provider, fields] of Object.entries(STORED)) {
     for (const [suffix, value] of Object.entries(fields)) {
@@ -49,9 +52,15 @@ beforeAll(async () => {
     }
   }
   const names = Object.keys(columns);
-  await db.sequelize.query(`INSERT INTO telephony_settings (${names.join(', ')}, created_at, updated_at) VALUES (${names.map((_, i) => `$${i + 1}`).join(', ')}, now(), now())`, {
+  await target.sequelize.query(`INSERT INTO telephony_settings (${names.join(', ')}, created_at, updated_at) VALUES (${names.map((_, i) => `$${i + 1}`).join(', ')}, now(), now())`, {
     bind: Object.values(columns),
   });
+}
+
+beforeAll(async () => {
+  dbName = `vap_migration_${crypto.randomBytes(4).toString('hex')}`;
+  db = await databaseAt0004(dbName);
+  await writeWideSettings(db);
 }, 60_000);
 
 afterAll(async () => {
@@ -136,4 +145,24 @@ describe('migration 0005: telephony settings per provider', () => {
     expect((await post(computeTwilioSignature('some-other-token', url, form))).status).toBe(403);
     await temporal.connection.close();
   }, 60_000);
+
+  it('down puts every value back in its wide column', async () => {
+    const name = `${dbName}_down`;
+    const other = await databaseAt0004(name);
+    try {
+      await writeWideSettings(other);
+      const before = await other.sequelize.query<Record<string, unknown>>('SELECT * FROM telephony_settings', { type: QueryTypes.SELECT });
+      await migrate(other.sequelize, { to: '0005-telephony-provider-settings' });
+      await m0005.down({ context: other.sequelize.getQueryInterface() });
+      const [after] = await other.sequelize.query<Record<string, unknown>>('SELECT * FROM telephony_settings', { type: QueryTypes.SELECT });
+      for (const [column, value] of Object.entries(before[0]!)) {
+        if (column === 'created_at' || column === 'updated_at' || value === null) continue;
+        expect([column, after![column]]).toEqual([column, value]);
+      }
+      expect(box.decrypt(after!.plivo_auth_token_encrypted as string)).toBe(STORED.plivo.auth_token);
+    } finally {
+      await other.close();
+      await adminQuery(process.env.VAP_TEST_PG_URL!, `DROP DATABASE IF EXISTS "${name}"`);
+    }
+  });
 });
