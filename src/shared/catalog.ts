@@ -8,7 +8,7 @@
  * from here only (the registries load vendor code).
  */
 import { DEFAULT_LLM_MODELS, LLM_PROVIDER_NAMES } from '../providers/llm/registry';
-import { STT_PROVIDER_NAMES, sttModeProviders } from '../providers/stt/registry';
+import { STT_PROVIDER_NAMES } from '../providers/stt/registry';
 import { TTS_PROVIDER_NAMES } from '../providers/tts/registry';
 
 export const STT_PROVIDERS: readonly string[] = STT_PROVIDER_NAMES;
@@ -17,7 +17,7 @@ export const TTS_PROVIDERS: readonly string[] = TTS_PROVIDER_NAMES;
 /** Each LLM provider's default model (the vendor's descriptor says which). */
 export const DEFAULT_LLM_MODEL: Readonly<Record<string, string>> = DEFAULT_LLM_MODELS;
 /** The STT providers that take `stt_mode` (`transcribe` or `translate`). */
-export const sttModeProvidersOf = sttModeProviders;
+export { sttModeProviders } from '../providers/stt/registry';
 export const STT_MODES = ['transcribe', 'translate'] as const;
 
 export const CALL_STATUSES = ['ringing', 'in_progress', 'completed', 'failed', 'no_answer'] as const;

@@ -5,7 +5,7 @@
  * update. Tool references are checked against the database by the service, not here.
  */
 import { z } from 'zod';
-import { DEFAULT_LLM_MODEL, EVENT_TYPES, LLM_PROVIDERS, PIPELINE_DEFAULTS, STT_MODES, STT_PROVIDERS, sttModeProvidersOf, TTS_PROVIDERS } from '../../shared/catalog';
+import { DEFAULT_LLM_MODEL, EVENT_TYPES, LLM_PROVIDERS, PIPELINE_DEFAULTS, STT_MODES, STT_PROVIDERS, sttModeProviders, TTS_PROVIDERS } from '../../shared/catalog';
 import { bundleToolRef, strictObject, toolUuid } from './flow';
 
 export { FlowNodeInputSchema } from './flow';
@@ -37,7 +37,7 @@ const providerName = (names: readonly string[]) =>
     .string()
     .refine((v) => names.includes(v), { error: () => `Invalid option: expected one of ${names.map((n) => JSON.stringify(n)).join('|')}` })
     .meta({ enum: names });
-const sttModeText = () => `only for the stt_provider that offers it (${sttModeProvidersOf().join(', ')})`;
+const sttModeText = () => `only for the stt_provider that offers it (${sttModeProviders().join(', ')})`;
 
 /** Every field of `pipeline_settings` with its rule (defaults come from PIPELINE_DEFAULTS). */
 const pipelineFields = {
@@ -104,8 +104,8 @@ function checkAgent(agent: AgentShapeOutput, ctx: z.RefinementCtx) {
   if (p.idle_end_secs <= p.idle_warn_secs) {
     ctx.addIssue({ code: 'custom', path: ['pipeline_settings', 'idle_end_secs'], message: `must be greater than idle_warn_secs (${p.idle_warn_secs})` });
   }
-  if (agent.stt_mode !== null && !sttModeProvidersOf().includes(agent.stt_provider)) {
-    ctx.addIssue({ code: 'custom', path: ['stt_mode'], message: `only allowed when stt_provider is ${sttModeProvidersOf().join(' or ')}` });
+  if (agent.stt_mode !== null && !sttModeProviders().includes(agent.stt_provider)) {
+    ctx.addIssue({ code: 'custom', path: ['stt_mode'], message: `only allowed when stt_provider is ${sttModeProviders().join(' or ')}` });
   }
 }
 
