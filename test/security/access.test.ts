@@ -49,6 +49,7 @@ const ROLE_TABLE: Record<string, Access> = {
   'POST /api/tools/{tool_id}/test': 'owner',
   'GET /api/settings/telephony': 'admin',
   'PUT /api/settings/telephony': 'admin',
+  'GET /api/settings/telephony/providers': 'admin',
   'GET /api/settings/endpoints': 'admin',
   'POST /api/settings/endpoints': 'admin',
   'PUT /api/settings/endpoints/{endpoint_id}': 'admin',

@@ -7,7 +7,7 @@ import type { Database } from '../../db/database';
 import { plain } from '../../db/database';
 import type { AgentRow } from '../../db/models';
 import type { SecretBox } from '../../security/crypto';
-import { DEFAULT_LLM_MODEL, STT_MODE_PROVIDER } from '../../shared/catalog';
+import { DEFAULT_LLM_MODEL, sttModeProviders } from '../../shared/catalog';
 import { conflict, describeIssues, HttpError } from '../errors';
 import { AgentCreateSchema, type AgentCreate, type AgentPatch } from '../schemas/agent';
 import { agentConfig, agentCounts, agentJson } from './agent-json';
@@ -68,7 +68,7 @@ export function applyPatch(current: AgentCreate, patch: AgentPatch): Record<stri
     if (value === undefined) continue;
     next[key] = MERGED_KEYS.has(key) ? mergeKeys(current[key as keyof AgentCreate] as Record<string, unknown>, value as Record<string, unknown>) : value;
   }
-  if (patch.stt_provider && patch.stt_provider !== STT_MODE_PROVIDER && patch.stt_mode === undefined) next.stt_mode = null;
+  if (patch.stt_provider && !sttModeProviders().includes(patch.stt_provider) && patch.stt_mode === undefined) next.stt_mode = null;
   if (patch.llm_provider && patch.llm_model === undefined && current.llm_model === DEFAULT_LLM_MODEL[current.llm_provider]) {
     delete next.llm_model;
   }

@@ -4,12 +4,16 @@
  * protocol, so a descriptor only says how to build the SDK client and which model is the default.
  */
 import type OpenAI from 'openai';
-import type { LlmProvider } from '../../shared/catalog';
 import type { ProviderConfig, VendorDescriptor } from '../vendor';
 
-export interface LlmVendor extends VendorDescriptor<LlmProvider> {
-  /** The model used when an agent sets no llm_model (catalog DEFAULT_LLM_MODEL). */
+export interface LlmClientOptions {
+  maxRetries?: number;
+  timeoutMs?: number;
+}
+
+export interface LlmVendor extends VendorDescriptor {
+  /** The model used when an agent sets no llm_model: one the vendor serves today (checked against its SDK or docs). */
   readonly defaultModel: string;
-  /** The SDK client; throws when `missing(config)` is not null. */
-  client(config: ProviderConfig): OpenAI;
+  /** The SDK client; throws when `missing(config)` is not null. No retries unless asked (the workflow retries). */
+  client(config: ProviderConfig, options?: LlmClientOptions): OpenAI;
 }

@@ -19,6 +19,7 @@ export type CallListQuery = NonNullable<paths['/api/calls']['get']['parameters']
 export type CallDetail = Json<paths['/api/calls/{call_id}']['get']['responses'][200]>;
 export type CallEvent = Json<paths['/api/calls/{call_id}/events']['get']['responses'][200]>[number];
 export type TelephonySettings = Json<paths['/api/settings/telephony']['get']['responses'][200]>;
+export type TelephonyProvider = Json<paths['/api/settings/telephony/providers']['get']['responses'][200]>[number];
 export type Endpoint = Json<paths['/api/settings/endpoints']['get']['responses'][200]>[number];
 export type User = Json<paths['/api/users']['get']['responses'][200]>[number];
 export type Me = Json<paths['/api/auth/me']['get']['responses'][200]>;
