@@ -10,6 +10,12 @@ import type { ProviderConfig, VendorDescriptor } from '../vendor';
 export interface LlmVendor extends VendorDescriptor<LlmProvider> {
   /** The model used when an agent sets no llm_model (catalog DEFAULT_LLM_MODEL). */
   readonly defaultModel: string;
+  /**
+   * How the vendor is asked for an answer in a given JSON shape (post-call analysis):
+   * `json_schema` = `response_format: {type: "json_schema", strict: true}`; `tool_call` = a forced
+   * call of one function whose parameters are the schema, for vendors whose usual models lack it.
+   */
+  readonly structuredOutput: 'json_schema' | 'tool_call';
   /** The SDK client; throws when `missing(config)` is not null. */
   client(config: ProviderConfig): OpenAI;
 }

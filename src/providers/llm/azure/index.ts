@@ -16,6 +16,7 @@ export const descriptor: LlmVendor = {
   optionalEnv: ['AZURE_OPENAI_API_VERSION'],
   transport: { kind: 'sdk', why: 'the openai SDK has an Azure client (deployment URLs, api-key header, api-version)' },
   defaultModel: DEFAULT_LLM_MODEL.azure,
+  structuredOutput: 'json_schema',
   missing: (config) => firstMissing(config, ['AZURE_OPENAI_ENDPOINT', 'AZURE_OPENAI_API_KEY']),
   client: (config) =>
     new AzureOpenAI({

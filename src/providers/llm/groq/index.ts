@@ -13,6 +13,9 @@ export const descriptor: LlmVendor = {
   optionalEnv: ['GROQ_BASE_URL'],
   transport: { kind: 'sdk', why: 'Groq speaks the OpenAI protocol; the openai SDK with its base URL' },
   defaultModel: DEFAULT_LLM_MODEL.groq,
+  // Groq's json_schema mode covers a few models only (not the default llama-3.1-8b-instant, which
+  // answers 400); tool calls work on all of its tool-use models.
+  structuredOutput: 'tool_call',
   missing: (config) => firstMissing(config, ['GROQ_API_KEY']),
   client: (config) =>
     new OpenAI({ apiKey: required(config, 'GROQ_API_KEY'), baseURL: config.GROQ_BASE_URL ?? GROQ_DEFAULT_BASE_URL, maxRetries: 0 }),

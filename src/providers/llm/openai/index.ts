@@ -15,6 +15,7 @@ export const descriptor: LlmVendor = {
   optionalEnv: ['OPENAI_BASE_URL'],
   transport: { kind: 'sdk', why: 'the openai SDK streams SSE chunks as they arrive and takes a base URL' },
   defaultModel: DEFAULT_LLM_MODEL.openai,
+  structuredOutput: 'json_schema',
   // A local OpenAI-compatible server needs no key: a base URL alone is enough.
   missing: (config) => (config.OPENAI_API_KEY || config.OPENAI_BASE_URL ? null : MISSING),
   client(config) {

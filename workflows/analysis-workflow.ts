@@ -1,0 +1,41 @@
+/**
+ * Re-runs a finished call's analysis with the agent's current settings (POST
+ * /api/calls/{call_id}/analyze). Workflow id `analysis-<call id>`: while one runs, another request
+ * joins it instead of starting a second writer. The result replaces the call's analysis and is
+ * announced like the first: an `analysis_completed` event continuing the call's sequence, and its
+ * webhook (a new message id: the event's new sequence number). Workflow code.
+ */
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { AnalysisPlan, AnalysisRetryOptions } from '../src/analysis/types';
+import { ANALYSIS_EVENT, analysisEventData, analysisRecord, analyzeCall, markSuccess } from './post-call-analysis';
+import { startWebhookDelivery, type WebhookTarget } from './webhook-notify';
+
+export interface ReanalysisInput {
+  callId: string;
+  plan: AnalysisPlan;
+  options: AnalysisRetryOptions;
+  /** The agent's webhook now, when it subscribes to `analysis_completed`; else null. */
+  webhook: WebhookTarget | null;
+}
+
+export const analysisWorkflowId = (callId: string) => `analysis-${callId}`;
+
+// As for the call's own writes: retried while PostgreSQL is away.
+const { persistCall, reanalysisBase } = proxyActivities<Activities>({
+  startToCloseTimeout: '15s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s', nonRetryableErrorTypes: ['CallNotFound'] },
+});
+
+export async function callAnalysisWorkflow(input: ReanalysisInput): Promise<{ analysis_status: string }> {
+  const { callId } = input;
+  await persistCall({ callId, events: [], patch: { analysis_status: 'pending' } });
+  const result = await analyzeCall(callId, input.plan, input.options);
+  // Read once and kept in history: a replayed or retried write repeats the same sequence number.
+  const base = await reanalysisBase({ callId });
+  const event = { seq: base.nextSeq, type: ANALYSIS_EVENT, timestampMs: Date.now(), data: analysisEventData(result, true) };
+  await persistCall({ callId, events: [event], patch: analysisRecord(result, base) });
+  markSuccess(result);
+  if (input.webhook) await startWebhookDelivery(input.webhook, event);
+  return { analysis_status: result.status };
+}
