@@ -7,8 +7,8 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { AnalysisPlan, AnalysisRetryOptions } from '../src/analysis/types';
-import { ANALYSIS_EVENT, analysisEventData, analysisRecord, analyzeCall, markSuccess } from './post-call-analysis';
+import { ANALYSIS_EVENT, type AnalysisPlan, type AnalysisRetryOptions } from '../src/analysis/types';
+import { analysisEventData, analysisRecord, analyzeCall, markSuccess } from './post-call-analysis';
 import { startWebhookDelivery, type WebhookTarget } from './webhook-notify';
 
 export interface ReanalysisInput {

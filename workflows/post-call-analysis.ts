@@ -7,7 +7,7 @@
  */
 import { ActivityFailure, ApplicationFailure, patched, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { ANALYSIS_RETRY_DEFAULTS, type AnalysisPlan, type AnalysisRetryOptions, type AnalysisStatus, type CallAnalysis } from '../src/analysis/types';
+import { ANALYSIS_EVENT, ANALYSIS_RETRY_DEFAULTS, type AnalysisPlan, type AnalysisRetryOptions, type AnalysisStatus, type CallAnalysis } from '../src/analysis/types';
 import { CallSuccess } from '../src/shared/search-attributes';
 import type { CallRecordPatch, CallWorkflowInput } from './call-definitions';
 import type { CallRecorder } from './call-recorder';
@@ -17,8 +17,6 @@ export interface AnalysisOutcome {
   analysis: CallAnalysis;
   usage: { prompt_tokens: number; completion_tokens: number };
 }
-
-export const ANALYSIS_EVENT = 'analysis_completed';
 
 const isoNow = () => new Date(Date.now()).toISOString().slice(0, 19);
 

@@ -15,7 +15,8 @@ export interface AnalysisFieldDef {
 
 /** The agent setting as stored and answered by the API (null on the agent = no analysis). */
 export interface AnalysisSettings {
-  enabled: boolean;
+  /** null = on when anything else is set (`analysisEnabled`). */
+  enabled: boolean | null;
   /** null = DEFAULT_SUMMARY_PROMPT. */
   summary_prompt: string | null;
   fields: Record<string, AnalysisFieldDef>;
@@ -37,6 +38,9 @@ export interface AnalysisPlan {
   provider: string;
   model: string;
 }
+
+/** The call event (and webhook) announcing an analysis's outcome. */
+export const ANALYSIS_EVENT = 'analysis_completed';
 
 export const ANALYSIS_STATUSES = ['pending', 'done', 'failed', 'skipped'] as const;
 export type AnalysisStatus = (typeof ANALYSIS_STATUSES)[number];
