@@ -12,7 +12,8 @@
 import { DataTypes, type QueryInterface } from 'sequelize';
 
 export async function up({ context: qi }: { context: QueryInterface }): Promise<void> {
-  await qi.addColumn('agents', 'analysis', { type: DataTypes.JSONB, allowNull: true });
+  // json, not jsonb: the fields keep the order the user gave them (the form, the model's schema).
+  await qi.addColumn('agents', 'analysis', { type: DataTypes.JSON, allowNull: true });
   await qi.addColumn('calls', 'analysis_status', { type: DataTypes.TEXT, allowNull: true });
   await qi.addColumn('calls', 'analysis', { type: DataTypes.JSONB, allowNull: true });
   await qi.addColumn('calls', 'analysis_success', { type: DataTypes.BOOLEAN, allowNull: true });

@@ -82,7 +82,7 @@ export function defineAgentModels(sequelize: Sequelize) {
       webhook_events: jsonb([]),
       webhook_secret_encrypted: nullableText(),
       version: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 1 },
-      analysis: { type: DataTypes.JSONB, allowNull: true },
+      analysis: { type: DataTypes.JSON, allowNull: true },
       owner_id: { type: DataTypes.UUID, allowNull: true },
     },
     { ...modelOptions, tableName: 'agents' },
