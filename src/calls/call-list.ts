@@ -42,7 +42,9 @@ export function callListWhere(db: Database, filters: CallListFilters): WhereOpti
       ...(filters.created_before ? { [Op.lt]: filters.created_before } : {}),
     };
   }
-  if (filters.success !== undefined) where.analysis_success = filters.success;
+  // `IS NOT NULL` is implied, but PostgreSQL does not infer it from `NOT analysis_success` (what
+  // `= false` becomes): said outright, the partial indexes of migration 0007 apply to both verdicts.
+  if (filters.success !== undefined) where.analysis_success = { [Op.ne]: null, [Op.eq]: filters.success };
   const { sequelize } = db;
   const contains = Object.entries(filters.fields ?? {}).map(([name, value]) => {
     const tests = jsonCandidates(value).map((v) => `(analysis -> 'fields') @> ${sequelize.escape(JSON.stringify({ [name]: v }))}::jsonb`);

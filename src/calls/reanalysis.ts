@@ -55,6 +55,9 @@ export async function startReanalysis(deps: CallDeps, callId: string): Promise<{
       : null,
   };
   const workflowId = analysisWorkflowId(callId);
+  // Pending from this answer on (the workflow's own first write may come a moment later): a client
+  // reading the call right away sees the re-run, not the old result as final.
+  await db.models.Call.update({ analysis_status: 'pending' }, { where: { id: callId } });
   try {
     // A re-run already under way is joined, not doubled: one writer per call at a time.
     await temporal.workflow.start('callAnalysisWorkflow', {
@@ -69,6 +72,7 @@ export async function startReanalysis(deps: CallDeps, callId: string): Promise<{
       staticSummary: `analysis of call ${callId} · agent ${agent.name} v${agent.version}`,
     });
   } catch (err) {
+    await db.models.Call.update({ analysis_status: call.analysis_status }, { where: { id: callId } });
     throw new CallError(503, `Could not start the analysis workflow: ${(err as Error).message}`);
   }
   return { workflowId };
