@@ -282,6 +282,17 @@ describe('agent setting validation', () => {
     expect(res.body.detail).toContain(detail);
   });
 
+  it('travels in agent bundles: exported, and imported elsewhere as it was', async () => {
+    const agent = await createAgent('dental-bundle', { analysis: { ...BOOKING_ANALYSIS, llm_model: 'gpt-4o' } });
+    const bundle = (await h.request('GET', `/api/agents/${agent.id}/export`)).body;
+    expect(bundle.agent.analysis).toMatchObject({ ...BOOKING_ANALYSIS, llm_model: 'gpt-4o' });
+    const imported = await h.request('POST', '/api/agents/import', { body: { ...bundle, agent: { ...bundle.agent, name: 'dental-bundle-copy' } } });
+    expect(imported.status).toBe(201);
+    const copy = (await h.request('GET', `/api/agents/${imported.body.agent.id}`)).body;
+    expect(copy.analysis).toEqual({ ...agent.analysis, llm_model: 'gpt-4o' });
+    expect(Object.keys(copy.analysis.fields)).toEqual(['booked', 'date', 'service']);
+  });
+
   it('is merged key by key on PATCH, null restoring a default, and null removing the analysis', async () => {
     const agent = await createAgent('dental-patch');
     const cleared = await h.request('PATCH', `/api/agents/${agent.id}`, { body: { analysis: { success_criteria: null, enabled: false } } });
