@@ -7,19 +7,10 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { ANALYSIS_EVENT, type AnalysisPlan, type AnalysisRetryOptions } from '../src/analysis/types';
+import { ANALYSIS_EVENT } from '../src/analysis/types';
+import type { ReanalysisInput } from './analysis-definitions';
 import { analysisEventData, analysisRecord, analyzeCall, markSuccess } from './post-call-analysis';
-import { startWebhookDelivery, type WebhookTarget } from './webhook-notify';
-
-export interface ReanalysisInput {
-  callId: string;
-  plan: AnalysisPlan;
-  options: AnalysisRetryOptions;
-  /** The agent's webhook now, when it subscribes to `analysis_completed`; else null. */
-  webhook: WebhookTarget | null;
-}
-
-export const analysisWorkflowId = (callId: string) => `analysis-${callId}`;
+import { startWebhookDelivery } from './webhook-notify';
 
 // As for the call's own writes: retried while PostgreSQL is away.
 const { persistCall, reanalysisBase } = proxyActivities<Activities>({

@@ -12,7 +12,7 @@ import { llmProblem } from '../providers/llm/registry';
 import { AgentName, PhoneNumber } from '../shared/search-attributes';
 import { callWorkflowId } from '../../workflows/call-definitions';
 import { isFinal } from '../../workflows/call-status';
-import { analysisWorkflowId, type ReanalysisInput } from '../../workflows/analysis-workflow';
+import { analysisWorkflowId, type ReanalysisInput } from '../../workflows/analysis-definitions';
 import { analysisRetryOptions, CallError, type CallDeps } from './call-service';
 
 async function workflowRunning(temporal: Client, workflowId: string): Promise<boolean> {
