@@ -78,6 +78,13 @@ export const coreConfigSchema = z.object({
   LLM_RETRY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(4),
   LLM_RETRY_INITIAL_SECS: z.coerce.number().positive().default(1),
   WEBHOOK_RETRY_INITIAL_SECS: z.coerce.number().positive().default(5),
+  // Post-call analysis (docs/post-call-analysis.md): answers failing the agent's schema are asked
+  // for again up to this many answers in all; LLM errors are retried with backoff from the first
+  // delay (doubling up to 5 min) for at most the window; one request may take the timeout.
+  ANALYSIS_ANSWER_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
+  ANALYSIS_RETRY_INITIAL_SECS: z.coerce.number().positive().max(300).default(2),
+  ANALYSIS_RETRY_WINDOW_SECS: z.coerce.number().int().min(10).max(7 * 24 * 3600).default(24 * 3600),
+  ANALYSIS_TIMEOUT_SECS: z.coerce.number().int().min(5).max(900).default(120),
   RING_TIMEOUT_SECS: z.coerce.number().int().positive().default(60),
   // POST /api/calls/end waits this long for the call's workflow to end the call; a workflow that
   // cannot (no worker, a task failing on every attempt) is then terminated and the call failed.

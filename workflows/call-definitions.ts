@@ -7,6 +7,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ChatMessage, FlowFunction, PreAction } from '../src/shared/flow';
 import type { PipelineSettings } from '../src/shared/catalog';
 import type { ToolRow } from '../src/db/models/tools';
+import type { AnalysisPlan, AnalysisRetryOptions, AnalysisStatus, CallAnalysis } from '../src/analysis/types';
 
 export type CallStatus = 'ringing' | 'in_progress' | 'completed' | 'failed' | 'no_answer';
 export type EndReason = 'agent_ended' | 'user_ended' | 'idle_timeout' | 'error';
@@ -52,6 +53,8 @@ export interface AgentSnapshot {
   webhook_secret_encrypted: string | null;
   tools: SnapshotTool[];
   nodes: SnapshotNode[];
+  /** Post-call analysis, defaults resolved; null or absent (calls started before it existed): none. */
+  analysis?: AnalysisPlan | null;
 }
 
 export interface CallWorkflowInput {
@@ -72,6 +75,8 @@ export interface CallWorkflowInput {
     /** LLM provider errors are retried with backoff this many times before the call fails. */
     llmRetryMaxAttempts: number;
     llmRetryInitialSecs: number;
+    /** Post-call analysis retries; absent in calls started before it existed (defaults apply). */
+    analysis?: AnalysisRetryOptions;
   };
   /** Set when the workflow continued as new: the state carried over. */
   carried?: CarriedState;
@@ -166,6 +171,11 @@ export interface CallRecordPatch {
   llm_completion_tokens?: number;
   tts_characters?: number;
   recording_path?: string | null;
+  analysis_status?: AnalysisStatus | null;
+  analysis?: CallAnalysis | null;
+  analysis_success?: boolean | null;
+  analysis_prompt_tokens?: number;
+  analysis_completion_tokens?: number;
 }
 
 export interface TextTurnResult {
@@ -210,6 +220,11 @@ export const sendTextUpdate = defineUpdate<TextTurnResult, [{ text: string }]>('
 export const greetingUpdate = defineUpdate<string | null, []>('greeting');
 /** Ends the call (POST /api/calls/end, or the caller hanging up). Returns the final status. */
 export const endCallUpdate = defineUpdate<CallStatus, [{ reason: EndReason }]>('endCall');
+/**
+ * Waits until the call's final state (status, end time, duration) is in PostgreSQL and returns the
+ * status. The workflow may go on afterwards (post-call analysis): callers wait for this, not its end.
+ */
+export const finalRecordUpdate = defineUpdate<CallStatus, []>('finalRecord');
 export const stateQuery = defineQuery<CallStateView>('state');
 
 export const callWorkflowId = (callId: string) => `call-${callId}`;

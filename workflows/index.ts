@@ -1,3 +1,4 @@
 /** Workflow entry points registered with the worker. Workflow code is deterministic: no I/O. */
 export { callWorkflow } from './call-workflow';
 export { webhookDeliveryWorkflow } from './webhook-workflow';
+export { callAnalysisWorkflow } from './analysis-workflow';

@@ -4,6 +4,7 @@
  */
 import { Op } from 'sequelize';
 import { plain, plainAll, type Database } from '../db/database';
+import { analysisPlan } from '../analysis/plan';
 import { PIPELINE_DEFAULTS } from '../shared/catalog';
 import { referencedToolIds } from '../tools/tool-references';
 import type { FlowFunction, PreAction, ChatMessage } from '../shared/flow';
@@ -36,6 +37,7 @@ export async function loadAgentSnapshot(db: Database, agentName: string): Promis
     webhook_events: agent.webhook_events,
     webhook_secret_encrypted: agent.webhook_secret_encrypted,
     tools: tools.map(({ created_at: _created, updated_at: _updated, ...tool }) => tool),
+    analysis: analysisPlan(agent.analysis, agent),
     nodes: nodes.map((n) => ({
       node_key: n.node_key,
       position: n.position,

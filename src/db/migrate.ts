@@ -9,12 +9,14 @@ import * as m0001 from './migrations/0001-initial';
 import * as m0002 from './migrations/0002-security';
 import * as m0004 from './migrations/0004-call-channel';
 import * as m0005 from './migrations/0005-telephony-provider-settings';
+import * as m0007 from './migrations/0007-call-analysis';
 
 const MIGRATIONS = [
   { name: '0001-initial', module: m0001 },
   { name: '0002-security', module: m0002 },
   { name: '0004-call-channel', module: m0004 },
   { name: '0005-telephony-provider-settings', module: m0005 },
+  { name: '0007-call-analysis', module: m0007 },
 ];
 
 // Any fixed number: several processes starting at once (API, workers) take turns migrating.

@@ -43,6 +43,7 @@ export const EVENT_TYPES = [
   'tts_usage',
   'call_status',
   'error',
+  'analysis_completed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

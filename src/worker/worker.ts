@@ -4,6 +4,7 @@
  */
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities';
+import { ensureSearchAttributes } from '../temporal/search-attributes';
 
 export interface RunningWorker {
   worker: Worker;
@@ -23,6 +24,7 @@ export interface WorkerSettings {
 
 export async function startWorker(settings: WorkerSettings): Promise<RunningWorker> {
   const connection = await NativeConnection.connect({ address: settings.address });
+  await ensureSearchAttributes(connection, settings.namespace, settings.deps.log);
   const worker = await Worker.create({
     connection,
     namespace: settings.namespace,

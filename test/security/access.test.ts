@@ -63,6 +63,7 @@ const ROLE_TABLE: Record<string, Access> = {
   'POST /api/calls/test': 'member',
   'POST /api/calls/{call_id}/test/messages': 'member',
   'POST /api/calls/end': 'member',
+  'POST /api/calls/{call_id}/analyze': 'member',
   'POST /api/calls/outbound': 'admin',
 };
 // Provider callbacks (/telephony/...) are public by rule and must refuse unsigned requests.

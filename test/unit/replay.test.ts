@@ -13,7 +13,7 @@ describe('workflow replay', () => {
   const files = fs.readdirSync(DIR).filter((f) => f.endsWith('.binpb'));
 
   it('has recorded histories of calls and webhook deliveries', () => {
-    expect(files).toEqual(expect.arrayContaining(['freeform-tool-call.binpb', 'flow-to-terminal.binpb', 'idle-timeout.binpb', 'webhook-delivery-retried.binpb', 'voice-armed-turns.binpb']));
+    expect(files).toEqual(expect.arrayContaining(['freeform-tool-call.binpb', 'flow-to-terminal.binpb', 'idle-timeout.binpb', 'webhook-delivery-retried.binpb', 'voice-armed-turns.binpb', 'post-call-analysis.binpb', 'analysis-rerun.binpb']));
   });
 
   it('replays every recorded history without nondeterminism', async () => {

@@ -2,6 +2,7 @@
 import { col, fn, Op, type Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import type { AgentRow, FlowNodeRow } from '../../db/models';
+import { analysisEnabled } from '../../analysis/plan';
 import { providerProblems } from '../../providers/agent-readiness';
 import type { ProviderConfig } from '../../providers/vendor';
 import { PIPELINE_DEFAULTS } from '../../shared/catalog';
@@ -23,6 +24,7 @@ export function agentJson(row: AgentRow, counts: AgentCounts) {
   return {
     id: row.id,
     ...agentConfig(row),
+    analysis: row.analysis ? { ...row.analysis, enabled: analysisEnabled(row.analysis) } : null,
     version: row.version,
     created_at: apiTimestamp(row.created_at)!,
     updated_at: apiTimestamp(row.updated_at)!,

@@ -45,7 +45,7 @@ export async function createAgent(db: Database, box: SecretBox, config: AgentCre
   return { ...agentJson(row, { total_calls: 0, flow_nodes_count: 0 }), webhook_secret: webhookSecret };
 }
 
-const MERGED_KEYS = new Set(['stt_settings', 'llm_settings', 'tts_settings', 'pipeline_settings']);
+const MERGED_KEYS = new Set(['stt_settings', 'llm_settings', 'tts_settings', 'pipeline_settings', 'analysis']);
 
 /** Key-by-key merge of a settings object; a null value removes the key. */
 function mergeKeys(current: Record<string, unknown>, change: Record<string, unknown>): Record<string, unknown> {
@@ -66,7 +66,8 @@ export function applyPatch(current: AgentCreate, patch: AgentPatch): Record<stri
   const next: Record<string, unknown> = { ...current };
   for (const [key, value] of Object.entries(patch)) {
     if (value === undefined) continue;
-    next[key] = MERGED_KEYS.has(key) ? mergeKeys(current[key as keyof AgentCreate] as Record<string, unknown>, value as Record<string, unknown>) : value;
+    const merged = MERGED_KEYS.has(key) && value !== null;
+    next[key] = merged ? mergeKeys((current[key as keyof AgentCreate] ?? {}) as Record<string, unknown>, value as Record<string, unknown>) : value;
   }
   if (patch.stt_provider && !sttModeProviders().includes(patch.stt_provider) && patch.stt_mode === undefined) next.stt_mode = null;
   if (patch.llm_provider && patch.llm_model === undefined && current.llm_model === DEFAULT_LLM_MODEL[current.llm_provider]) {

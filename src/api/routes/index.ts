@@ -14,6 +14,7 @@ import { toolRoutes } from './tools';
 import { settingsRoutes } from './settings';
 import { endpointRoutes } from './endpoints';
 import { callRoutes } from './calls';
+import { callAnalysisRoutes } from './call-analysis';
 import { callStreamRoutes } from './call-stream';
 import { recordingRoutes } from './recordings';
 import { generateRoutes } from './generate';
@@ -22,5 +23,5 @@ import { outboundRoutes } from './outbound';
 import { telephonyRoutes } from './telephony';
 
 export function allRoutes(ctx: ApiContext): AnyRoute[] {
-  return [...authRoutes(ctx), ...userRoutes(ctx), ...callControlRoutes(ctx), ...agentRoutes(ctx), ...flowRoutes(ctx), ...bundleRoutes(ctx), ...toolRoutes(ctx), ...settingsRoutes(ctx), ...endpointRoutes(ctx), ...callRoutes(ctx), ...callStreamRoutes(ctx), ...recordingRoutes(ctx), ...generateRoutes(ctx), ...sidechatRoutes(ctx), ...outboundRoutes(ctx), ...telephonyRoutes(ctx)];
+  return [...authRoutes(ctx), ...userRoutes(ctx), ...callControlRoutes(ctx), ...agentRoutes(ctx), ...flowRoutes(ctx), ...bundleRoutes(ctx), ...toolRoutes(ctx), ...settingsRoutes(ctx), ...endpointRoutes(ctx), ...callRoutes(ctx), ...callAnalysisRoutes(ctx), ...callStreamRoutes(ctx), ...recordingRoutes(ctx), ...generateRoutes(ctx), ...sidechatRoutes(ctx), ...outboundRoutes(ctx), ...telephonyRoutes(ctx)];
 }

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { DEFAULT_LLM_MODEL, EVENT_TYPES, LLM_PROVIDERS, PIPELINE_DEFAULTS, STT_MODES, STT_PROVIDERS, sttModeProviders, TTS_PROVIDERS } from '../../shared/catalog';
+import { AnalysisPatchSchema, AnalysisSettingsOutSchema, AnalysisSettingsSchema } from './analysis';
 import { bundleToolRef, strictObject, toolUuid } from './flow';
 
 export { FlowNodeInputSchema } from './flow';
@@ -91,6 +92,9 @@ function agentShape(toolRef: z.ZodType<string>) {
       .describe('expected outbound variables: name -> {type, description}'),
     webhook_url: httpUrl.nullable().default(null).describe('receives call event notifications'),
     webhook_events: z.array(z.enum(EVENT_TYPES)).default([]).transform(dedupe),
+    analysis: AnalysisSettingsSchema.nullable()
+      .default(null)
+      .describe('post-call analysis: a summary, fields extracted from the call and a success verdict after every call (docs/post-call-analysis.md); null: none'),
   };
 }
 
@@ -171,6 +175,7 @@ export const AgentPatchSchema = strictObject({
   context_variables: z.record(z.string().regex(VARIABLE_NAME), ContextVariable).optional(),
   webhook_url: httpUrl.nullable().optional(),
   webhook_events: z.array(z.enum(EVENT_TYPES)).optional(),
+  analysis: AnalysisPatchSchema.nullable().optional().describe('merged key by key (null for a key restores its default); null removes the analysis'),
 });
 export type AgentPatch = z.output<typeof AgentPatchSchema>;
 
@@ -179,6 +184,7 @@ export const AgentSchema = z.object({
   id: z.uuid(),
   ...agentShape(toolUuid),
   llm_model: z.string(),
+  analysis: AnalysisSettingsOutSchema.nullable(),
   version: z.number().int().describe('incremented on every change of the config or its flow nodes'),
   created_at: z.string(),
   updated_at: z.string(),

@@ -1,4 +1,5 @@
 import { DataTypes, type Model, type ModelStatic, type Sequelize } from 'sequelize';
+import type { AnalysisStatus, CallAnalysis } from '../../analysis/types';
 import { jsonb, modelOptions, nullableInt, nullableText, requiredText, uuidPk, type Timestamps } from './common';
 
 export type CallStatus = 'ringing' | 'in_progress' | 'completed' | 'failed' | 'no_answer';
@@ -30,6 +31,13 @@ export interface CallRow extends Timestamps {
   context: Record<string, string | number>;
   /** How the audio reaches the platform: `voice` (phone stream), `text` (test channel), `manual` (client-managed). */
   channel: CallChannel;
+  /** Post-call analysis: null when the agent has none. */
+  analysis_status: AnalysisStatus | null;
+  analysis: CallAnalysis | null;
+  /** `analysis.success`, in a column of its own for the indexed `success=` filter. */
+  analysis_success: boolean | null;
+  analysis_prompt_tokens: number;
+  analysis_completion_tokens: number;
 }
 
 export interface CallEventRow {
@@ -69,6 +77,11 @@ export function defineCallModels(sequelize: Sequelize) {
       metadata: jsonb({}),
       context: jsonb({}),
       channel: { type: DataTypes.TEXT, allowNull: false, defaultValue: 'voice' },
+      analysis_status: nullableText(),
+      analysis: { type: DataTypes.JSONB, allowNull: true },
+      analysis_success: { type: DataTypes.BOOLEAN, allowNull: true },
+      analysis_prompt_tokens: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+      analysis_completion_tokens: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
     },
     { ...modelOptions, tableName: 'calls' },
   );

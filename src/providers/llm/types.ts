@@ -14,6 +14,12 @@ export interface LlmClientOptions {
 export interface LlmVendor extends VendorDescriptor {
   /** The model used when an agent sets no llm_model: one the vendor serves today (checked against its SDK or docs). */
   readonly defaultModel: string;
+  /**
+   * How the vendor is asked for an answer in a given JSON shape (post-call analysis):
+   * `json_schema` = `response_format: {type: "json_schema", strict: true}`; `tool_call` = a forced
+   * call of one function whose parameters are the schema, for vendors whose usual models lack it.
+   */
+  readonly structuredOutput: 'json_schema' | 'tool_call';
   /** The SDK client; throws when `missing(config)` is not null. No retries unless asked (the workflow retries). */
   client(config: ProviderConfig, options?: LlmClientOptions): OpenAI;
 }

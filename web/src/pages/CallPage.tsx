@@ -7,6 +7,7 @@ import { Link, useParams } from 'react-router';
 import { api, fetchBlob, unwrap } from '../api/client';
 import type { CallDetail, CallEvent } from '../api/types';
 import { ApiErrorAlert, QueryState } from '../components/ApiErrorAlert';
+import { CallAnalysisPanel } from '../components/call/CallAnalysis';
 import { CallTimeline, LatencyTable } from '../components/call/CallTimeline';
 import { CallTranscript, lineAt, recordingStartMs, transcriptLines } from '../components/call/CallTranscript';
 import { useCallStream } from '../hooks/useCallStream';
@@ -17,6 +18,8 @@ export function CallPage() {
   const call = useQuery({
     queryKey: ['calls', callId],
     queryFn: () => unwrap(api.GET('/api/calls/{call_id}', { params: { path: { call_id: callId! } } })),
+    // The analysis comes after the call's end (and after a re-run): look again until it is there.
+    refetchInterval: (q) => (q.state.data?.analysis_status === 'pending' ? 2000 : false),
   });
   return <QueryState query={call}>{(c) => <CallView call={c} />}</QueryState>;
 }
@@ -121,6 +124,7 @@ function CallView({ call }: { call: CallDetail }) {
         </Grid.Col>
         <Grid.Col span={{ base: 12, md: 6 }}>
           <Stack gap="md">
+            <CallAnalysisPanel call={call} />
             <Paper withBorder p="md">
               <Title order={3} size="h4" mb="sm">
                 Latency

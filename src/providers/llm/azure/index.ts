@@ -25,6 +25,7 @@ export const descriptor: LlmVendor = {
   transport: { kind: 'sdk', why: 'the openai SDK has an Azure client (deployment URLs, api-key header, api-version)' },
   // The deployment name: whatever the operator deployed; this is the usual name of a gpt-4o-mini deployment.
   defaultModel: 'gpt-4o-mini',
+  structuredOutput: 'json_schema',
   missing: (config) => firstMissing(config, ['AZURE_OPENAI_ENDPOINT', 'AZURE_OPENAI_API_KEY']),
   client: (config, options) =>
     new AzureOpenAI({

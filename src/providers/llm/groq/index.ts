@@ -22,6 +22,9 @@ export const descriptor: LlmVendor = {
   // The fast 8B Llama of Groq's production models; groq-sdk 1.6.0 types the model as a plain
   // string, so this is not checked against a list (console.groq.com/docs/deprecations to watch).
   defaultModel: 'llama-3.1-8b-instant',
+  // Groq's json_schema mode covers a few models only (not the default llama-3.1-8b-instant, which
+  // answers 400); tool calls work on all of its tool-use models.
+  structuredOutput: 'tool_call',
   missing: (config) => firstMissing(config, ['GROQ_API_KEY']),
   client: (config, options) =>
     new OpenAI({

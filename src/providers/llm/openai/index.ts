@@ -18,6 +18,7 @@ export const descriptor: LlmVendor = {
   transport: { kind: 'sdk', why: 'the openai SDK streams SSE chunks as they arrive and takes a base URL' },
   // A small, cheap model of the official openai SDK's ChatModel list (openai 6.49.0).
   defaultModel: 'gpt-4o-mini',
+  structuredOutput: 'json_schema',
   // A local OpenAI-compatible server needs no key: a base URL alone is enough.
   missing(config) {
     const env = configValues(OPENAI_CONFIG, config);
