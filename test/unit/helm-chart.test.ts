@@ -163,11 +163,11 @@ describe('the chart', () => {
 
   it('creates the search attributes the call workflows set', () => {
     const source = fs.readFileSync(path.join(root, 'src', 'shared', 'search-attributes.ts'), 'utf8');
-    const keys = [...source.matchAll(/defineSearchAttributeKey\('(\w+)'/g)].map((m) => m[1]);
+    const keys = [...source.matchAll(/defineSearchAttributeKey\('(\w+)', SearchAttributeType\.(\w+)\)/g)].map((m) => `${m[1]}:${m[2] === 'BOOL' ? 'Bool' : 'Keyword'}`);
     expect(keys.length).toBeGreaterThan(0);
     const job = find(manifests(template()), 'Job', 'voice-voice-agent-platform-temporal-setup');
     const script = job.spec.template.spec.containers[0].command.join(' ');
-    expect(/for attr in ([\w ]+); do/.exec(script)?.[1].split(' ').sort()).toEqual(keys.sort());
+    expect(/for attr in ([\w: ]+); do/.exec(script)?.[1].split(' ').sort()).toEqual(keys.sort());
   });
 
   it('refuses a secret in the ConfigMap and names where it belongs', () => {
