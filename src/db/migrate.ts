@@ -8,11 +8,13 @@ import type { QueryInterface, Sequelize } from 'sequelize';
 import * as m0001 from './migrations/0001-initial';
 import * as m0002 from './migrations/0002-security';
 import * as m0004 from './migrations/0004-call-channel';
+import * as m0008 from './migrations/0008-agent-tests';
 
 const MIGRATIONS = [
   { name: '0001-initial', module: m0001 },
   { name: '0002-security', module: m0002 },
   { name: '0004-call-channel', module: m0004 },
+  { name: '0008-agent-tests', module: m0008 },
 ];
 
 // Any fixed number: several processes starting at once (API, workers) take turns migrating.

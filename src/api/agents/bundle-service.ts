@@ -19,6 +19,7 @@ import { findAgent } from './agent-rows';
 import { assertAgentTools, insertAgent } from './agent-service';
 import { listNodes, writeGraph } from './flow-service';
 import { referencedToolIds } from '../../tools/tool-references';
+import { recordAgentVersion } from '../../agent-tests/versions';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -128,6 +129,7 @@ export async function importBundle(db: Database, box: SecretBox, bundle: BundleI
       agentId = (await insertAgent(db, box, config, actor.userId, transaction)).row.id;
     }
     await writeGraph(db, agentId, nodes, 'flow_nodes', transaction);
+    await recordAgentVersion(db, agentId, transaction);
 
     const row = plain(await Agent.findByPk(agentId, { transaction })) as AgentRow;
     const counts = (await agentCounts(db, [agentId], transaction))(agentId);
