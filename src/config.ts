@@ -6,6 +6,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import ipaddr from 'ipaddr.js';
 import { parseAllowList } from './security/outbound-guard';
+import { LLM_PROVIDERS } from './shared/catalog';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const optionalString = z
@@ -117,6 +118,11 @@ export const configSchema = z.object({
   EXOTEL_API_BASE_URL: optionalString.pipe(z.url().optional()),
   // Sample rate of Exotel's Voicebot streams (16-bit PCM): 8000 (PSTN) or 16000 (wideband).
   EXOTEL_SAMPLE_RATE: z.enum(['8000', '16000']).default('8000').transform(Number),
+  // Agent tests (docs/agent-tests.md): conversations a run may hold at once, and the LLM that
+  // plays simulated callers and judges (unset: the tested agent's own provider and model).
+  AGENT_TEST_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(5),
+  AGENT_TEST_LLM_PROVIDER: optionalString.pipe(z.enum(LLM_PROVIDERS).optional()),
+  AGENT_TEST_LLM_MODEL: optionalString,
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   // CPU priority (nice, −20…19) of this process; e.g. 10 for the worker and API on cores they
   // share with a media gateway, so audio goes first (src/runtime/priority.ts).

@@ -5,7 +5,7 @@
  * the recorded call, or an LLM playing the persona. Then the attempt is evaluated and stored.
  * Workflow code: deterministic, no I/O.
  */
-import { isCancellation, proxyActivities, startChild, uuid4 } from '@temporalio/workflow';
+import { CancellationScope, ChildWorkflowCancellationType, isCancellation, proxyActivities, startChild, uuid4, type ChildWorkflowHandle } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { AgentName, CallStatus, Direction, PhoneNumber } from '../src/shared/search-attributes';
 import { callWorkflowId, type CallWorkflowInput } from './call-definitions';
@@ -27,6 +27,7 @@ export async function testAttemptWorkflow(input: TestAttemptInput): Promise<Atte
   const callId = uuid4();
   const direction = test.recording?.direction ?? 'inbound';
   const simulatorUsage: LlmUsage = { prompt_tokens: 0, completion_tokens: 0 };
+  let call: ChildWorkflowHandle<(input: CallWorkflowInput) => Promise<CallSummary>> | null = null;
   try {
     await short.prepareTestCall({ ...key, callId, agent, customParameters: test.custom_parameters, direction, phoneNumber: TEST_CALL_PHONE_NUMBER });
     const callInput: CallWorkflowInput = {
@@ -41,8 +42,10 @@ export async function testAttemptWorkflow(input: TestAttemptInput): Promise<Atte
       options: input.options,
       test: { toolResults: toolResultsFor(test), unmocked: 'error' },
     };
-    const call = await startChild('callWorkflow', {
+    call = await startChild<(input: CallWorkflowInput) => Promise<CallSummary>>('callWorkflow', {
       workflowId: callWorkflowId(callId),
+      // A canceled run hangs its calls up (below) rather than leaving their records open.
+      cancellationType: ChildWorkflowCancellationType.ABANDON,
       args: [callInput],
       typedSearchAttributes: [
         { key: AgentName, value: agent.name },
@@ -89,7 +92,16 @@ export async function testAttemptWorkflow(input: TestAttemptInput): Promise<Atte
     const summary: CallSummary = await call.result();
     return await llm.evaluateTestAttempt({ ...key, callId, test, turnsSent: sent, callSummary: summary, endedBy, simulatorUsage, simulator: input.simulator, agentLlm: { provider: agent.llm_provider, model: agent.llm_model } });
   } catch (err) {
-    if (isCancellation(err)) throw err;
+    if (isCancellation(err)) {
+      const open = call;
+      if (open) {
+        await CancellationScope.nonCancellable(async () => {
+          await short.endTestCall({ callId });
+          await open.result().catch(() => undefined);
+        });
+      }
+      throw err;
+    }
     const message = err instanceof Error ? ((err.cause as Error | undefined)?.message ?? err.message) : String(err);
     return await short.recordAttemptError({ ...key, callId, message });
   }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Op, type WhereOptions } from 'sequelize';
+import { literal, Op, type WhereAttributeHash } from 'sequelize';
 import type { ApiContext } from '../context';
 import { notFound } from '../errors';
 import { route, uuidParam } from '../route';
@@ -35,6 +35,11 @@ const CallListQuery = z
       .default('true')
       .transform((v) => v === 'true')
       .describe('false leaves the transcripts out (a lighter page)'),
+    include_tests: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true')
+      .describe('true also lists the calls of agent test runs (docs/agent-tests.md)'),
   })
   .superRefine((q, ctx) => {
     if (q.created_after && q.created_before && q.created_before <= q.created_after) {
@@ -43,6 +48,8 @@ const CallListQuery = z
   });
 
 const SPEECH_EVENTS = ['user_spoke', 'agent_spoke'];
+// Calls of agent test runs carry their run in metadata (docs/agent-tests.md).
+const NOT_A_TEST_CALL = literal(`(metadata->>'test_run_id') IS NULL`);
 
 export function callRoutes(ctx: ApiContext) {
   const { db } = ctx;
@@ -61,11 +68,11 @@ export function callRoutes(ctx: ApiContext) {
       tag: 'Calls',
       access: 'member',
       summary: 'List calls, newest first',
-      description: `Paginated (\`page\` from 1, \`page_size\` default ${CALLS_PAGE_SIZE_DEFAULT}, max ${CALLS_PAGE_SIZE_MAX}); filters combine with AND. \`total\` counts all matching calls. The time range is half-open: created_after <= created_at < created_before. Each call carries its transcript unless \`include_transcript=false\`.`,
+      description: `Paginated (\`page\` from 1, \`page_size\` default ${CALLS_PAGE_SIZE_DEFAULT}, max ${CALLS_PAGE_SIZE_MAX}); filters combine with AND. \`total\` counts all matching calls. Calls of agent test runs are left out unless \`include_tests=true\`. The time range is half-open: created_after <= created_at < created_before. Each call carries its transcript unless \`include_transcript=false\`.`,
       query: CallListQuery,
       responses: { 200: { description: 'One page of calls', schema: CallListSchema } },
       async handler({ query }) {
-        const where: WhereOptions<CallRow> = {};
+        const where: WhereAttributeHash<CallRow> = {};
         if (query.status) where.status = query.status;
         if (query.agent_name) where.agent_name = query.agent_name;
         if (query.direction) where.direction = query.direction;
@@ -76,7 +83,7 @@ export function callRoutes(ctx: ApiContext) {
           };
         }
         const { rows, count } = await Call.findAndCountAll({
-          where,
+          where: query.include_tests ? where : { [Op.and]: [where, NOT_A_TEST_CALL] },
           order: [
             ['created_at', 'DESC'],
             ['id', 'DESC'],
