@@ -24,6 +24,16 @@ export interface FakeReply {
   error_message?: string;
 }
 
+/**
+ * A reply chosen by what the request says: its first (system) message, or any message, contains a
+ * text. Tells apart several LLM roles sharing the server (agent versions, a simulated caller, a judge).
+ */
+export interface FakeRule {
+  system?: string;
+  anyMessage?: string;
+  reply: FakeReply | ((body: any) => FakeReply | Promise<FakeReply>);
+}
+
 export interface RecordedRequest {
   body: any;
   headers: Record<string, string | string[] | undefined>;
@@ -37,6 +47,8 @@ export interface FakeOpenAI {
   requests: RecordedRequest[];
   /** `POST /v1/audio/speech` requests (openai-speech.ts). */
   speechRequests: SpeechRequest[];
+  /** Rules are checked in order before the responder and the queue; the first that matches answers. */
+  addRule(rule: FakeRule): void;
   /** Replies computed from each request (messages, tools); takes precedence over the queue. */
   setResponder(fn: ((body: any) => FakeReply | Promise<FakeReply>) | undefined): void;
   /** Queue replies used in order when no responder is set (default reply when empty: {content: "OK."}). */
@@ -119,8 +131,18 @@ export async function startFakeOpenAI(options: { speech?: FakeOpenAISpeechOption
   let queue: FakeReply[] = [];
   let responder: ((body: any) => FakeReply | Promise<FakeReply>) | undefined;
   let failures = { remaining: 0, status: 500 };
+  let rules: FakeRule[] = [];
+
+  const matches = (rule: FakeRule, body: any) => {
+    const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
+    if (rule.system !== undefined && !textOf(messages[0]?.content).includes(rule.system)) return false;
+    if (rule.anyMessage !== undefined && !messages.some((m) => textOf(m?.content).includes(rule.anyMessage!))) return false;
+    return true;
+  };
 
   async function nextReply(body: any): Promise<FakeReply> {
+    const rule = rules.find((r) => matches(r, body));
+    if (rule) return typeof rule.reply === 'function' ? rule.reply(body) : rule.reply;
     if (responder) return responder(body);
     return queue.shift() ?? DEFAULT_REPLY;
   }
@@ -241,6 +263,9 @@ export async function startFakeOpenAI(options: { speech?: FakeOpenAISpeechOption
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     speechRequests,
+    addRule(rule) {
+      rules.push(rule);
+    },
     setResponder(fn) {
       responder = fn;
     },
@@ -255,6 +280,7 @@ export async function startFakeOpenAI(options: { speech?: FakeOpenAISpeechOption
       speechRequests.length = 0;
       queue = [];
       responder = undefined;
+      rules = [];
       failures = { remaining: 0, status: 500 };
     },
     stop() {
