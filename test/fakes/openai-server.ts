@@ -47,7 +47,7 @@ export interface FakeOpenAI {
   requests: RecordedRequest[];
   /** `POST /v1/audio/speech` requests (openai-speech.ts). */
   speechRequests: SpeechRequest[];
-  /** Rules are checked in order before the responder and the queue; the first that matches answers. */
+  /** Rules are checked before the responder and the queue, newest first; the first that matches answers. */
   addRule(rule: FakeRule): void;
   /** Replies computed from each request (messages, tools); takes precedence over the queue. */
   setResponder(fn: ((body: any) => FakeReply | Promise<FakeReply>) | undefined): void;
@@ -264,7 +264,7 @@ export async function startFakeOpenAI(options: { speech?: FakeOpenAISpeechOption
     requests,
     speechRequests,
     addRule(rule) {
-      rules.push(rule);
+      rules.unshift(rule);
     },
     setResponder(fn) {
       responder = fn;

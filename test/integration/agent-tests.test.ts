@@ -132,3 +132,74 @@ it('passes a simulated test on every kind of expectation, and fails each one tha
   expect(hung.result).toMatchObject({ ended_by: 'caller', end_reason: 'user_ended', turns: 1 });
   expect(outcomes(hung)).toEqual({ 'the agent ends the call': false, 'the call ends within 3 caller turns': true });
 }, 180_000);
+
+it('reports unmocked tools, and a scripted test that runs out of lines did not end the call', async () => {
+  const scripted = await createTest({
+    name: 'scripted unmocked',
+    kind: 'scripted',
+    script: ['I want to book', 'friday'],
+    expectations: [{ type: 'ended_by_agent' }, { type: 'tool_called', tool: agent.toolName }, { type: 'said', phrase: 'booking failed' }],
+  });
+  const result = await run([scripted.id]);
+  const [attempt] = byTest(result, scripted.id).attempts;
+  expect(attempt.result.unmocked_tools).toEqual([agent.toolName]);
+  expect(result.unmocked_tools).toEqual([agent.toolName]);
+  expect(byTest(result, scripted.id).results[0].unmocked_tools).toEqual([agent.toolName]);
+  expect(attempt.result).toMatchObject({ ended_by: 'limit', end_reason: 'user_ended', turns: 2 });
+  expect(outcomes(attempt)).toEqual({
+    'the agent ends the call': false,
+    [`tool ${agent.toolName} is called`]: true,
+    'the agent says "booking failed"': true,
+  });
+  // The tool's error result is in the call's own events, where the LLM got it.
+  const events = (await h.request('GET', `/api/calls/${attempt.call_id}/events`)).body as any[];
+  const toolResult = events.find((e) => e.event_type === 'tool_result' && e.data.function === agent.toolName);
+  expect(toolResult.data).toMatchObject({ error: `tool ${agent.toolName} is not mocked in this test`, mocked: false });
+  expect(hooks.requests).toHaveLength(0);
+}, 120_000);
+
+it('repeats each test and compares its pass rate with its threshold', async () => {
+  // The judge passes every other attempt of each criterion: a pass rate of one half.
+  const seen = new Map<string, number>();
+  scriptJudge(llm, (criterion) => {
+    const n = (seen.get(criterion) ?? 0) + 1;
+    seen.set(criterion, n);
+    return { pass: n % 2 === 1, reason: `attempt ${n}` };
+  });
+  const lenient = await createTest({ name: 'flaky lenient', kind: 'scripted', script: ['hello'], judge: ['Flaky criterion A'], pass_threshold: 0.5 });
+  const strict = await createTest({ name: 'flaky strict', kind: 'scripted', script: ['hello'], judge: ['Flaky criterion B'], pass_threshold: 0.75 });
+  const result = await run([lenient.id, strict.id], { repeat: 4, concurrency: 3 });
+  expect(result.progress).toMatchObject({ total: 8, done: 8, passed: 4, failed: 4 });
+  expect(byTest(result, lenient.id).results[0]).toMatchObject({ attempts: 4, passed_attempts: 2, pass_rate: 0.5, passed: true });
+  expect(byTest(result, strict.id).results[0]).toMatchObject({ attempts: 4, passed_attempts: 2, pass_rate: 0.5, passed: false });
+  expect(byTest(result, lenient.id).attempts.map((a: any) => a.attempt)).toEqual([1, 2, 3, 4]);
+  expect(result.passed).toBe(false);
+  // Four distinct calls per test, each marked with its run and left out of the call list.
+  const calls = new Set(result.tests.flatMap((t: any) => t.attempts.map((a: any) => a.call_id)));
+  expect(calls.size).toBe(8);
+  const listed = await h.request('GET', '/api/calls?page_size=100');
+  expect(listed.body.calls.filter((c: any) => calls.has(c.id))).toEqual([]);
+  const withTests = await h.request('GET', '/api/calls?page_size=100&include_tests=true');
+  const testCalls = withTests.body.calls.filter((c: any) => calls.has(c.id));
+  expect(testCalls).toHaveLength(8);
+  expect(testCalls[0].metadata).toMatchObject({ test_run_id: result.id });
+  const stats = await h.request('GET', '/api/agents/stats');
+  expect(stats.body.total_calls).toBe(0);
+  expect((await h.request('GET', `/api/agents/${agent.agentId}`)).body.total_calls).toBe(0);
+}, 180_000);
+
+it('validates tests and runs with clear errors', async () => {
+  const bad = async (path: string, body: unknown) => h.request('POST', path, { body });
+  const tests = `/api/agents/${agent.agentId}/tests`;
+  expect(await bad(tests, { name: 'x', kind: 'simulated' })).toMatchObject({ status: 422, body: { detail: 'persona: is required for a simulated test' } });
+  expect(await bad(tests, { name: 'x', kind: 'scripted', script: [] })).toMatchObject({ status: 422, body: { detail: 'script: needs at least one caller utterance' } });
+  expect((await bad(tests, { name: 'x', kind: 'scripted', script: ['hi'], expectations: [{ type: 'same_tools' }] })).status).toBe(422);
+  expect((await bad(tests, { name: 'x', kind: 'scripted', script: ['hi'], expectations: [{ type: 'said' }] })).body.detail).toMatch(/^expectations\.0\.phrase: /);
+  expect((await bad(tests, { name: 'books friday', kind: 'scripted', script: ['hi'] })).status).toBe(409);
+  const runs = `/api/agents/${agent.agentId}/test-runs`;
+  expect((await bad(runs, { agent_version: 999 })).body.detail).toMatch(/^agent_version: version 999 of this agent is not stored/);
+  expect((await bad(runs, { concurrency: 1000 })).body.detail).toBe('concurrency: at most 5 (AGENT_TEST_MAX_CONCURRENCY)');
+  expect((await bad(runs, { test_ids: ['00000000-0000-4000-8000-000000000000'] })).status).toBe(422);
+  expect((await h.request('GET', '/api/test-runs/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+  expect((await h.request('GET', `/api/agents/${agent.agentId}/tests`, { token: null })).status).toBe(401);
+}, 60_000);
