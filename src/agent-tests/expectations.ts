@@ -37,7 +37,8 @@ function argsMatch(expected: Record<string, unknown> | undefined, actual: Record
 }
 
 const toolsOf = (calls: ToolCallSeen[]) => calls.filter((c) => c.name !== 'end_call');
-const sameCalls = (a: ToolCallSeen[], b: ToolCallSeen[]) =>
+/** The same tools in the same order with equal arguments (key order aside: JSONB does not keep it). */
+export const sameCalls = (a: ToolCallSeen[], b: ToolCallSeen[]) =>
   a.length === b.length && a.every((call, i) => call.name === b[i]!.name && argsMatch(call.args, b[i]!.args) && argsMatch(b[i]!.args, call.args));
 const listCalls = (calls: ToolCallSeen[]) => (calls.length ? calls.map((c) => `${c.name}(${json(c.args)})`).join(', ') : 'none');
 

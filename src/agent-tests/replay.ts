@@ -6,6 +6,7 @@ import type { CallEventRow, CallRow } from '../db/models';
 import type { EndReason } from '../../workflows/call-definitions';
 import type { Expectation, Recording, ToolCallSeen, TurnRecord } from '../../workflows/test-definitions';
 import { callFacts, type CallFacts } from './call-facts';
+import { sameCalls } from './expectations';
 
 export const REPLAY_DEFAULT_EXPECTATIONS: Expectation[] = [{ type: 'same_tools' }, { type: 'same_nodes' }, { type: 'same_end' }];
 
@@ -33,7 +34,6 @@ export interface DiffTurn {
 
 const normal = (text: string) => text.trim().replace(/\s+/g, ' ').toLowerCase();
 const sameReplies = (a: string[], b: string[]) => JSON.stringify(a.map(normal)) === JSON.stringify(b.map(normal));
-const sameTools = (a: ToolCallSeen[], b: ToolCallSeen[]) => JSON.stringify(a) === JSON.stringify(b);
 const shape = (t: TurnRecord) => ({ replies: t.replies, tool_calls: t.tool_calls });
 
 /** Turn i of the replay answers the same caller line as turn i of the recording. */
@@ -46,7 +46,7 @@ export function replayDiff(recording: Recording, replay: CallFacts): { turns: Di
       recorded: shape(before),
       replayed: after ? shape(after) : null,
       replies_changed: !after || !sameReplies(before.replies, after.replies),
-      tools_changed: !after || !sameTools(before.tool_calls, after.tool_calls),
+      tools_changed: !after || !sameCalls(before.tool_calls, after.tool_calls),
     };
   });
   return { turns, changed_turns: turns.filter((t) => t.replies_changed || t.tools_changed).length };
