@@ -18,8 +18,8 @@ export const TEST_CALL_PHONE_NUMBER = '+15555550100';
 const short = proxyActivities<Activities>({ startToCloseTimeout: '1m', retry: { initialInterval: '1s', maximumAttempts: 10 } });
 // A turn lasts as long as the agent's LLM rounds and mocked tools; the update id makes a retry
 // after a worker crash attach to the same turn instead of sending the line twice.
-const turns = proxyActivities<Activities>({ startToCloseTimeout: '5m', retry: { initialInterval: '1s', maximumAttempts: 10 } });
-const llm = proxyActivities<Activities>({ startToCloseTimeout: '2m', retry: { initialInterval: '1s', maximumAttempts: 4 } });
+const turns = proxyActivities<Activities>({ startToCloseTimeout: '5m', heartbeatTimeout: '5s', retry: { initialInterval: '1s', maximumAttempts: 10 } });
+const llm = proxyActivities<Activities>({ startToCloseTimeout: '2m', heartbeatTimeout: '5s', retry: { initialInterval: '1s', maximumAttempts: 4 } });
 
 export async function testAttemptWorkflow(input: TestAttemptInput): Promise<AttemptOutcome> {
   const { test, agent, runId, attempt } = input;
