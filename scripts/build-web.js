@@ -26,7 +26,9 @@ function filesUnder(dir) {
   if (!fs.existsSync(dir)) return [];
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name === 'node_modules' || entry.name === 'dist' ? [] : filesUnder(full);
+    // node_modules may be a symlink (a shared install): skipped by name, whatever its type.
+    if (entry.name === 'node_modules') return [];
+    if (entry.isDirectory()) return entry.name === 'dist' ? [] : filesUnder(full);
     return GENERATED.has(full) ? [] : [full];
   });
 }
