@@ -8,14 +8,13 @@
  * not (or the run did not complete), 2 on a usage, connection or API error.
  */
 import { parseArgs } from 'node:util';
+import { apiClient, apiToken } from './api-client';
 
 export const EXIT_PASSED = 0;
 export const EXIT_FAILED = 1;
 export const EXIT_ERROR = 2;
 const POLL_MS = 1000;
 const DEFAULT_TIMEOUT_SECS = 1800;
-
-class UsageError extends Error {}
 
 interface Options {
   url: string;
@@ -40,10 +39,10 @@ function options(argv: string[], env: NodeJS.ProcessEnv): Options {
     },
     strict: true,
   });
-  if (!values.agent) throw new UsageError('--agent <name> is required');
+  if (!values.agent) throw new Error('--agent <name> is required');
   const int = (name: string, value: string | undefined) => {
     if (value === undefined) return undefined;
-    if (!/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`--${name} must be a positive integer`);
+    if (!/^\d+$/.test(value) || Number(value) < 1) throw new Error(`--${name} must be a positive integer`);
     return Number(value);
   };
   const body = Object.fromEntries(
@@ -60,19 +59,6 @@ function options(argv: string[], env: NodeJS.ProcessEnv): Options {
     agent: values.agent,
     body,
     timeoutSecs: int('timeout-secs', values['timeout-secs']) ?? DEFAULT_TIMEOUT_SECS,
-  };
-}
-
-function client(url: string) {
-  return async (token: string | null, method: string, path: string, body?: unknown): Promise<any> => {
-    const res = await fetch(`${url}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const data = (await res.json().catch(() => ({}))) as Record<string, unknown>;
-    if (!res.ok) throw new Error(`${method} ${path} → ${res.status}: ${String(data.detail ?? res.statusText)}`);
-    return data;
   };
 }
 
@@ -111,16 +97,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, out: (line: s
     out('usage: npm run agent-test -- --agent <name> [--url URL] [--api-key KEY] [--repeat N] [--concurrency N] [--agent-version N] [--compare-version N] [--timeout-secs N]');
     return EXIT_ERROR;
   }
-  const api = client(opts.url);
+  const api = apiClient(opts.url);
   try {
-    let token = opts.apiKey ?? null;
-    if (!token) {
-      if (!env.ADMIN_PASSWORD) throw new UsageError('give --api-key (or VAP_API_KEY), or ADMIN_PASSWORD (and ADMIN_EMAIL) to log in');
-      token = (await api(null, 'POST', '/api/auth/login', { email: env.ADMIN_EMAIL ?? 'admin@example.com', password: env.ADMIN_PASSWORD })).access_token as string;
-    }
+    const token = await apiToken(api, opts.apiKey, env);
     const agents = (await api(token, 'GET', '/api/agents')) as unknown as Array<{ id: string; name: string }>;
     const agent = agents.find((a) => a.name === opts.agent);
-    if (!agent) throw new UsageError(`no agent named "${opts.agent}" at ${opts.url}`);
+    if (!agent) throw new Error(`no agent named "${opts.agent}" at ${opts.url}`);
     let run = await api(token, 'POST', `/api/agents/${agent.id}/test-runs`, opts.body);
     out(`run ${run.id}: ${run.tests.length} tests × ${run.repeat} on ${agent.name} v${run.agent_version}${run.compare_version ? ` (compared with v${run.compare_version})` : ''}`);
     const deadline = Date.now() + opts.timeoutSecs * 1000;
