@@ -177,7 +177,7 @@ export function createAgentTestActivities({ db, config }: ActivityDeps) {
       return { passed, error: failure };
     },
 
-    async recordAttemptError(req: AttemptKey & { callId: string; message: string }): Promise<AttemptOutcome> {
+    async recordAttemptError(req: AttemptKey & { callId: string | null; message: string }): Promise<AttemptOutcome> {
       await saveAttempt(req, { call_id: req.callId, status: 'error', passed: false, result: { error: req.message } });
       return { passed: false, error: req.message };
     },

@@ -94,12 +94,13 @@ export async function testAttemptWorkflow(input: TestAttemptInput): Promise<Atte
   } catch (err) {
     if (isCancellation(err)) {
       const open = call;
-      if (open) {
-        await CancellationScope.nonCancellable(async () => {
+      await CancellationScope.nonCancellable(async () => {
+        if (open) {
           await short.endTestCall({ callId });
           await open.result().catch(() => undefined);
-        });
-      }
+        }
+        await short.recordAttemptError({ ...key, callId: open ? callId : null, message: 'the run was canceled' });
+      });
       throw err;
     }
     const message = err instanceof Error ? ((err.cause as Error | undefined)?.message ?? err.message) : String(err);

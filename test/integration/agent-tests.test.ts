@@ -203,3 +203,22 @@ it('validates tests and runs with clear errors', async () => {
   expect((await h.request('GET', '/api/test-runs/00000000-0000-4000-8000-000000000000')).status).toBe(404);
   expect((await h.request('GET', `/api/agents/${agent.agentId}/tests`, { token: null })).status).toBe(401);
 }, 60_000);
+
+it('cancels a running run: its conversation is hung up and the attempt says so', async () => {
+  llm.addRule({ anyMessage: 'take your time', reply: { content: 'Let me think about that.', delay_ms: 1500 } });
+  const slow = await createTest({ name: 'slow caller', kind: 'scripted', script: ['take your time', 'take your time', 'take your time'] });
+  const started = await h.request('POST', `/api/agents/${agent.agentId}/test-runs`, { body: { test_ids: [slow.id] } });
+  for (;;) {
+    const run = (await h.request('GET', `/api/test-runs/${started.body.id}`)).body;
+    if (run.tests[0].attempts.length) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const canceled = await h.request('POST', `/api/test-runs/${started.body.id}/cancel`);
+  expect(canceled.status).toBe(200);
+  expect(canceled.body.status).toBe('canceled');
+  const [attempt] = canceled.body.tests[0].attempts;
+  expect(attempt).toMatchObject({ status: 'error', passed: false, result: { error: 'the run was canceled' } });
+  const call = await h.request('GET', `/api/calls/${attempt.call_id}`);
+  expect(call.body).toMatchObject({ status: 'completed', end_reason: 'user_ended' });
+  expect((await h.request('POST', `/api/test-runs/${started.body.id}/cancel`)).status).toBe(409);
+}, 60_000);
