@@ -19,6 +19,8 @@ import { findAgent } from '../agents/agent-rows';
 import { testSpec } from './test-service';
 
 export const DEFAULT_RUN_CONCURRENCY = 2;
+// One run is one workflow history: each attempt adds a few events to it, and a history is capped.
+export const MAX_ATTEMPTS_PER_RUN = 2000;
 
 export interface RunRequest {
   test_ids?: string[];
@@ -62,6 +64,8 @@ export async function startRun(deps: RunDeps, agentId: string, req: RunRequest, 
   if (req.compare_version !== undefined && req.compare_version === primary.version) throw unprocessable('compare_version', 'is the version under test');
   const agents = [primary];
   if (req.compare_version !== undefined) agents.push(await snapshotOf(db, agentId, req.compare_version, 'compare_version'));
+  const attempts = tests.length * req.repeat * agents.length;
+  if (attempts > MAX_ATTEMPTS_PER_RUN) throw unprocessable('repeat', `${attempts} conversations in one run; at most ${MAX_ATTEMPTS_PER_RUN} (tests × repeat × versions)`);
 
   const runId = crypto.randomUUID();
   const workflowId = testRunWorkflowId(runId);
