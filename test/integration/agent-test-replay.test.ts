@@ -96,6 +96,15 @@ it('replays a recorded call: passes on the same version, catches a prompt change
   const before = changed.tests[0].attempts.find((a: any) => a.version === agent.version);
   expect(before.result.diff.changed_turns).toBe(0);
 
+  // The agent's runs, newest first, with their pass rates but not their attempts.
+  const runs = (await h.request('GET', `/api/agents/${agent.agentId}/test-runs`)).body;
+  expect(runs.map((r: any) => [r.id, r.passed, r.compare_version])).toEqual([
+    [changed.id, false, agent.version],
+    [same.id, true, null],
+  ]);
+  expect(runs[0].tests[0]).not.toHaveProperty('attempts');
+  expect(runs[0].tests[0].results.map((r: any) => r.pass_rate)).toEqual([0, 1]);
+
   // Both versions are stored, and the tests travel with the agent's bundle.
   const versions = await h.request('GET', `/api/agents/${agent.agentId}/versions`);
   expect(versions.body.map((v: any) => v.version).slice(0, 2)).toEqual([agent.version + 1, agent.version]);
