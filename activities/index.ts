@@ -7,6 +7,7 @@ import type { Database } from '../src/db/database';
 import type { SecretBox } from '../src/security/crypto';
 import type { Logger } from '../src/shared/logger';
 import { createAnalysisActivities } from './analysis';
+import { createAgentTestActivities } from './agent-tests';
 import { createLlmActivities } from './llm';
 import { createPersistenceActivities } from './persistence';
 import { createTelephonyActivities } from './telephony';
@@ -28,6 +29,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createWebhookActivities(deps),
     ...createTelephonyActivities(deps),
     ...createAnalysisActivities(deps),
+    ...createAgentTestActivities(deps),
   };
 }
 

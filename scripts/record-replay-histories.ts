@@ -16,6 +16,7 @@ import { startGateway } from '../src/gateway/server';
 import { PIPELINE_DEFAULTS } from '../src/shared/catalog';
 import { getFreePort } from '../src/temporal/dev-server';
 import { callWorkflowId } from '../workflows/call-definitions';
+import { attemptWorkflowId, testRunWorkflowId } from '../workflows/test-definitions';
 import { startFakeCartesia } from '../test/fakes/cartesia-server';
 import { startFakeDeepgram } from '../test/fakes/deepgram-server';
 import { startFakeOpenAI } from '../test/fakes/openai-server';
@@ -158,7 +159,27 @@ async function main(): Promise<void> {
     await h.temporal.workflow.getHandle(callWorkflowId(idle.call_id)).result();
     await save('idle-timeout', callWorkflowId(idle.call_id));
 
-    // 4. A phone call with armed turns: greeting, a question answered by the gateway the moment
+    // 4. An agent test run (docs/agent-tests.md): one scripted attempt whose call answers its tool
+    //    from the test's mocks; the run, the attempt and the test call are each recorded.
+    const tested = await createAgent(h.db, h.box, { name: 'replay-tested', greeting: 'Hi.', tool_ids: [tool.id] });
+    llm.setResponder((b) =>
+      last(b).role === 'user' ? { tool_calls: [{ name: 'get_balance', arguments: { kind: 'savings' } }] } : { content: 'You have 42.' },
+    );
+    const test = await post(`/api/agents/${tested.id}/tests`, {
+      name: 'balance',
+      kind: 'scripted',
+      script: ['balance please'],
+      tool_mocks: { get_balance: [{ balance: 42 }] },
+      expectations: [{ type: 'tool_called', tool: 'get_balance' }],
+    });
+    const run = await post(`/api/agents/${tested.id}/test-runs`, {});
+    await h.temporal.workflow.getHandle(testRunWorkflowId(run.id)).result();
+    await save('agent-test-run', testRunWorkflowId(run.id));
+    await save('agent-test-attempt', attemptWorkflowId(run.id, test.id, 1));
+    const attempt = (await h.request('GET', `/api/test-runs/${run.id}`)).body.tests[0].attempts[0];
+    await save('agent-test-call', callWorkflowId(attempt.call_id));
+
+    // 5. A phone call with armed turns: greeting, a question answered by the gateway the moment
     //    the caller stops (a tool round in between), a barge-in, a second armed turn, hang-up.
     await configureTwilio(h, TWILIO);
     await createAgent(h.db, h.box, {

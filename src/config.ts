@@ -12,6 +12,7 @@ import ipaddr from 'ipaddr.js';
 import { parseAllowList } from './security/outbound-guard';
 import { optionalString, type ConfigShape } from './shared/config-fields';
 import { vendorConfigShape } from './providers/vendor-config';
+import { LLM_PROVIDERS } from './shared/catalog';
 
 const port = z.coerce.number().int().min(0).max(65535);
 
@@ -93,6 +94,11 @@ export const coreConfigSchema = z.object({
   METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   // The standalone worker's /metrics listener (`npm run worker`; 0 picks a free port).
   WORKER_METRICS_PORT: port.default(8002),
+  // Agent tests (docs/agent-tests.md): conversations a run may hold at once, and the LLM that
+  // plays simulated callers and judges (unset: the tested agent's own provider and model).
+  AGENT_TEST_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(5),
+  AGENT_TEST_LLM_PROVIDER: optionalString.refine((v) => v === undefined || LLM_PROVIDERS.includes(v), { message: `must be one of the LLM providers (${LLM_PROVIDERS.join(', ')})` }),
+  AGENT_TEST_LLM_MODEL: optionalString,
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   // CPU priority (nice, −20…19) of this process; e.g. 10 for the worker and API on cores they
   // share with a media gateway, so audio goes first (src/runtime/priority.ts).

@@ -80,6 +80,15 @@ export interface CallWorkflowInput {
   };
   /** Set when the workflow continued as new: the state carried over. */
   carried?: CarriedState;
+  /** Agent tests (docs/agent-tests.md): tools answer from these results, no webhook is called. */
+  test?: TestCallOptions;
+}
+
+export interface TestCallOptions {
+  /** Results by tool name, in call order (the last one answers any further call). */
+  toolResults: Record<string, unknown[]>;
+  /** A tool without results gets an error result saying so. */
+  unmocked: 'error';
 }
 
 export interface CarriedState {

@@ -2,3 +2,5 @@
 export { callWorkflow } from './call-workflow';
 export { webhookDeliveryWorkflow } from './webhook-workflow';
 export { callAnalysisWorkflow } from './analysis-workflow';
+export { testRunWorkflow } from './test-run-workflow';
+export { testAttemptWorkflow } from './test-attempt-workflow';

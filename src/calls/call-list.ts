@@ -18,6 +18,8 @@ export interface CallListFilters {
   success?: boolean;
   /** Analysis field equality, `field.<name>=<value>` in the query string. */
   fields?: Record<string, string>;
+  /** Also the calls of agent test runs (docs/agent-tests.md), left out by default. */
+  includeTests?: boolean;
 }
 
 /**
@@ -50,6 +52,8 @@ export function callListWhere(db: Database, filters: CallListFilters): WhereOpti
     const tests = jsonCandidates(value).map((v) => `(analysis -> 'fields') @> ${sequelize.escape(JSON.stringify({ [name]: v }))}::jsonb`);
     return sequelize.literal(`(${tests.join(' OR ')})`);
   });
+  // Calls of agent test runs carry their run in metadata.
+  if (!filters.includeTests) contains.push(sequelize.literal(`(metadata->>'test_run_id') IS NULL`));
   if (contains.length) where[Op.and] = contains;
   return where as WhereOptions<CallRow>;
 }

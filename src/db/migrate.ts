@@ -10,6 +10,7 @@ import * as m0002 from './migrations/0002-security';
 import * as m0004 from './migrations/0004-call-channel';
 import * as m0005 from './migrations/0005-telephony-provider-settings';
 import * as m0007 from './migrations/0007-call-analysis';
+import * as m0008 from './migrations/0008-agent-tests';
 
 const MIGRATIONS = [
   { name: '0001-initial', module: m0001 },
@@ -17,6 +18,7 @@ const MIGRATIONS = [
   { name: '0004-call-channel', module: m0004 },
   { name: '0005-telephony-provider-settings', module: m0005 },
   { name: '0007-call-analysis', module: m0007 },
+  { name: '0008-agent-tests', module: m0008 },
 ];
 
 // Any fixed number: several processes starting at once (API, workers) take turns migrating.

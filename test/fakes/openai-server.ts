@@ -45,6 +45,16 @@ export interface FakeStructuredReply {
   error_message?: string;
 }
 
+/**
+ * A reply chosen by what the request says: its first (system) message, or any message, contains a
+ * text. Tells apart several LLM roles sharing the server (agent versions, a simulated caller, a judge).
+ */
+export interface FakeRule {
+  system?: string;
+  anyMessage?: string;
+  reply: FakeReply | ((body: any) => FakeReply | Promise<FakeReply>);
+}
+
 export interface RecordedRequest {
   body: any;
   headers: Record<string, string | string[] | undefined>;
@@ -58,6 +68,8 @@ export interface FakeOpenAI {
   requests: RecordedRequest[];
   /** `POST /v1/audio/speech` requests (openai-speech.ts). */
   speechRequests: SpeechRequest[];
+  /** Rules are checked before the responder and the queue, newest first; the first that matches answers. */
+  addRule(rule: FakeRule): void;
   /** Replies computed from each request (messages, tools); takes precedence over the queue. */
   setResponder(fn: ((body: any) => FakeReply | Promise<FakeReply>) | undefined): void;
   /** Queue replies used in order when no responder is set (default reply when empty: {content: "OK."}). */
@@ -185,7 +197,18 @@ export async function startFakeOpenAI(options: { speech?: FakeOpenAISpeechOption
   let structuredFailures = { remaining: 0, status: 500 };
   const structuredRequests: RecordedRequest[] = [];
 
+  let rules: FakeRule[] = [];
+
+  const matches = (rule: FakeRule, body: any) => {
+    const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
+    if (rule.system !== undefined && !textOf(messages[0]?.content).includes(rule.system)) return false;
+    if (rule.anyMessage !== undefined && !messages.some((m) => textOf(m?.content).includes(rule.anyMessage!))) return false;
+    return true;
+  };
+
   async function nextReply(body: any): Promise<FakeReply> {
+    const rule = rules.find((r) => matches(r, body));
+    if (rule) return typeof rule.reply === 'function' ? rule.reply(body) : rule.reply;
     const structured = isStructured(body);
     if (structured && structuredResponder) return structuredAsReply(body, await structuredResponder(body));
     const scripted = structured ? structuredQueue.shift() : undefined;
@@ -316,6 +339,9 @@ export async function startFakeOpenAI(options: { speech?: FakeOpenAISpeechOption
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     speechRequests,
+    addRule(rule) {
+      rules.unshift(rule);
+    },
     setResponder(fn) {
       responder = fn;
     },
@@ -341,6 +367,7 @@ export async function startFakeOpenAI(options: { speech?: FakeOpenAISpeechOption
       structuredRequests.length = 0;
       queue = [];
       responder = undefined;
+      rules = [];
       failures = { remaining: 0, status: 500 };
       structuredQueue = [];
       structuredResponder = undefined;

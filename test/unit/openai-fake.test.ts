@@ -173,6 +173,19 @@ describe('fake OpenAI server against the official openai SDK', () => {
     const models = await client.models.list();
     expect(models.data.map((m) => m.id)).toContain('fake-model');
   });
+  it('answers by rules on the system prompt or any message, newest rule first, before the responder and the queue', async () => {
+    fake.setResponder(() => ({ content: 'from the responder' }));
+    fake.addRule({ system: 'You are v1', reply: { content: 'version one' } });
+    fake.addRule({ anyMessage: 'secret word', reply: (body) => ({ content: `heard ${body.messages.length} messages` }) });
+    fake.addRule({ system: 'You are v1', reply: { content: 'newer rule' } });
+    const ask = async (system: string, user: string) =>
+      (await client.chat.completions.create({ model: 'm', messages: [{ role: 'system', content: system }, { role: 'user', content: user }] })).choices[0].message.content;
+    expect(await ask('You are v1 of the agent', 'hi')).toBe('newer rule');
+    expect(await ask('You are v2', 'the secret word')).toBe('heard 2 messages');
+    expect(await ask('You are v2', 'hi')).toBe('from the responder');
+    fake.reset();
+    expect(await ask('You are v1', 'hi')).toBe('OK.');
+  });
 });
 
 describe('fake OpenAI server: structured requests (json_schema response format, forced tool call)', () => {

@@ -14,6 +14,7 @@ import { agentConfig, agentCounts, agentJson } from './agent-json';
 import { lockAgent } from './agent-rows';
 import { assertToolsExist, listRefs } from './tool-refs';
 import { newWebhookSecret } from './webhook-secret';
+import { recordAgentVersion } from '../../agent-tests/versions';
 
 export const nameTaken = (name: string) => conflict(`An agent named "${name}" already exists`);
 
@@ -42,6 +43,7 @@ export async function insertAgent(db: Database, box: SecretBox, config: AgentCre
 export async function createAgent(db: Database, box: SecretBox, config: AgentCreate, ownerId: string) {
   await assertAgentTools(db, config);
   const { row, webhookSecret } = await insertAgent(db, box, config, ownerId);
+  await recordAgentVersion(db, row.id);
   return { ...agentJson(row, { total_calls: 0, flow_nodes_count: 0 }), webhook_secret: webhookSecret };
 }
 
@@ -101,6 +103,7 @@ export async function updateAgent(db: Database, id: string, patch: AgentPatch) {
       if (err instanceof UniqueConstraintError) throw nameTaken(config.name);
       throw err;
     }
+    await recordAgentVersion(db, id, transaction);
     const row = plain(await db.models.Agent.findByPk(id, { transaction })) as AgentRow;
     return agentJson(row, (await agentCounts(db, [id], transaction))(id));
   });

@@ -56,6 +56,11 @@ const CallListQuery = z
       .default('true')
       .transform((v) => v === 'true')
       .describe('false leaves the transcripts out (a lighter page)'),
+    include_tests: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true')
+      .describe('true also lists the calls of agent test runs (docs/agent-tests.md)'),
   })
   .catchall(z.unknown())
   .superRefine((q, ctx) => {
@@ -85,11 +90,11 @@ export function callRoutes(ctx: ApiContext) {
       tag: 'Calls',
       access: 'member',
       summary: 'List calls, newest first',
-      description: `Paginated (\`page\` from 1, \`page_size\` default ${CALLS_PAGE_SIZE_DEFAULT}, max ${CALLS_PAGE_SIZE_MAX}); filters combine with AND. Post-call analysis: \`success=true|false\`, and \`field.<name>=<value>\` for an analysis field's value (e.g. \`field.booked=true&field.date=2026-12-03\`; \`true\`/\`false\` and numbers also match booleans and numbers). \`total\` counts all matching calls. The time range is half-open: created_after <= created_at < created_before. Each call carries its transcript unless \`include_transcript=false\`.`,
+      description: `Paginated (\`page\` from 1, \`page_size\` default ${CALLS_PAGE_SIZE_DEFAULT}, max ${CALLS_PAGE_SIZE_MAX}); filters combine with AND. Post-call analysis: \`success=true|false\`, and \`field.<name>=<value>\` for an analysis field's value (e.g. \`field.booked=true&field.date=2026-12-03\`; \`true\`/\`false\` and numbers also match booleans and numbers). \`total\` counts all matching calls. Calls of agent test runs are left out unless \`include_tests=true\`. The time range is half-open: created_after <= created_at < created_before. Each call carries its transcript unless \`include_transcript=false\`.`,
       query: CallListQuery,
       responses: { 200: { description: 'One page of calls', schema: CallListSchema } },
       async handler({ query }) {
-        const { rows, total: count } = await listCalls(db, query, { limit: query.page_size, offset: (query.page - 1) * query.page_size });
+        const { rows, total: count } = await listCalls(db, { ...query, includeTests: query.include_tests }, { limit: query.page_size, offset: (query.page - 1) * query.page_size });
         const calls = plainAll(rows);
         if (!query.include_transcript) return { status: 200, body: { calls: calls.map((r) => callJson(r)), total: count } };
         // One query for the whole page's speech events.
