@@ -6,6 +6,8 @@ import type { Config } from '../src/config';
 import type { Database } from '../src/db/database';
 import type { SecretBox } from '../src/security/crypto';
 import type { Logger } from '../src/shared/logger';
+import { createAnalysisActivities } from './analysis';
+import { createAgentTestActivities } from './agent-tests';
 import { createLlmActivities } from './llm';
 import { createPersistenceActivities } from './persistence';
 import { createTelephonyActivities } from './telephony';
@@ -26,6 +28,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createToolActivities(deps),
     ...createWebhookActivities(deps),
     ...createTelephonyActivities(deps),
+    ...createAnalysisActivities(deps),
+    ...createAgentTestActivities(deps),
   };
 }
 

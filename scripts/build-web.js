@@ -26,7 +26,9 @@ function filesUnder(dir) {
   if (!fs.existsSync(dir)) return [];
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name === 'node_modules' || entry.name === 'dist' ? [] : filesUnder(full);
+    // By name: in a git worktree node_modules may be a symlink, which isDirectory() does not see.
+    if (entry.name === 'node_modules' || entry.name === 'dist') return [];
+    if (entry.isDirectory()) return filesUnder(full);
     return GENERATED.has(full) ? [] : [full];
   });
 }

@@ -6,7 +6,8 @@
  *   npm run record:histories
  *
  * Starts the same real stack as the tests (PostgreSQL, Temporal dev server, API, worker) with a
- * fake LLM and a local webhook receiver.
+ * fake LLM and a local webhook receiver. `--only-analysis` records the post-call analysis
+ * scenarios alone (new histories, without re-recording the others).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,6 +16,7 @@ import { startGateway } from '../src/gateway/server';
 import { PIPELINE_DEFAULTS } from '../src/shared/catalog';
 import { getFreePort } from '../src/temporal/dev-server';
 import { callWorkflowId } from '../workflows/call-definitions';
+import { attemptWorkflowId, testRunWorkflowId } from '../workflows/test-definitions';
 import { startFakeCartesia } from '../test/fakes/cartesia-server';
 import { startFakeDeepgram } from '../test/fakes/deepgram-server';
 import { startFakeOpenAI } from '../test/fakes/openai-server';
@@ -74,6 +76,39 @@ async function main(): Promise<void> {
     fs.mkdirSync(OUT, { recursive: true });
     const last = (b: any) => b.messages[b.messages.length - 1];
 
+    // 0. Post-call analysis: a text call analysed after its end (an LLM error retried, an answer
+    //    refused and asked again), its analysis_completed webhook, then a re-run of the analysis.
+    await createAgent(h.db, h.box, {
+      name: 'replay-analysis',
+      greeting: 'Hello, the clinic.',
+      webhook_url: `${hooks.url}/analysis`,
+      webhook_events: ['analysis_completed'],
+      analysis: {
+        enabled: null,
+        summary_prompt: null,
+        fields: { booked: { type: 'boolean', description: 'an appointment was booked' }, date: { type: 'date', description: 'its day' } },
+        required: ['booked'],
+        success_criteria: 'An appointment was booked.',
+        llm_provider: null,
+        llm_model: null,
+      },
+    });
+    llm.setResponder(() => ({ content: 'You are booked for the third. Goodbye!' }));
+    const booked = { summary: 'Booked for the third.', fields: { booked: true, date: '2026-12-03' }, success: true, success_reason: 'Booked.' };
+    llm.failStructuredNext(1);
+    llm.enqueueStructured({ object: { ...booked, fields: { booked: true, date: 'the third' } } }, { object: booked });
+    const analysed = await post('/api/calls/test', { agent_name: 'replay-analysis' });
+    await post(`/api/calls/${analysed.call_id}/test/messages`, { text: 'Book me on December the third.' });
+    await post('/api/calls/end', { call_id: analysed.call_id });
+    await h.temporal.workflow.getHandle(callWorkflowId(analysed.call_id)).result();
+    await save('post-call-analysis', callWorkflowId(analysed.call_id));
+    llm.enqueueStructured({ object: booked });
+    await post(`/api/calls/${analysed.call_id}/analyze`, {});
+    await h.temporal.workflow.getHandle(`analysis-${analysed.call_id}`).result();
+    await save('analysis-rerun', `analysis-${analysed.call_id}`);
+    llm.reset();
+    if (process.argv.includes('--only-analysis')) return;
+
     // 1. Freeform: greeting, webhook tool, signed call_ended webhook (with one failed delivery).
     const tool = await createTool(h.db, h.box, { name: 'get_balance', webhook_url: `${hooks.url}/balance` });
     await createAgent(h.db, h.box, {
@@ -124,7 +159,27 @@ async function main(): Promise<void> {
     await h.temporal.workflow.getHandle(callWorkflowId(idle.call_id)).result();
     await save('idle-timeout', callWorkflowId(idle.call_id));
 
-    // 4. A phone call with armed turns: greeting, a question answered by the gateway the moment
+    // 4. An agent test run (docs/agent-tests.md): one scripted attempt whose call answers its tool
+    //    from the test's mocks; the run, the attempt and the test call are each recorded.
+    const tested = await createAgent(h.db, h.box, { name: 'replay-tested', greeting: 'Hi.', tool_ids: [tool.id] });
+    llm.setResponder((b) =>
+      last(b).role === 'user' ? { tool_calls: [{ name: 'get_balance', arguments: { kind: 'savings' } }] } : { content: 'You have 42.' },
+    );
+    const test = await post(`/api/agents/${tested.id}/tests`, {
+      name: 'balance',
+      kind: 'scripted',
+      script: ['balance please'],
+      tool_mocks: { get_balance: [{ balance: 42 }] },
+      expectations: [{ type: 'tool_called', tool: 'get_balance' }],
+    });
+    const run = await post(`/api/agents/${tested.id}/test-runs`, {});
+    await h.temporal.workflow.getHandle(testRunWorkflowId(run.id)).result();
+    await save('agent-test-run', testRunWorkflowId(run.id));
+    await save('agent-test-attempt', attemptWorkflowId(run.id, test.id, 1));
+    const attempt = (await h.request('GET', `/api/test-runs/${run.id}`)).body.tests[0].attempts[0];
+    await save('agent-test-call', callWorkflowId(attempt.call_id));
+
+    // 5. A phone call with armed turns: greeting, a question answered by the gateway the moment
     //    the caller stops (a tool round in between), a barge-in, a second armed turn, hang-up.
     await configureTwilio(h, TWILIO);
     await createAgent(h.db, h.box, {

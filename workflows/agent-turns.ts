@@ -17,8 +17,12 @@ import {
   toolResultText,
 } from './conversation';
 import { CallState, MAX_TOOL_ROUNDS_PER_TURN, type Utterance } from './call-state';
+import { mockedToolOutcome } from './tool-mocks';
 
 export abstract class AgentTurns extends CallState {
+  /** Test calls: how many times each tool has answered from its mocked results. */
+  private readonly toolMockUses = new Map<string, number>();
+
   // ---- agent turns ---------------------------------------------------------------------------
 
   /** LLM rounds until the agent answers without calling tools (or ends the call). */
@@ -139,11 +143,16 @@ export abstract class AgentTurns extends CallState {
       heartbeatTimeout: '3s',
       retry: { initialInterval: '500ms', maximumAttempts: 3 },
     });
+    // A test call (docs/agent-tests.md) calls no webhook: its results come with the input.
+    const mocked = this.input.test ? mockedToolOutcome(this.input.test, tool.name, this.toolMockUses) : null;
     let outcome;
-    try {
-      outcome = await callTool({ callId: this.input.callId, toolCallId, tool, args });
-    } catch (err) {
-      outcome = { status_code: null, response: null, duration_ms: 0, error: `tool activity failed: ${(err as Error).message}` };
+    if (mocked) outcome = mocked;
+    else {
+      try {
+        outcome = await callTool({ callId: this.input.callId, toolCallId, tool, args });
+      } catch (err) {
+        outcome = { status_code: null, response: null, duration_ms: 0, error: `tool activity failed: ${(err as Error).message}` };
+      }
     }
     this.recorder.record('tool_result', {
       function: tool.name,
@@ -151,6 +160,7 @@ export abstract class AgentTurns extends CallState {
       status_code: outcome.status_code,
       duration_ms: outcome.duration_ms,
       error: outcome.error,
+      ...(mocked ? { mocked: mocked.error === null } : {}),
     });
     return outcome;
   }

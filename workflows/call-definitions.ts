@@ -7,6 +7,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ChatMessage, FlowFunction, PreAction } from '../src/shared/flow';
 import type { PipelineSettings } from '../src/shared/catalog';
 import type { ToolRow } from '../src/db/models/tools';
+import type { AnalysisPlan, AnalysisRetryOptions, AnalysisStatus, CallAnalysis } from '../src/analysis/types';
 
 export type CallStatus = 'ringing' | 'in_progress' | 'completed' | 'failed' | 'no_answer';
 export type EndReason = 'agent_ended' | 'user_ended' | 'idle_timeout' | 'error';
@@ -52,6 +53,8 @@ export interface AgentSnapshot {
   webhook_secret_encrypted: string | null;
   tools: SnapshotTool[];
   nodes: SnapshotNode[];
+  /** Post-call analysis, defaults resolved; null or absent (calls started before it existed): none. */
+  analysis?: AnalysisPlan | null;
 }
 
 export interface CallWorkflowInput {
@@ -77,9 +80,20 @@ export interface CallWorkflowInput {
      * gateway activities may wait this long (plus margin) to be picked up. Absent in older calls.
      */
     gatewayOutageSecs?: number;
+    /** Post-call analysis retries; absent in calls started before it existed (defaults apply). */
+    analysis?: AnalysisRetryOptions;
   };
   /** Set when the workflow continued as new: the state carried over. */
   carried?: CarriedState;
+  /** Agent tests (docs/agent-tests.md): tools answer from these results, no webhook is called. */
+  test?: TestCallOptions;
+}
+
+export interface TestCallOptions {
+  /** Results by tool name, in call order (the last one answers any further call). */
+  toolResults: Record<string, unknown[]>;
+  /** A tool without results gets an error result saying so. */
+  unmocked: 'error';
 }
 
 export interface CarriedState {
@@ -173,6 +187,11 @@ export interface CallRecordPatch {
   recording_path?: string | null;
   /** The media gateway (task queue) holding the call's audio. */
   gateway_id?: string | null;
+  analysis_status?: AnalysisStatus | null;
+  analysis?: CallAnalysis | null;
+  analysis_success?: boolean | null;
+  analysis_prompt_tokens?: number;
+  analysis_completion_tokens?: number;
 }
 
 export interface TextTurnResult {
@@ -224,6 +243,11 @@ export const sendTextUpdate = defineUpdate<TextTurnResult, [{ text: string }]>('
 export const greetingUpdate = defineUpdate<string | null, []>('greeting');
 /** Ends the call (POST /api/calls/end, or the caller hanging up). Returns the final status. */
 export const endCallUpdate = defineUpdate<CallStatus, [{ reason: EndReason }]>('endCall');
+/**
+ * Waits until the call's final state (status, end time, duration) is in PostgreSQL and returns the
+ * status. The workflow may go on afterwards (post-call analysis): callers wait for this, not its end.
+ */
+export const finalRecordUpdate = defineUpdate<CallStatus, []>('finalRecord');
 export const stateQuery = defineQuery<CallStateView>('state');
 
 export const callWorkflowId = (callId: string) => `call-${callId}`;

@@ -5,10 +5,10 @@
  * recognised and never duplicated. Events the agent subscribed to also go out as webhooks, each
  * delivered by its own child workflow (retries outlive the call).
  */
-import { ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CallEventRecord, CallRecordPatch, CallWorkflowInput } from './call-definitions';
-import { webhookDeliveryWorkflow } from './webhook-workflow';
+import { startWebhookDelivery } from './webhook-notify';
 
 // Persistence must not lose anything when PostgreSQL blips: retry without an attempt limit. A
 // write PostgreSQL refuses (bad data, not an outage) the activity gives up on after a few attempts.
@@ -101,28 +101,7 @@ export class CallRecorder {
 
   private notify(event: CallEventRecord): void {
     const { callId, agent, phoneNumber, direction, options } = this.input;
-    const start = startChild(webhookDeliveryWorkflow, {
-      workflowId: `webhook-${callId}-${event.seq}`,
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-      args: [
-        {
-          messageId: `msg_${callId.replace(/-/g, '')}_${event.seq}`,
-          url: agent.webhook_url!,
-          agentId: agent.id,
-          secretEncrypted: agent.webhook_secret_encrypted,
-          initialRetrySecs: options.webhookInitialRetrySecs,
-          payload: {
-            type: event.type,
-            call_id: callId,
-            agent_name: agent.name,
-            phone_number: phoneNumber,
-            direction,
-            timestamp_ms: event.timestampMs,
-            data: event.data,
-          },
-        },
-      ],
-    });
+    const start = startWebhookDelivery({ callId, agent, phoneNumber, direction, initialRetrySecs: options.webhookInitialRetrySecs }, event);
     this.webhookStarts.push(start.catch(() => undefined));
   }
 }

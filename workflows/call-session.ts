@@ -26,6 +26,7 @@ import { isFinal } from './call-status';
 import { hangUpProviderCall } from './provider-hangup';
 import { initialNode, trimHistory, wordCount } from './conversation';
 import { AgentTurns } from './agent-turns';
+import { plannedAnalysis, runPostCallAnalysis } from './post-call-analysis';
 import {
   CLIENT_MANAGED_SAFETY_LIMIT_SECS,
   HISTORY_KEPT_ON_CONTINUE,
@@ -40,6 +41,9 @@ export type { CallSummary, Utterance } from './call-state';
 export { CLIENT_MANAGED_SAFETY_LIMIT_SECS } from './call-state';
 
 export class CallSession extends AgentTurns {
+  /** The call's final state is in PostgreSQL (what POST /api/calls/end waits for; the analysis comes after). */
+  finalRecorded = false;
+
   // ---- main loop -----------------------------------------------------------------------------
 
   async run(): Promise<CallSummary> {
@@ -291,8 +295,12 @@ export class CallSession extends AgentTurns {
       usage: this.totals,
       context: this.input.customParameters,
     });
-    await this.recorder.flush({ ...this.patch(), end_time: endMs, duration, end_reason: this.endReason });
+    const analysis = plannedAnalysis(this.input);
+    const pending = analysis ? { analysis_status: 'pending' as const } : {};
+    await this.recorder.flush({ ...this.patch(), end_time: endMs, duration, end_reason: this.endReason, ...pending });
     await this.recorder.settle({ status: this.status, end_time: endMs, duration, end_reason: this.endReason });
+    this.finalRecorded = true;
+    if (analysis) await runPostCallAnalysis(this.input, this.recorder, analysis);
     await this.recorder.drain();
     await condition(allHandlersFinished);
     return { status: this.status, end_reason: this.endReason, duration, totals: this.totals };

@@ -10,6 +10,7 @@ import { condition, setHandler } from '@temporalio/workflow';
 import {
   endCallUpdate,
   gatewayLostSignal,
+  finalRecordUpdate,
   greetingUpdate,
   mediaConnectedSignal,
   sendTextUpdate,
@@ -77,6 +78,10 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallSummar
   setHandler(endCallUpdate, async ({ reason }) => {
     session.requestEnd(reason);
     await condition(() => isFinal(session.status));
+    return session.status;
+  });
+  setHandler(finalRecordUpdate, async () => {
+    await condition(() => session.finalRecorded);
     return session.status;
   });
   setHandler(stateQuery, () => ({

@@ -11,12 +11,14 @@ import {
   type Client,
 } from '@temporalio/client';
 import type { Transaction } from 'sequelize';
+import type { AnalysisRetryOptions } from '../analysis/types';
 import type { Config } from '../config';
 import type { Database } from '../db/database';
 import { AgentName, CallStatus, Direction, PhoneNumber } from '../shared/search-attributes';
 import {
   callWorkflowId,
   endCallUpdate,
+  finalRecordUpdate,
   greetingUpdate,
   sendTextUpdate,
   type CallChannel,
@@ -71,6 +73,16 @@ export function workflowOptions(config: Config): CallWorkflowInput['options'] {
     llmRetryMaxAttempts: config.LLM_RETRY_MAX_ATTEMPTS,
     llmRetryInitialSecs: config.LLM_RETRY_INITIAL_SECS,
     gatewayOutageSecs: config.GATEWAY_OUTAGE_SECS,
+    analysis: analysisRetryOptions(config),
+  };
+}
+
+export function analysisRetryOptions(config: Config): AnalysisRetryOptions {
+  return {
+    answerAttempts: config.ANALYSIS_ANSWER_ATTEMPTS,
+    retryInitialSecs: config.ANALYSIS_RETRY_INITIAL_SECS,
+    retryWindowSecs: config.ANALYSIS_RETRY_WINDOW_SECS,
+    attemptTimeoutSecs: config.ANALYSIS_TIMEOUT_SECS,
   };
 }
 
@@ -178,8 +190,9 @@ export async function endCall(deps: CallDeps, callId: string, reason: EndReason)
     const ending = (async () => {
       await handle.executeUpdate(endCallUpdate, { args: [{ reason }] });
       acknowledged = true;
-      // The final record write happens just before the workflow completes.
-      await handle.result().catch(() => undefined);
+      // The final record is written before the post-call analysis, which must not hold this
+      // answer; a workflow of an older build (no such update) writes it just before completing.
+      await handle.executeUpdate(finalRecordUpdate).catch(() => handle.result().catch(() => undefined));
     })();
     if (await settlesWithin(ending, limitSecs * 1000)) return;
   } catch (err) {

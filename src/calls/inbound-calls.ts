@@ -11,7 +11,6 @@
  */
 import { QueryTypes, type Transaction } from 'sequelize';
 import { plain, type Database } from '../db/database';
-import type { TelephonyProvider } from '../shared/catalog';
 import type { Logger } from '../shared/logger';
 import { CallError, startCall, type CallDeps } from './call-service';
 import { CapacityError, capacityCheck } from './concurrency';
@@ -36,7 +35,7 @@ export type InboundDecision =
   | { kind: 'unready'; callId: string; problems: string[] };
 
 export interface InboundRequest {
-  provider: TelephonyProvider;
+  provider: string;
   providerCallId: string;
   from: string;
   to: string;

@@ -2,21 +2,32 @@
  * Reads an agent with its flow nodes and every tool it references, as the immutable snapshot a
  * call runs on. Tool headers stay encrypted in the snapshot (it is visible in workflow history).
  */
-import { Op } from 'sequelize';
+import { Op, type Transaction, type WhereOptions } from 'sequelize';
 import { plain, plainAll, type Database } from '../db/database';
+import { analysisPlan } from '../analysis/plan';
 import { PIPELINE_DEFAULTS } from '../shared/catalog';
 import { referencedToolIds } from '../tools/tool-references';
 import type { FlowFunction, PreAction, ChatMessage } from '../shared/flow';
+import type { AgentRow } from '../db/models';
 import type { AgentSnapshot } from '../../workflows/call-definitions';
 
 export async function loadAgentSnapshot(db: Database, agentName: string): Promise<AgentSnapshot | null> {
-  const agent = plain(await db.models.Agent.findOne({ where: { name: agentName } }));
+  return loadSnapshotWhere(db, { name: agentName });
+}
+
+/** The same by id, inside a transaction that changed the agent (agent-tests/versions.ts). */
+export async function loadAgentSnapshotById(db: Database, agentId: string, transaction?: Transaction): Promise<AgentSnapshot | null> {
+  return loadSnapshotWhere(db, { id: agentId }, transaction);
+}
+
+async function loadSnapshotWhere(db: Database, where: WhereOptions<AgentRow>, transaction?: Transaction): Promise<AgentSnapshot | null> {
+  const agent = plain(await db.models.Agent.findOne({ where, transaction }));
   if (!agent) return null;
   const nodes = plainAll(
-    await db.models.FlowNode.findAll({ where: { agent_id: agent.id }, order: [['position', 'ASC'], ['created_at', 'ASC']] }),
+    await db.models.FlowNode.findAll({ where: { agent_id: agent.id }, order: [['position', 'ASC'], ['created_at', 'ASC']], transaction }),
   );
   const toolIds = referencedToolIds(agent, nodes);
-  const tools = toolIds.size ? plainAll(await db.models.Tool.findAll({ where: { id: { [Op.in]: [...toolIds] } } })) : [];
+  const tools = toolIds.size ? plainAll(await db.models.Tool.findAll({ where: { id: { [Op.in]: [...toolIds] } }, transaction })) : [];
   return {
     id: agent.id,
     name: agent.name,
@@ -36,6 +47,7 @@ export async function loadAgentSnapshot(db: Database, agentName: string): Promis
     webhook_events: agent.webhook_events,
     webhook_secret_encrypted: agent.webhook_secret_encrypted,
     tools: tools.map(({ created_at: _created, updated_at: _updated, ...tool }) => tool),
+    analysis: analysisPlan(agent.analysis, agent),
     nodes: nodes.map((n) => ({
       node_key: n.node_key,
       position: n.position,

@@ -8,10 +8,10 @@ import type { Config } from '../config';
 import type { Database } from '../db/database';
 import { plain } from '../db/database';
 import type { CallRow } from '../db/models';
-import { loadTelephonySettings } from '../api/telephony/settings-store';
 import type { SecretBox } from '../security/crypto';
 import { streamToken } from '../gateway/stream-token';
 import { telephonyVendor } from '../providers/telephony/registry';
+import { loadTelephonySettings } from '../providers/telephony/settings-store';
 import type { StreamConnection } from '../providers/telephony/types';
 import type { Logger } from '../shared/logger';
 import { callWorkflowId, telephonyStatusSignal, type TelephonyStatusSignal } from '../../workflows/call-definitions';
@@ -88,12 +88,12 @@ export async function hangupProviderCall(
     CallRow,
     'id' | 'provider' | 'provider_call_sid'
   > | null;
-  const vendor = call?.provider ? telephonyVendor(call.provider) : undefined;
+  const vendor = call?.provider ? await telephonyVendor(call.provider) : undefined;
   if (!call || !vendor || !call.provider_call_sid) return 'no_provider_call';
   const settings = await loadTelephonySettings(deps.db, deps.box);
   let creds: unknown;
   try {
-    creds = vendor.credentials(settings, deps.config);
+    creds = vendor.credentials(settings.vendors[vendor.name] ?? {}, deps.config);
   } catch (err) {
     deps.log.warn('cannot hang up the provider call: credentials missing', { call_id: callId, provider: vendor.name, error: (err as Error).message });
     return 'failed';

@@ -10,12 +10,11 @@
  */
 import crypto from 'node:crypto';
 import type { Database } from '../db/database';
-import type { TelephonyProvider } from '../shared/catalog';
 import { callWorkflowId } from '../../workflows/call-definitions';
 
 export interface RefusedInboundCall {
   agent: { id: string; name: string; version: number };
-  provider: TelephonyProvider;
+  provider: string;
   providerCallId: string;
   from: string;
   to: string;

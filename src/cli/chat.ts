@@ -6,27 +6,12 @@
  * with ADMIN_EMAIL / ADMIN_PASSWORD. Type /quit (or Ctrl-D) to hang up.
  */
 import readline from 'node:readline/promises';
+import { apiClient, apiToken } from './api-client';
 
 const baseUrl = (process.env.VAP_API_URL ?? `http://localhost:${process.env.PORT ?? 8000}`).replace(/\/$/, '');
 
-async function api(token: string | null, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const data = (await res.json().catch(() => ({}))) as Record<string, unknown>;
-  if (!res.ok) throw new Error(`${method} ${path} → ${res.status}: ${String(data.detail ?? res.statusText)}`);
-  return data;
-}
-
-async function token(): Promise<string> {
-  if (process.env.VAP_API_KEY) return process.env.VAP_API_KEY;
-  const email = process.env.ADMIN_EMAIL ?? 'admin@example.com';
-  const password = process.env.ADMIN_PASSWORD;
-  if (!password) throw new Error('Set VAP_API_KEY, or ADMIN_PASSWORD (and ADMIN_EMAIL) to log in');
-  return (await api(null, 'POST', '/api/auth/login', { email, password })).access_token as string;
-}
+const api = apiClient(baseUrl);
+const token = () => apiToken(api, process.env.VAP_API_KEY, process.env);
 
 function parseParameters(args: string[]): Record<string, string> {
   return Object.fromEntries(args.map((a) => a.split('=', 2) as [string, string]).filter(([k, v]) => k && v !== undefined));

@@ -9,31 +9,38 @@ import * as m0001 from './migrations/0001-initial';
 import * as m0002 from './migrations/0002-security';
 import * as m0004 from './migrations/0004-call-channel';
 import * as m0006 from './migrations/0006-gateways';
+import * as m0005 from './migrations/0005-telephony-provider-settings';
+import * as m0007 from './migrations/0007-call-analysis';
+import * as m0008 from './migrations/0008-agent-tests';
 
 const MIGRATIONS = [
   { name: '0001-initial', module: m0001 },
   { name: '0002-security', module: m0002 },
   { name: '0004-call-channel', module: m0004 },
   { name: '0006-gateways', module: m0006 },
+  { name: '0005-telephony-provider-settings', module: m0005 },
+  { name: '0007-call-analysis', module: m0007 },
+  { name: '0008-agent-tests', module: m0008 },
 ];
 
 // Any fixed number: several processes starting at once (API, workers) take turns migrating.
 const MIGRATION_LOCK_KEY = 7_412_001;
 
-export async function migrate(sequelize: Sequelize): Promise<string[]> {
+/** Applies the pending migrations, or those up to and including `to` (a name of MIGRATIONS). */
+export async function migrate(sequelize: Sequelize, options: { to?: string } = {}): Promise<string[]> {
   // A session-level advisory lock needs one connection of its own, outside the pool.
   const { host, port, database, username, password } = sequelize.config;
   const lock = new Client({ host, port: Number(port), database, user: username, password: password ?? undefined });
   await lock.connect();
   try {
     await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    return await runMigrations(sequelize);
+    return await runMigrations(sequelize, options.to);
   } finally {
     await lock.end().catch(() => undefined); // ending the session releases the lock
   }
 }
 
-async function runMigrations(sequelize: Sequelize): Promise<string[]> {
+async function runMigrations(sequelize: Sequelize, to?: string): Promise<string[]> {
   const umzug = new Umzug<QueryInterface>({
     migrations: MIGRATIONS.map(({ name, module }) => ({
       name,
@@ -44,6 +51,6 @@ async function runMigrations(sequelize: Sequelize): Promise<string[]> {
     storage: new SequelizeStorage({ sequelize }),
     logger: undefined,
   });
-  const applied = await umzug.up();
+  const applied = await umzug.up(to ? { to } : {});
   return applied.map((m) => m.name);
 }

@@ -1,5 +1,5 @@
 /**
- * The media gateway: an HTTP server (`/healthz`) whose WebSocket endpoints `/media/<provider>`
+ * The media gateway: an HTTP server (`/healthz`, `/livez`, `/metrics`) whose WebSocket endpoints `/media/<provider>`
  * hold each call's media stream (any vendor of media-registry.ts), and a Temporal worker on a
  * task queue of this instance alone
  * (`gateway-<host>-<pid>-<random>`), running the GatewayActivities for the calls whose sockets
@@ -118,6 +118,12 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
       const load = p ? { load: round2(p.smoothedLoad), loop_lag_ms: round2(p.loopLagP99Ms), cpu: round2(p.cpu), admitting: p.admitting, state: p.state } : null;
       const body = { status: ok ? 'ok' : 'down', calls: calls.size, task_queue: taskQueue, presence: load, vad: vad.stats, streams: stats, ...(ok ? {} : { detail: 'Unavailable: gateway worker' }) };
       res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      return;
+    }
+    if (pathname === '/livez') {
+      // Liveness only says the process answers: /healthz turns 503 while a gateway drains, and a
+      // liveness probe that followed it would restart the gateway and cut the calls it holds.
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok' }));
       return;
     }
     if (pathname === '/metrics' && req.method === 'GET') return void serveMetrics(req, res, deps.config.METRICS_TOKEN);

@@ -1,5 +1,6 @@
 /**
- * `GET /metrics` for every process (the API, the gateway, a standalone worker's metrics listener).
+ * `GET /metrics` for every process (the API, the gateway, a standalone worker's metrics listener,
+ * which also answers `/healthz`).
  *
  * Who may scrape: with METRICS_TOKEN set, whoever sends `Authorization: Bearer <METRICS_TOKEN>`
  * (from anywhere). Without it, only a peer on this machine (loopback) talking directly, not
@@ -51,10 +52,20 @@ export interface MetricsServer {
   stop(): Promise<void>;
 }
 
-/** A listener serving only /metrics (the standalone worker, which has no HTTP server of its own). */
-export async function startMetricsServer(port: number, host: string, token: string | undefined): Promise<MetricsServer> {
+/**
+ * The listener of a process without an HTTP server of its own (the standalone worker): /metrics,
+ * and /healthz (no auth, for orchestrators' probes) answering 200 while `ready()` says so, else 503.
+ */
+export async function startMetricsServer(port: number, host: string, token: string | undefined, ready: () => boolean = () => true): Promise<MetricsServer> {
   const server = http.createServer((req, res) => {
-    if ((req.url ?? '').split('?')[0] === '/metrics' && req.method === 'GET') return void serveMetrics(req, res, token);
+    const pathname = (req.url ?? '').split('?')[0];
+    if (pathname === '/metrics' && req.method === 'GET') return void serveMetrics(req, res, token);
+    if (pathname === '/healthz') {
+      const ok = ready();
+      const body = ok ? { status: 'ok' } : { status: 'down', detail: 'Unavailable: not polling its task queue' };
+      res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      return;
+    }
     res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: 'Not found' }));
   });
   await new Promise<void>((resolve, reject) => {

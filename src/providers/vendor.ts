@@ -5,6 +5,7 @@
  * warnings and refuses calls that could not run.
  */
 import type { Config } from '../config';
+import type { ConfigShape } from '../shared/config-fields';
 
 /**
  * The platform configuration as adapters see it. Partial: an adapter falls back to its own
@@ -22,6 +23,11 @@ export interface VendorDescriptor<Name extends string = string> {
   readonly env: readonly ConfigKey[];
   /** Configuration keys it also reads (base URLs, regions, API versions). */
   readonly optionalEnv: readonly ConfigKey[];
+  /**
+   * The schemas of every key in env and optionalEnv: src/config.ts validates them at start-up
+   * (a key shared with another descriptor of the same vendor is the same imported schema).
+   */
+  readonly config: ConfigShape;
   /** Why this adapter uses the vendor SDK or speaks the wire protocol itself (README matrix). */
   readonly transport: { kind: 'sdk' | 'wire'; why: string };
   /** null when the adapter can run with `config`, else what is missing ("X is not set"). */

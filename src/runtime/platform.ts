@@ -101,9 +101,9 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
       stops.push(worker.stop);
       readiness.started('worker', worker.isRunning);
       urls['Worker task queue'] = config.TEMPORAL_TASK_QUEUE;
-      // Alone, the worker has no HTTP server: its metrics get a listener of their own.
+      // Alone, the worker has no HTTP server: its metrics and /healthz get a listener of their own.
       if (!parts.includes('api') && !parts.includes('gateway')) {
-        const metrics = await startMetricsServer(config.WORKER_METRICS_PORT, config.HOST, config.METRICS_TOKEN);
+        const metrics = await startMetricsServer(config.WORKER_METRICS_PORT, config.HOST, config.METRICS_TOKEN, worker.isRunning);
         stops.push(metrics.stop);
         urls['Worker metrics'] = `http://localhost:${metrics.port}/metrics`;
       }

@@ -1,38 +1,24 @@
 /**
- * Fixed vocabularies of the product: supported providers (the first of each list is the default),
- * event types, builtin tools and pipeline defaults. Workflow-safe: no Node built-ins.
+ * Fixed vocabularies of the product: event types, builtin tools, call statuses and pipeline
+ * defaults, plus the provider names of this build.
  *
- * The provider lists are the API's (the spec's) names, which request validation accepts. Which
- * of them can actually run is the adapter registries' business (src/providers/{stt,tts,llm}/
- * registry.ts): a vendor's descriptor is typed with these names, so no adapter can be registered
- * under a name the API would refuse, and an agent naming a provider that has no registered
- * adapter gets a warning ("no adapter in this build") and cannot place calls.
+ * The provider names are the registries' (src/providers/{stt,tts,llm}/registry.ts): a vendor is
+ * its folder and its registry entry, and these live lists grow when a vendor is registered at
+ * start-up. The first of each list is the default of new agents. Workflow code may import types
+ * from here only (the registries load vendor code).
  */
+import { DEFAULT_LLM_MODELS, LLM_PROVIDER_NAMES } from '../providers/llm/registry';
+import { STT_PROVIDER_NAMES } from '../providers/stt/registry';
+import { TTS_PROVIDER_NAMES } from '../providers/tts/registry';
 
-export const STT_PROVIDERS = ['deepgram', 'openai', 'azure', 'sarvam'] as const;
-export const LLM_PROVIDERS = ['openai', 'azure', 'groq'] as const;
-export const TTS_PROVIDERS = ['cartesia', 'elevenlabs', 'deepgram', 'openai', 'azure'] as const;
-export type SttProvider = (typeof STT_PROVIDERS)[number];
-export type LlmProvider = (typeof LLM_PROVIDERS)[number];
-export type TtsProvider = (typeof TTS_PROVIDERS)[number];
-/** Only this STT provider has `stt_mode` (`transcribe` or `translate`). */
-export const STT_MODE_PROVIDER = 'sarvam';
+export const STT_PROVIDERS: readonly string[] = STT_PROVIDER_NAMES;
+export const LLM_PROVIDERS: readonly string[] = LLM_PROVIDER_NAMES;
+export const TTS_PROVIDERS: readonly string[] = TTS_PROVIDER_NAMES;
+/** Each LLM provider's default model (the vendor's descriptor says which). */
+export const DEFAULT_LLM_MODEL: Readonly<Record<string, string>> = DEFAULT_LLM_MODELS;
+/** The STT providers that take `stt_mode` (`transcribe` or `translate`). */
+export { sttModeProviders } from '../providers/stt/registry';
 export const STT_MODES = ['transcribe', 'translate'] as const;
-
-export const DEFAULT_LLM_MODEL: Record<(typeof LLM_PROVIDERS)[number], string> = {
-  openai: 'gpt-4o-mini',
-  azure: 'gpt-4o-mini',
-  groq: 'llama-3.1-8b-instant',
-};
-
-export const TELEPHONY_PROVIDERS = ['twilio', 'exotel', 'plivo'] as const;
-export type TelephonyProvider = (typeof TELEPHONY_PROVIDERS)[number];
-/** The spec's neutral names, accepted on input. */
-export const TELEPHONY_ALIASES: Record<string, TelephonyProvider> = {
-  provider_a: 'twilio',
-  provider_b: 'exotel',
-  provider_c: 'plivo',
-};
 
 export const CALL_STATUSES = ['ringing', 'in_progress', 'completed', 'failed', 'no_answer'] as const;
 export const END_REASONS = ['agent_ended', 'user_ended', 'idle_timeout', 'error'] as const;
@@ -57,6 +43,7 @@ export const EVENT_TYPES = [
   'tts_usage',
   'call_status',
   'error',
+  'analysis_completed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

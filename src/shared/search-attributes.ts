@@ -9,5 +9,16 @@ export const AgentName = defineSearchAttributeKey('AgentName', SearchAttributeTy
 export const CallStatus = defineSearchAttributeKey('CallStatus', SearchAttributeType.KEYWORD);
 export const Direction = defineSearchAttributeKey('Direction', SearchAttributeType.KEYWORD);
 export const PhoneNumber = defineSearchAttributeKey('PhoneNumber', SearchAttributeType.KEYWORD);
+/**
+ * The post-call analysis's verdict (absent until there is one). Bool rather than a `true`/`false`
+ * Keyword: only two values can be stored, and the UI query reads `CallSuccess = false`.
+ */
+export const CallSuccess = defineSearchAttributeKey('CallSuccess', SearchAttributeType.BOOL);
 
-export const CALL_SEARCH_ATTRIBUTES = [AgentName, CallStatus, Direction, PhoneNumber];
+export const CALL_SEARCH_ATTRIBUTES = [AgentName, CallStatus, Direction, PhoneNumber, CallSuccess];
+
+/** The type names of `temporal server start-dev --search-attribute` and `temporal operator search-attribute create`. */
+export const CLI_TYPE_NAME: Partial<Record<SearchAttributeType, string>> = {
+  [SearchAttributeType.KEYWORD]: 'Keyword',
+  [SearchAttributeType.BOOL]: 'Bool',
+};

@@ -4,7 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import { CALL_SEARCH_ATTRIBUTES } from '../shared/search-attributes';
+import { CALL_SEARCH_ATTRIBUTES, CLI_TYPE_NAME } from '../shared/search-attributes';
 
 export interface DevServerOptions {
   cliPath: string;
@@ -57,7 +57,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   if (options.headless) args.push('--headless');
   // The Web UI has no login: it listens on loopback only, like the gRPC frontend (README, Security).
   else if (options.uiPort) args.push('--ui-ip', '127.0.0.1', '--ui-port', String(options.uiPort));
-  for (const key of CALL_SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
+  for (const key of CALL_SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${CLI_TYPE_NAME[key.type]}`);
   args.push(...(options.extraArgs ?? []));
 
   const child = spawn(options.cliPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });

@@ -6,6 +6,7 @@ import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities';
 import { startGatewayWatchdog } from '../calls/gateway-watchdog';
+import { ensureSearchAttributes } from '../temporal/search-attributes';
 
 export interface RunningWorker {
   worker: Worker;
@@ -25,6 +26,7 @@ export interface WorkerSettings {
 
 export async function startWorker(settings: WorkerSettings): Promise<RunningWorker> {
   const connection = await NativeConnection.connect({ address: settings.address });
+  await ensureSearchAttributes(connection, settings.namespace, settings.deps.log);
   const worker = await Worker.create({
     connection,
     namespace: settings.namespace,

@@ -5,6 +5,14 @@
  *
  * Only `POST /v1/chat/completions` requests are recorded in `requests`; `GET /v1/models` lists one
  * model. Zero latency unless a reply asks for `delay_ms` / `chunk_delay_ms`.
+ *
+ * Structured requests — `response_format: {type: "json_schema"}`, or a forced function call
+ * (`tool_choice: {type: "function"}`) — may have their own script (`enqueueStructured`,
+ * `setStructuredResponder`, `failStructuredNext`), so a test can script a call's conversation and
+ * its post-call analysis apart. Scripted answers go out the way the vendor sends them: the object
+ * as the message's JSON `content`, or as the forced call's `arguments`. Without a structured
+ * script they take the ordinary replies as before, and when there are none either, an object
+ * sampled from the request's schema.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,7 +21,8 @@ import { handleSpeech, type FakeOpenAISpeechOptions, type SpeechRequest } from '
 
 export interface FakeReply {
   content?: string;
-  tool_calls?: Array<{ name: string; arguments: Record<string, unknown> }>;
+  /** `raw_arguments`: sent as the arguments text instead of `arguments` (e.g. broken JSON). */
+  tool_calls?: Array<{ name: string; arguments: Record<string, unknown>; raw_arguments?: string }>;
   usage?: { prompt_tokens: number; completion_tokens: number };
   /** Wait before answering (before the response headers). */
   delay_ms?: number;
@@ -22,6 +31,28 @@ export interface FakeReply {
   /** Answer this HTTP error instead (OpenAI error JSON shape). */
   status?: number;
   error_message?: string;
+}
+
+/** A scripted answer to a structured request. */
+export interface FakeStructuredReply {
+  /** The answer (anything JSON: scripting one that breaks the schema is the point of some tests). */
+  object?: unknown;
+  /** Text sent instead of `object` (e.g. broken JSON). */
+  raw?: string;
+  usage?: { prompt_tokens: number; completion_tokens: number };
+  delay_ms?: number;
+  status?: number;
+  error_message?: string;
+}
+
+/**
+ * A reply chosen by what the request says: its first (system) message, or any message, contains a
+ * text. Tells apart several LLM roles sharing the server (agent versions, a simulated caller, a judge).
+ */
+export interface FakeRule {
+  system?: string;
+  anyMessage?: string;
+  reply: FakeReply | ((body: any) => FakeReply | Promise<FakeReply>);
 }
 
 export interface RecordedRequest {
@@ -37,12 +68,22 @@ export interface FakeOpenAI {
   requests: RecordedRequest[];
   /** `POST /v1/audio/speech` requests (openai-speech.ts). */
   speechRequests: SpeechRequest[];
+  /** Rules are checked before the responder and the queue, newest first; the first that matches answers. */
+  addRule(rule: FakeRule): void;
   /** Replies computed from each request (messages, tools); takes precedence over the queue. */
   setResponder(fn: ((body: any) => FakeReply | Promise<FakeReply>) | undefined): void;
   /** Queue replies used in order when no responder is set (default reply when empty: {content: "OK."}). */
   enqueue(...replies: FakeReply[]): void;
   /** Next n requests answer this HTTP status (default 500) — to test retries. */
   failNext(n: number, status?: number): void;
+  /** Structured requests (json_schema response format, forced tool call) received. */
+  readonly structuredRequests: RecordedRequest[];
+  /** Queue answers for structured requests (before the ordinary replies and the schema sample). */
+  enqueueStructured(...replies: FakeStructuredReply[]): void;
+  /** Answers computed from each structured request; takes precedence over the queue. */
+  setStructuredResponder(fn: ((body: any) => FakeStructuredReply | Promise<FakeStructuredReply>) | undefined): void;
+  /** Next n structured requests answer this HTTP status (default 500); other requests are unaffected. */
+  failStructuredNext(n: number, status?: number): void;
   reset(): void;
   stop(): Promise<void>;
 }
@@ -104,6 +145,38 @@ function argumentFragments(args: string): string[] {
   return out;
 }
 
+/** A json_schema response format, or a forced call of one function: the caller wants an object. */
+function isStructured(body: any): boolean {
+  return body?.response_format?.type === 'json_schema' || (body?.tool_choice?.type === 'function' && Array.isArray(body?.tools));
+}
+
+function schemaOf(body: any): any {
+  if (body?.response_format?.type === 'json_schema') return body.response_format.json_schema?.schema;
+  const name = body?.tool_choice?.function?.name;
+  return (body?.tools ?? []).find((t: any) => t?.function?.name === name)?.function?.parameters;
+}
+
+/** A value the schema accepts, for unscripted structured requests: null where allowed, else the first enum value, "sample", 0, false. */
+function sampleOf(schema: any): unknown {
+  const types: string[] = Array.isArray(schema?.type) ? schema.type : [schema?.type];
+  if (types.includes('null')) return null;
+  if (Array.isArray(schema?.enum) && schema.enum.length) return schema.enum[0];
+  if (types.includes('object')) return Object.fromEntries(Object.entries(schema?.properties ?? {}).map(([k, v]) => [k, sampleOf(v)]));
+  if (types.includes('array')) return [];
+  if (types.includes('number') || types.includes('integer')) return 0;
+  if (types.includes('boolean')) return false;
+  return 'sample';
+}
+
+/** The structured answer as the vendor sends it: JSON content, or the forced function's arguments. */
+function structuredAsReply(body: any, answer: FakeStructuredReply): FakeReply {
+  const { object, raw, ...rest } = answer;
+  const value = object === undefined && raw === undefined ? sampleOf(schemaOf(body)) : object;
+  const text = raw ?? JSON.stringify(value);
+  if (body?.response_format?.type === 'json_schema') return { ...rest, content: text };
+  return { ...rest, tool_calls: [{ name: body.tool_choice.function.name, arguments: value as Record<string, unknown>, raw_arguments: raw }] };
+}
+
 function readBody(req: http.IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -119,10 +192,29 @@ export async function startFakeOpenAI(options: { speech?: FakeOpenAISpeechOption
   let queue: FakeReply[] = [];
   let responder: ((body: any) => FakeReply | Promise<FakeReply>) | undefined;
   let failures = { remaining: 0, status: 500 };
+  let structuredQueue: FakeStructuredReply[] = [];
+  let structuredResponder: ((body: any) => FakeStructuredReply | Promise<FakeStructuredReply>) | undefined;
+  let structuredFailures = { remaining: 0, status: 500 };
+  const structuredRequests: RecordedRequest[] = [];
+
+  let rules: FakeRule[] = [];
+
+  const matches = (rule: FakeRule, body: any) => {
+    const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
+    if (rule.system !== undefined && !textOf(messages[0]?.content).includes(rule.system)) return false;
+    if (rule.anyMessage !== undefined && !messages.some((m) => textOf(m?.content).includes(rule.anyMessage!))) return false;
+    return true;
+  };
 
   async function nextReply(body: any): Promise<FakeReply> {
+    const rule = rules.find((r) => matches(r, body));
+    if (rule) return typeof rule.reply === 'function' ? rule.reply(body) : rule.reply;
+    const structured = isStructured(body);
+    if (structured && structuredResponder) return structuredAsReply(body, await structuredResponder(body));
+    const scripted = structured ? structuredQueue.shift() : undefined;
+    if (scripted) return structuredAsReply(body, scripted);
     if (responder) return responder(body);
-    return queue.shift() ?? DEFAULT_REPLY;
+    return queue.shift() ?? (structured ? structuredAsReply(body, {}) : DEFAULT_REPLY);
   }
 
   async function chatCompletions(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -132,10 +224,16 @@ export async function startFakeOpenAI(options: { speech?: FakeOpenAISpeechOption
     } catch {
       return sendError(res, 400, 'We could not parse the JSON body of your request.');
     }
-    requests.push({ body, headers: { ...req.headers }, url: req.url ?? '' });
+    const recorded = { body, headers: { ...req.headers }, url: req.url ?? '' };
+    requests.push(recorded);
+    if (isStructured(body)) structuredRequests.push(recorded);
     if (failures.remaining > 0) {
       failures.remaining -= 1;
       return sendError(res, failures.status, `Simulated failure (HTTP ${failures.status})`);
+    }
+    if (isStructured(body) && structuredFailures.remaining > 0) {
+      structuredFailures.remaining -= 1;
+      return sendError(res, structuredFailures.status, `Simulated failure (HTTP ${structuredFailures.status})`);
     }
     if (!Array.isArray(body?.messages) || body.messages.length === 0) {
       return sendError(res, 400, "Invalid request: 'messages' must be a non-empty array.");
@@ -149,7 +247,7 @@ export async function startFakeOpenAI(options: { speech?: FakeOpenAISpeechOption
     const toolCalls: ToolCallOut[] = (reply.tool_calls ?? []).map((call) => ({
       id: `call_${crypto.randomBytes(12).toString('hex')}`,
       name: call.name,
-      arguments: JSON.stringify(call.arguments ?? {}),
+      arguments: call.raw_arguments ?? JSON.stringify(call.arguments ?? {}),
     }));
     const completionChars = (content ?? '').length + toolCalls.reduce((n, c) => n + c.name.length + c.arguments.length, 0);
     const prompt = reply.usage?.prompt_tokens ?? promptTokens(body);
@@ -241,6 +339,9 @@ export async function startFakeOpenAI(options: { speech?: FakeOpenAISpeechOption
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     speechRequests,
+    addRule(rule) {
+      rules.unshift(rule);
+    },
     setResponder(fn) {
       responder = fn;
     },
@@ -250,12 +351,27 @@ export async function startFakeOpenAI(options: { speech?: FakeOpenAISpeechOption
     failNext(n, status = 500) {
       failures = { remaining: n, status };
     },
+    structuredRequests,
+    enqueueStructured(...replies) {
+      structuredQueue.push(...replies);
+    },
+    setStructuredResponder(fn) {
+      structuredResponder = fn;
+    },
+    failStructuredNext(n, status = 500) {
+      structuredFailures = { remaining: n, status };
+    },
     reset() {
       requests.length = 0;
       speechRequests.length = 0;
+      structuredRequests.length = 0;
       queue = [];
       responder = undefined;
+      rules = [];
       failures = { remaining: 0, status: 500 };
+      structuredQueue = [];
+      structuredResponder = undefined;
+      structuredFailures = { remaining: 0, status: 500 };
     },
     stop() {
       return new Promise<void>((resolve) => {

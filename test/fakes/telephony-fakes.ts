@@ -4,7 +4,8 @@
  * protocol on 127.0.0.1; this file only adapts it. Adding a vendor's fake: one adapter function
  * and one line in FAKE_TELEPHONY.
  */
-import type { TelephonyProvider } from '../../src/shared/catalog';
+/** A provider name of the telephony registry. */
+type TelephonyProvider = string;
 import type { PhoneCaller } from './phone-caller';
 import crypto from 'node:crypto';
 import { DEFAULT_PLIVO_CONTENT_TYPE, parseExtraHeaders, plivoContentTypeFormat } from '../../src/providers/telephony/plivo/media-messages';

@@ -6,7 +6,7 @@
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { createAgent, createNodes } from '../support/fixtures';
 import { startHarness, type Harness } from '../support/harness';
-import { loadTelephonySettings } from '../../src/api/telephony/settings-store';
+import { loadTelephonySettings } from '../../src/providers/telephony/settings-store';
 import { DEFAULT_MAX_CONCURRENT } from '../../src/api/telephony/provider-fields';
 
 let h: Harness;
@@ -132,7 +132,7 @@ describe('GET /api/settings/telephony', () => {
     expect(cleared.body.twilio_max_concurrent).toBeNull();
     expect((await h.request('GET', '/api/settings/telephony')).body.twilio_max_concurrent).toBeNull();
     // What telephony code applies when the field is null.
-    expect((await loadTelephonySettings(h.db, h.box)).twilio.max_concurrent).toBe(DEFAULT_MAX_CONCURRENT);
+    expect((await loadTelephonySettings(h.db, h.box)).vendors.twilio!.max_concurrent).toBe(DEFAULT_MAX_CONCURRENT);
   });
 });
 

@@ -3,7 +3,7 @@
  * the local fake Exotel: the REST requests it sends, how Exotel's answers and errors come back
  * (credentials, refusals, an unreachable Exotel), and hang-ups of live, ringing and ended calls.
  */
-import { exotelVendor } from '../../src/providers/telephony/exotel';
+import { exotelVendor } from '../../src/providers/telephony/exotel/server';
 import type { ExotelCredentials } from '../../src/providers/telephony/exotel/client';
 import { TelephonyProviderError, type DialRequest } from '../../src/providers/telephony/types';
 import { startFakeExotel, type FakeExotel } from '../fakes/exotel-server';

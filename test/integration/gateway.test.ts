@@ -214,11 +214,15 @@ describe('stream tokens', () => {
 });
 
 describe('media gateway', () => {
-  it('answers /healthz with its task queue and unknown paths with 404', async () => {
+  it('answers /healthz with its task queue, /livez, and unknown paths with 404', async () => {
     const health = await fetch(`${gateway.url.replace('ws:', 'http:')}/healthz`);
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ status: 'ok', task_queue: gateway.taskQueue });
     expect(gateway.taskQueue).toMatch(/^gateway-.+-\d+-[0-9a-f]{8}$/);
+    // Liveness (the Kubernetes chart's probe): 200 while the process answers, draining or not.
+    const live = await fetch(`${gateway.url.replace('ws:', 'http:')}/livez`);
+    expect(live.status).toBe(200);
+    expect(await live.json()).toEqual({ status: 'ok' });
     const other = new WebSocket(`${gateway.url}/media/other`);
     const refused = await new Promise<number | undefined>((resolve) => {
       other.on('unexpected-response', (_req, res) => resolve(res.statusCode));

@@ -1,5 +1,5 @@
 import { startHarness, type Harness } from '../support/harness';
-import { loadTelephonySettings } from '../../src/api/telephony/settings-store';
+import { loadTelephonySettings } from '../../src/providers/telephony/settings-store';
 import { DEFAULT_MAX_CONCURRENT } from '../../src/api/telephony/provider-fields';
 
 let h: Harness;
@@ -63,14 +63,14 @@ describe('telephony settings', () => {
     expect(get.body).toEqual(res.body);
     expect(JSON.stringify(get.body)).not.toContain('tw-secret-token-9876');
 
-    const row = (await h.db.models.TelephonySettings.findByPk(1))!.get({ plain: true }) as unknown as Record<string, unknown>;
-    expect(row.twilio_auth_token_encrypted).toMatch(/^v1:/);
+    const row = (await h.db.models.TelephonyProviderSettings.findByPk('twilio'))!.get({ plain: true });
+    expect(row.secrets.auth_token).toMatch(/^v1:/);
     expect(JSON.stringify(row)).not.toContain('tw-secret-token-9876');
 
     const loaded = await loadTelephonySettings(h.db, h.box);
     expect(loaded.provider).toBe('twilio');
-    expect(loaded.twilio).toEqual({ account_sid: 'AC0123456789', auth_token: 'tw-secret-token-9876', phone_number: '+14155550123', max_concurrent: 5 });
-    expect(loaded.plivo.max_concurrent).toBe(DEFAULT_MAX_CONCURRENT);
+    expect(loaded.vendors.twilio).toEqual({ account_sid: 'AC0123456789', auth_token: 'tw-secret-token-9876', phone_number: '+14155550123', max_concurrent: 5 });
+    expect(loaded.vendors.plivo!.max_concurrent).toBe(DEFAULT_MAX_CONCURRENT);
   });
 
   it('updates partially: fields not sent are kept, a masked secret sent back is not stored, null clears', async () => {
@@ -78,8 +78,8 @@ describe('telephony settings', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ twilio_account_sid: 'AC0123456789', twilio_auth_token: '****9876', twilio_max_concurrent: null });
     const loaded = await loadTelephonySettings(h.db, h.box);
-    expect(loaded.twilio.auth_token).toBe('tw-secret-token-9876');
-    expect(loaded.twilio.max_concurrent).toBe(DEFAULT_MAX_CONCURRENT);
+    expect(loaded.vendors.twilio!.auth_token).toBe('tw-secret-token-9876');
+    expect(loaded.vendors.twilio!.max_concurrent).toBe(DEFAULT_MAX_CONCURRENT);
 
     const cleared = await put({ provider: 'twilio', public_base_url: 'https://voice.example.com', twilio_account_sid: null });
     expect(cleared.body.twilio_account_sid).toBeNull();
@@ -107,9 +107,10 @@ describe('telephony settings', () => {
       // Earlier provider's fields stay stored.
       twilio_phone_number: '+14155550123',
     });
-    const row = (await h.db.models.TelephonySettings.findByPk(1))!.get({ plain: true }) as unknown as Record<string, unknown>;
+    const row = (await h.db.models.TelephonySettings.findByPk(1))!.get({ plain: true });
     expect(row.provider).toBe('exotel');
-    expect(row.exotel_api_token_encrypted).not.toContain('ex-token-abcd');
+    const exotelRow = (await h.db.models.TelephonyProviderSettings.findByPk('exotel'))!.get({ plain: true });
+    expect(exotelRow.secrets.api_token).not.toContain('ex-token-abcd');
 
     const plivo = await put({ provider: 'provider_c', public_base_url: 'https://voice.example.com', provider_c_auth_id: 'MA123', plivo_auth_token: 'pl-secret-wxyz' });
     expect(plivo.status).toBe(200);

@@ -1,7 +1,8 @@
 /**
  * The Deepgram streaming STT adapter against the local Deepgram fake, over real sockets.
  */
-import { createAgentStt, DeepgramStt, sttProblem, type SttOptions, type SttStream, type SttTranscript } from '../../src/providers/stt';
+import { createAgentStt, sttProblem, type SttOptions, type SttStream, type SttTranscript } from '../../src/providers/stt';
+import { DeepgramStt } from '../../src/providers/stt/deepgram';
 import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
 import { nextEvent, silenceFrames, sleep, toneFrames } from '../support/speech';
 

@@ -43,7 +43,8 @@ describe('Sarvam speech-to-text', () => {
     expect(s.headers['api-subscription-key']).toBe(API_KEY);
     expect(s.query).toEqual({
       'language-code': 'hi-IN',
-      model: 'saarika:v2.5',
+      model: 'saaras:v3',
+      mode: 'transcribe',
       sample_rate: '8000',
       input_audio_codec: 'pcm_s16le',
       vad_signals: 'true',

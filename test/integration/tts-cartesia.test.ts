@@ -1,7 +1,8 @@
 /**
  * The Cartesia streaming TTS adapter against the local Cartesia fake, over real sockets.
  */
-import { CartesiaTts, createAgentTts, ttsProblem, type TtsOptions, type TtsSession } from '../../src/providers/tts';
+import { createAgentTts, ttsProblem, type TtsOptions, type TtsSession } from '../../src/providers/tts';
+import { CartesiaTts } from '../../src/providers/tts/cartesia';
 import { startFakeCartesia, type FakeCartesia, type FakeCartesiaOptions } from '../fakes/cartesia-server';
 import { synthesize } from '../fakes/fake-tts-audio';
 import { mulawRms, nextEvent, sleep, until } from '../support/speech';

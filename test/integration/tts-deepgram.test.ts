@@ -5,7 +5,8 @@
  */
 import net from 'node:net';
 import { PCM16_16K } from '../../src/audio/format';
-import { createAgentTts, DeepgramTts, type TtsOptions, type TtsSession } from '../../src/providers/tts';
+import { createAgentTts, type TtsOptions, type TtsSession } from '../../src/providers/tts';
+import { DeepgramTts } from '../../src/providers/tts/deepgram';
 import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
 import type { FakeDeepgramSpeakOptions } from '../fakes/deepgram-speak';
 import { synthesize } from '../fakes/fake-tts-audio';

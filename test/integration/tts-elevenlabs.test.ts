@@ -1,7 +1,8 @@
 /**
  * The ElevenLabs streaming TTS adapter against the local ElevenLabs fake, over real sockets.
  */
-import { createAgentTts, ElevenLabsTts, type TtsOptions, type TtsSession } from '../../src/providers/tts';
+import { createAgentTts, type TtsOptions, type TtsSession } from '../../src/providers/tts';
+import { ElevenLabsTts } from '../../src/providers/tts/elevenlabs';
 import { startFakeElevenLabs, type FakeElevenLabs, type FakeElevenLabsOptions } from '../fakes/elevenlabs-server';
 import { synthesize } from '../fakes/fake-tts-audio';
 import { mulawRms, nextEvent, sleep, until } from '../support/speech';

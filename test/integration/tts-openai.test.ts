@@ -4,7 +4,8 @@
  * played in order, barge-in aborting the request, vendor errors and timeouts as clear messages.
  */
 import { FormatConverter, MULAW_8K, PCM16_16K } from '../../src/audio/format';
-import { createAgentTts, OpenAiTts, type TtsOptions, type TtsSession } from '../../src/providers/tts';
+import { createAgentTts, type TtsOptions, type TtsSession } from '../../src/providers/tts';
+import { OpenAiTts } from '../../src/providers/tts/openai';
 import { synthesize } from '../fakes/fake-tts-audio';
 import type { FakeOpenAISpeechOptions } from '../fakes/openai-speech';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { createTwilioCall, hangupTwilioCall, type TwilioCredentials } from '../../src/providers/telephony/twilio/client';
-import { twilioVendor } from '../../src/providers/telephony/twilio';
+import { twilioVendor } from '../../src/providers/telephony/twilio/server';
 import {
   computeTwilioSignature,
   validateTwilioHttpRequest,

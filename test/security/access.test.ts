@@ -49,6 +49,7 @@ const ROLE_TABLE: Record<string, Access> = {
   'POST /api/tools/{tool_id}/test': 'owner',
   'GET /api/settings/telephony': 'admin',
   'PUT /api/settings/telephony': 'admin',
+  'GET /api/settings/telephony/providers': 'admin',
   'GET /api/settings/endpoints': 'admin',
   'POST /api/settings/endpoints': 'admin',
   'PUT /api/settings/endpoints/{endpoint_id}': 'admin',
@@ -62,7 +63,20 @@ const ROLE_TABLE: Record<string, Access> = {
   'POST /api/calls/test': 'member',
   'POST /api/calls/{call_id}/test/messages': 'member',
   'POST /api/calls/end': 'member',
+  'POST /api/calls/{call_id}/analyze': 'member',
   'POST /api/calls/outbound': 'admin',
+  // Agent tests (docs/agent-tests.md): an agent's suite is changed by its owner; anyone may run it.
+  'GET /api/agents/{agent_id}/tests': 'member',
+  'POST /api/agents/{agent_id}/tests': 'owner',
+  'POST /api/agents/{agent_id}/tests/from-call/{call_id}': 'owner',
+  'GET /api/agents/{agent_id}/tests/{test_id}': 'member',
+  'PATCH /api/agents/{agent_id}/tests/{test_id}': 'owner',
+  'DELETE /api/agents/{agent_id}/tests/{test_id}': 'owner',
+  'GET /api/agents/{agent_id}/versions': 'member',
+  'POST /api/agents/{agent_id}/test-runs': 'member',
+  'GET /api/agents/{agent_id}/test-runs': 'member',
+  'GET /api/test-runs/{run_id}': 'member',
+  'POST /api/test-runs/{run_id}/cancel': 'member',
 };
 // Provider callbacks (/telephony/...) are public by rule and must refuse unsigned requests.
 const isProviderCallback = (path: string) => path.startsWith('/telephony/');

@@ -56,8 +56,8 @@ describe("a member cannot take over the server (the black-box run's chain)", () 
     });
     expect(put.status).toBe(403);
     expect((await h.request('GET', '/api/settings/telephony', { token: member.token })).status).toBe(403);
-    const stored = await h.db.models.TelephonySettings.findByPk(1);
-    expect(h.box.decrypt(stored!.get('twilio_auth_token_encrypted') as string)).toBe(ADMIN_TWILIO_TOKEN);
+    const stored = await h.db.models.TelephonyProviderSettings.findByPk('twilio');
+    expect(h.box.decrypt(stored!.get({ plain: true }).secrets.auth_token!)).toBe(ADMIN_TWILIO_TOKEN);
     // Nor manage the numbers, nor place calls with the stored credentials.
     expect((await h.request('POST', '/api/settings/endpoints', { token: member.token, body: { phone_number: '+14155550111', provider: 'twilio' } })).status).toBe(403);
     expect((await h.request('POST', '/api/calls/outbound', { token: member.token, body: { phone_number: '+14155550112', agent_name: 'support' } })).status).toBe(403);

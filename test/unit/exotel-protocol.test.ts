@@ -5,7 +5,7 @@
  */
 import { PCM16_16K, PCM16_8K } from '../../src/audio/format';
 import { streamToken, verifyStreamToken } from '../../src/gateway/stream-token';
-import { exotelVendor } from '../../src/providers/telephony/exotel';
+import { exotelVendor } from '../../src/providers/telephony/exotel/server';
 import { DEFAULT_EXOTEL_API_BASE, exotelApiBase } from '../../src/providers/telephony/exotel/client';
 import { exotelMedia } from '../../src/providers/telephony/exotel/media';
 import {
@@ -207,7 +207,7 @@ describe('Exotel settings, numbers and webhook answers', () => {
   });
 
   it('names missing or unusable credentials', () => {
-    const settings = (exotel: Record<string, unknown>) => ({ exotel: { account_sid: null, api_key: null, api_token: null, api_base: null, ...exotel } }) as any;
+    const settings = (exotel: Record<string, unknown>) => ({ account_sid: null, api_key: null, api_token: null, api_base: null, ...exotel }) as any;
     expect(() => exotelVendor.credentials(settings({}), { EXOTEL_SAMPLE_RATE: 8000 } as any)).toThrow(/exotel_account_sid, exotel_api_key, exotel_api_token are not set/);
     expect(() => exotelVendor.credentials(settings({ account_sid: 'a', api_key: 'k', api_token: 't', api_base: 'https://evil.example.com' }), { EXOTEL_SAMPLE_RATE: 8000 } as any)).toThrow(/exotel_api_base/);
     expect(exotelVendor.credentials(settings({ account_sid: 'a', api_key: 'k', api_token: 't', api_base: 'api.in.exotel.com' }), { EXOTEL_SAMPLE_RATE: 16000 } as any)).toEqual({

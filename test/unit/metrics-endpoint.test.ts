@@ -1,5 +1,5 @@
 /**
- * The standalone metrics listener (what `npm run worker` serves) and the recording functions'
+ * The standalone metrics listener (what `npm run worker` serves: /metrics, /healthz) and the recording functions'
  * guarantees: the access rule, the Prometheus format, bounded label values.
  */
 import { startMetricsServer, type MetricsServer } from '../../src/observability/metrics-endpoint';
@@ -34,6 +34,20 @@ it('without a token answers local scrapes but not proxied ones', async () => {
   const proxied = await get(open.port, '/metrics', { 'x-forwarded-for': '198.51.100.7' });
   expect(proxied.status).toBe(403);
   expect(JSON.parse(proxied.body)).toEqual({ detail: expect.stringContaining('METRICS_TOKEN') });
+});
+
+it('answers /healthz without a token: 200 while the worker polls, 503 when it stopped', async () => {
+  let polling = true;
+  open = await startMetricsServer(0, '127.0.0.1', 'worker-metrics-token-0123', () => polling);
+  const up = await get(open.port, '/healthz');
+  expect(up.status).toBe(200);
+  expect(JSON.parse(up.body)).toEqual({ status: 'ok' });
+  polling = false;
+  const down = await get(open.port, '/healthz');
+  expect(down.status).toBe(503);
+  expect(JSON.parse(down.body)).toEqual({ status: 'down', detail: expect.stringContaining('task queue') });
+  // The probe is open; the metrics still are not.
+  expect((await get(open.port, '/metrics')).status).toBe(401);
 });
 
 it('keeps label values to known shapes and ignores impossible durations', async () => {

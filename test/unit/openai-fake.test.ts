@@ -173,4 +173,82 @@ describe('fake OpenAI server against the official openai SDK', () => {
     const models = await client.models.list();
     expect(models.data.map((m) => m.id)).toContain('fake-model');
   });
+  it('answers by rules on the system prompt or any message, newest rule first, before the responder and the queue', async () => {
+    fake.setResponder(() => ({ content: 'from the responder' }));
+    fake.addRule({ system: 'You are v1', reply: { content: 'version one' } });
+    fake.addRule({ anyMessage: 'secret word', reply: (body) => ({ content: `heard ${body.messages.length} messages` }) });
+    fake.addRule({ system: 'You are v1', reply: { content: 'newer rule' } });
+    const ask = async (system: string, user: string) =>
+      (await client.chat.completions.create({ model: 'm', messages: [{ role: 'system', content: system }, { role: 'user', content: user }] })).choices[0].message.content;
+    expect(await ask('You are v1 of the agent', 'hi')).toBe('newer rule');
+    expect(await ask('You are v2', 'the secret word')).toBe('heard 2 messages');
+    expect(await ask('You are v2', 'hi')).toBe('from the responder');
+    fake.reset();
+    expect(await ask('You are v1', 'hi')).toBe('OK.');
+  });
+});
+
+describe('fake OpenAI server: structured requests (json_schema response format, forced tool call)', () => {
+  let fake: FakeOpenAI;
+  let client: OpenAI;
+  const schema = {
+    type: 'object',
+    properties: { booked: { type: 'boolean' }, date: { type: ['string', 'null'] }, mood: { type: 'string', enum: ['calm', 'angry'] } },
+    required: ['booked', 'date', 'mood'],
+    additionalProperties: false,
+  };
+  const asJsonSchema = (content: string) =>
+    client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content }],
+      response_format: { type: 'json_schema', json_schema: { name: 'outcome', strict: true, schema } },
+    });
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    client = new OpenAI({ apiKey: 'sk-test', baseURL: fake.url, maxRetries: 0 });
+  });
+  afterEach(() => fake.reset());
+  afterAll(() => fake.stop());
+
+  it('answers scripted objects as JSON content, apart from the ordinary reply queue', async () => {
+    fake.enqueue({ content: 'A conversation reply.' });
+    fake.enqueueStructured({ object: { booked: true, date: '2026-12-03', mood: 'calm' }, usage: { prompt_tokens: 90, completion_tokens: 12 } });
+    const completion = await asJsonSchema('analyse');
+    expect(JSON.parse(completion.choices[0].message.content!)).toEqual({ booked: true, date: '2026-12-03', mood: 'calm' });
+    expect(completion.usage).toMatchObject({ prompt_tokens: 90, completion_tokens: 12 });
+    const chat = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hello' }] });
+    expect(chat.choices[0].message.content).toBe('A conversation reply.');
+    expect(fake.structuredRequests).toHaveLength(1);
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it('answers a forced tool call with the object as the function arguments', async () => {
+    fake.setStructuredResponder((body) => ({ object: { booked: false, date: null, mood: body.tool_choice.function.name === 'outcome' ? 'angry' : 'calm' } }));
+    const completion = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'analyse' }],
+      tools: [{ type: 'function', function: { name: 'outcome', parameters: schema } }],
+      tool_choice: { type: 'function', function: { name: 'outcome' } },
+    });
+    const message = completion.choices[0].message;
+    expect(message.content).toBeNull();
+    const call = message.tool_calls![0];
+    if (call.type !== 'function') throw new Error('expected a function call');
+    expect(call.function.name).toBe('outcome');
+    expect(JSON.parse(call.function.arguments)).toEqual({ booked: false, date: null, mood: 'angry' });
+  });
+
+  it('samples a schema-valid object when nothing is scripted, sends raw text when asked, and fails only structured requests', async () => {
+    expect(JSON.parse((await asJsonSchema('a')).choices[0].message.content!)).toEqual({ booked: false, date: null, mood: 'calm' });
+    fake.enqueueStructured({ raw: '{"booked": tru' });
+    expect((await asJsonSchema('b')).choices[0].message.content).toBe('{"booked": tru');
+
+    fake.failStructuredNext(2, 503);
+    expect(await asJsonSchema('c').catch((e: unknown) => (e as InstanceType<typeof OpenAI.APIError>).status)).toBe(503);
+    const chat = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hello' }] });
+    expect(chat.choices[0].message.content).toBe('OK.');
+    expect(await asJsonSchema('d').catch((e: unknown) => (e as InstanceType<typeof OpenAI.APIError>).status)).toBe(503);
+    expect(JSON.parse((await asJsonSchema('e')).choices[0].message.content!)).toMatchObject({ booked: false });
+  });
 });

@@ -24,7 +24,7 @@ import { plivoStreamCredentials, plivoStreamExtraHeaders } from '../../src/provi
 import { rejectXml, speakAndHangupXml, streamXml } from '../../src/providers/telephony/plivo/xml';
 import { streamToken, verifyStreamToken } from '../../src/gateway/stream-token';
 import { encodeMulaw } from '../../src/audio/g711';
-import { plivoVendor } from '../../src/providers/telephony/plivo';
+import { plivoVendor } from '../../src/providers/telephony/plivo/server';
 import { plivoMedia } from '../../src/providers/telephony/plivo/media';
 import { plivoSignatureV3 } from '../fakes/plivo-server';
 import { parseXml } from '../fakes/twilio-twiml';
@@ -335,7 +335,7 @@ describe('Plivo media codec (neutral events)', () => {
 });
 
 describe('Plivo webhooks (neutral)', () => {
-  const settings = { plivo: { auth_token: 'tok' } } as never;
+  const settings = { auth_token: 'tok' };
   it('reads an incoming call, turning Plivo’s digits into E.164', () => {
     const req = (body: Record<string, unknown>) => ({ method: 'POST', originalUrl: '/x', headers: {}, body, query: {} });
     expect(plivoVendor.webhooks.inboundCall(req({ CallUUID: CALL, From: '919876543210', To: '14155550100' }))).toEqual({
@@ -366,7 +366,7 @@ describe('Plivo webhooks (neutral)', () => {
     expect(plivoVendor.webhooks.verify(req({}), ctx)).toEqual({ ok: false, detail: 'Missing X-Plivo-Signature-V3' });
     expect(plivoVendor.webhooks.verify(req({ 'x-plivo-signature-v3': 'abc' }), ctx)).toEqual({ ok: false, detail: 'Missing X-Plivo-Signature-V3-Nonce' });
     expect(plivoVendor.webhooks.verify(req({ 'x-plivo-signature-v3': 'abc', 'x-plivo-signature-v3-nonce': '1' }), ctx)).toMatchObject({ ok: false, detail: 'Invalid X-Plivo-Signature-V3' });
-    expect(plivoVendor.webhooks.verify(req({}), { ...ctx, settings: { plivo: {} } as never })).toMatchObject({ ok: false, detail: expect.stringMatching(/not configured/) });
+    expect(plivoVendor.webhooks.verify(req({}), { ...ctx, settings: {} })).toMatchObject({ ok: false, detail: expect.stringMatching(/not configured/) });
     const nonce = '12345';
     const good = plivoSignatureV3('tok', 'POST', 'https://voice.example.com/telephony/plivo/status', {}, nonce);
     expect(plivoVendor.webhooks.verify(req({ 'x-plivo-signature-v3': good, 'x-plivo-signature-v3-nonce': nonce }), ctx)).toEqual({ ok: true });

@@ -13,7 +13,9 @@ describe('workflow replay', () => {
   const files = fs.readdirSync(DIR).filter((f) => f.endsWith('.binpb'));
 
   it('has recorded histories of calls and webhook deliveries', () => {
-    expect(files).toEqual(expect.arrayContaining(['freeform-tool-call.binpb', 'flow-to-terminal.binpb', 'idle-timeout.binpb', 'webhook-delivery-retried.binpb', 'voice-armed-turns.binpb']));
+    expect(files).toEqual(expect.arrayContaining(['freeform-tool-call.binpb', 'flow-to-terminal.binpb', 'idle-timeout.binpb', 'webhook-delivery-retried.binpb', 'voice-armed-turns.binpb', 'post-call-analysis.binpb', 'analysis-rerun.binpb']));
+    // Agent tests (docs/agent-tests.md): a run, one of its attempts and that attempt's call.
+    expect(files).toEqual(expect.arrayContaining(['agent-test-run.binpb', 'agent-test-attempt.binpb', 'agent-test-call.binpb']));
   });
 
   it('replays every recorded history without nondeterminism', async () => {

@@ -10,6 +10,7 @@ import { NotFoundPage } from './pages/NotFoundPage';
 const HomePage = lazy(() => import('./pages/HomePage').then((m) => ({ default: m.HomePage })));
 const AgentsPage = lazy(() => import('./pages/AgentsPage').then((m) => ({ default: m.AgentsPage })));
 const AgentEditorPage = lazy(() => import('./pages/AgentEditorPage').then((m) => ({ default: m.AgentEditorPage })));
+const AgentTestsPage = lazy(() => import('./pages/AgentTestsPage').then((m) => ({ default: m.AgentTestsPage })));
 const FlowEditorPage = lazy(() => import('./pages/FlowEditorPage').then((m) => ({ default: m.FlowEditorPage })));
 const ToolsPage = lazy(() => import('./pages/ToolsPage').then((m) => ({ default: m.ToolsPage })));
 const CallsPage = lazy(() => import('./pages/CallsPage').then((m) => ({ default: m.CallsPage })));
@@ -53,6 +54,7 @@ export function App() {
           <Route path="/agents/new" element={<AgentEditorPage />} />
           <Route path="/agents/:agentId" element={<AgentEditorPage />} />
           <Route path="/agents/:agentId/flow" element={<FlowEditorPage />} />
+          <Route path="/agents/:agentId/tests" element={<AgentTestsPage />} />
           <Route path="/tools" element={<ToolsPage />} />
           <Route path="/calls" element={<CallsPage />} />
           <Route path="/calls/:callId" element={<CallPage />} />

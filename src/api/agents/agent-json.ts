@@ -1,7 +1,9 @@
 /** The API forms of an agent and a flow node, and the per-agent counters shown with agents. */
-import { col, fn, Op, type Transaction } from 'sequelize';
+import { col, fn, literal, Op, type Transaction } from 'sequelize';
+import type { Literal } from 'sequelize/types/utils';
 import type { Database } from '../../db/database';
 import type { AgentRow, FlowNodeRow } from '../../db/models';
+import { analysisEnabled } from '../../analysis/plan';
 import { providerProblems } from '../../providers/agent-readiness';
 import type { ProviderConfig } from '../../providers/vendor';
 import { PIPELINE_DEFAULTS } from '../../shared/catalog';
@@ -23,6 +25,7 @@ export function agentJson(row: AgentRow, counts: AgentCounts) {
   return {
     id: row.id,
     ...agentConfig(row),
+    analysis: row.analysis ? { ...row.analysis, enabled: analysisEnabled(row.analysis) } : null,
     version: row.version,
     created_at: apiTimestamp(row.created_at)!,
     updated_at: apiTimestamp(row.updated_at)!,
@@ -46,10 +49,16 @@ export const NODE_ORDER: Array<[string, string]> = [
   ['node_key', 'ASC'],
 ];
 
-async function countBy(model: Database['models']['Call'] | Database['models']['FlowNode'], agentIds: string[] | null, transaction?: Transaction) {
+// Calls of agent test runs (docs/agent-tests.md) are not counted as the agent's calls.
+const NOT_A_TEST_CALL = literal(`(metadata->>'test_run_id') IS NULL`);
+
+async function countBy(model: Database['models']['Call'] | Database['models']['FlowNode'], agentIds: string[] | null, transaction?: Transaction, only?: Literal) {
   const rows = (await (model as Database['models']['Call']).findAll({
     attributes: ['agent_id', [fn('COUNT', col('id')), 'n']],
-    where: { agent_id: agentIds ? { [Op.in]: agentIds } : { [Op.ne]: null } },
+    where: {
+      agent_id: agentIds ? { [Op.in]: agentIds } : { [Op.ne]: null },
+      ...(only ? { [Op.and]: [only] } : {}),
+    },
     group: ['agent_id'],
     raw: true,
     transaction,
@@ -60,7 +69,7 @@ async function countBy(model: Database['models']['Call'] | Database['models']['F
 /** Calls and flow nodes per agent; `agentIds` null = all agents. */
 export async function agentCounts(db: Database, agentIds: string[] | null, transaction?: Transaction) {
   const [calls, nodes] = await Promise.all([
-    countBy(db.models.Call, agentIds, transaction),
+    countBy(db.models.Call, agentIds, transaction, NOT_A_TEST_CALL),
     countBy(db.models.FlowNode, agentIds, transaction),
   ]);
   return (id: string): AgentCounts => ({ total_calls: calls.get(id) ?? 0, flow_nodes_count: nodes.get(id) ?? 0 });

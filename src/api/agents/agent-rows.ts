@@ -3,6 +3,7 @@ import type { Transaction } from 'sequelize';
 import { plain, type Database } from '../../db/database';
 import type { AgentRow } from '../../db/models';
 import { notFound } from '../errors';
+import { recordAgentVersion } from '../../agent-tests/versions';
 
 /**
  * Loads the agent and locks its row until the transaction ends, which serialises every change of
@@ -24,4 +25,5 @@ export async function findAgent(db: Database, id: string): Promise<AgentRow> {
 /** Every change of an agent's config or nodes produces a new version (calls record the one they ran). */
 export async function bumpVersion(db: Database, id: string, transaction: Transaction): Promise<void> {
   await db.models.Agent.increment('version', { where: { id }, transaction });
+  await recordAgentVersion(db, id, transaction);
 }

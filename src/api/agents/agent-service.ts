@@ -7,13 +7,14 @@ import type { Database } from '../../db/database';
 import { plain } from '../../db/database';
 import type { AgentRow } from '../../db/models';
 import type { SecretBox } from '../../security/crypto';
-import { DEFAULT_LLM_MODEL, STT_MODE_PROVIDER } from '../../shared/catalog';
+import { DEFAULT_LLM_MODEL, sttModeProviders } from '../../shared/catalog';
 import { conflict, describeIssues, HttpError } from '../errors';
 import { AgentCreateSchema, type AgentCreate, type AgentPatch } from '../schemas/agent';
 import { agentConfig, agentCounts, agentJson } from './agent-json';
 import { lockAgent } from './agent-rows';
 import { assertToolsExist, listRefs } from './tool-refs';
 import { newWebhookSecret } from './webhook-secret';
+import { recordAgentVersion } from '../../agent-tests/versions';
 
 export const nameTaken = (name: string) => conflict(`An agent named "${name}" already exists`);
 
@@ -42,10 +43,11 @@ export async function insertAgent(db: Database, box: SecretBox, config: AgentCre
 export async function createAgent(db: Database, box: SecretBox, config: AgentCreate, ownerId: string) {
   await assertAgentTools(db, config);
   const { row, webhookSecret } = await insertAgent(db, box, config, ownerId);
+  await recordAgentVersion(db, row.id);
   return { ...agentJson(row, { total_calls: 0, flow_nodes_count: 0 }), webhook_secret: webhookSecret };
 }
 
-const MERGED_KEYS = new Set(['stt_settings', 'llm_settings', 'tts_settings', 'pipeline_settings']);
+const MERGED_KEYS = new Set(['stt_settings', 'llm_settings', 'tts_settings', 'pipeline_settings', 'analysis']);
 
 /** Key-by-key merge of a settings object; a null value removes the key. */
 function mergeKeys(current: Record<string, unknown>, change: Record<string, unknown>): Record<string, unknown> {
@@ -66,9 +68,10 @@ export function applyPatch(current: AgentCreate, patch: AgentPatch): Record<stri
   const next: Record<string, unknown> = { ...current };
   for (const [key, value] of Object.entries(patch)) {
     if (value === undefined) continue;
-    next[key] = MERGED_KEYS.has(key) ? mergeKeys(current[key as keyof AgentCreate] as Record<string, unknown>, value as Record<string, unknown>) : value;
+    const merged = MERGED_KEYS.has(key) && value !== null;
+    next[key] = merged ? mergeKeys((current[key as keyof AgentCreate] ?? {}) as Record<string, unknown>, value as Record<string, unknown>) : value;
   }
-  if (patch.stt_provider && patch.stt_provider !== STT_MODE_PROVIDER && patch.stt_mode === undefined) next.stt_mode = null;
+  if (patch.stt_provider && !sttModeProviders().includes(patch.stt_provider) && patch.stt_mode === undefined) next.stt_mode = null;
   if (patch.llm_provider && patch.llm_model === undefined && current.llm_model === DEFAULT_LLM_MODEL[current.llm_provider]) {
     delete next.llm_model;
   }
@@ -100,6 +103,7 @@ export async function updateAgent(db: Database, id: string, patch: AgentPatch) {
       if (err instanceof UniqueConstraintError) throw nameTaken(config.name);
       throw err;
     }
+    await recordAgentVersion(db, id, transaction);
     const row = plain(await db.models.Agent.findByPk(id, { transaction })) as AgentRow;
     return agentJson(row, (await agentCounts(db, [id], transaction))(id));
   });

@@ -19,6 +19,8 @@ import { findAgent } from './agent-rows';
 import { assertAgentTools, insertAgent } from './agent-service';
 import { listNodes, writeGraph } from './flow-service';
 import { referencedToolIds } from '../../tools/tool-references';
+import { recordAgentVersion } from '../../agent-tests/versions';
+import { createTest, listTests } from '../agent-tests/test-service';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -58,6 +60,7 @@ export async function exportBundle(db: Database, box: SecretBox, agentId: string
       pre_actions: (n.pre_actions as PreAction[]).filter((a) => a.type !== 'call_tool' || exists.has(a.tool_id)),
       position_xy: n.position_xy,
     })),
+    tests: (await listTests(db, agentId)).map(({ id: _id, agent_id: _agent, created_at: _c, updated_at: _u, ...test }) => test),
   };
 }
 
@@ -128,6 +131,11 @@ export async function importBundle(db: Database, box: SecretBox, bundle: BundleI
       agentId = (await insertAgent(db, box, config, actor.userId, transaction)).row.id;
     }
     await writeGraph(db, agentId, nodes, 'flow_nodes', transaction);
+    await recordAgentVersion(db, agentId, transaction);
+    if (bundle.tests) {
+      await db.models.AgentTest.destroy({ where: { agent_id: agentId }, transaction });
+      for (const test of bundle.tests) await createTest(db, agentId, test, transaction);
+    }
 
     const row = plain(await Agent.findByPk(agentId, { transaction })) as AgentRow;
     const counts = (await agentCounts(db, [agentId], transaction))(agentId);
@@ -139,6 +147,7 @@ export async function importBundle(db: Database, box: SecretBox, bundle: BundleI
         tools_reused: toolsReused,
         tools_without_secrets: toolsWithoutSecrets,
         flow_nodes_count: nodes.length,
+        tests_count: bundle.tests?.length ?? 0,
       },
     };
   });

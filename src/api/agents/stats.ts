@@ -1,6 +1,6 @@
 /**
  * GET /api/agents/stats: call counters over all calls (including those of deleted agents) and per
- * existing agent. Durations average over completed calls that have one.
+ * existing agent. Durations average over completed calls that have one. Test calls do not count.
  */
 import { QueryTypes } from 'sequelize';
 import type { Database } from '../../db/database';
@@ -28,16 +28,19 @@ const COUNTERS = `
   (count(c.id) FILTER (WHERE c.status = 'failed'))::int AS failed,
   (avg(c.duration) FILTER (WHERE c.status = 'completed' AND c.duration IS NOT NULL))::float8 AS avg_duration`;
 
+// Calls of agent test runs (docs/agent-tests.md) are not the agent's traffic.
+const NOT_A_TEST_CALL = `(c.metadata->>'test_run_id') IS NULL`;
+
 const seconds = (value: number | null) => (value === null ? 0 : Math.round(value * 100) / 100);
 
 export async function agentStats(db: Database) {
   const [totals] = await db.sequelize.query<TotalsRow>(
-    `SELECT ${COUNTERS}, (count(c.id) FILTER (WHERE c.status IN ('ringing', 'in_progress')))::int AS active FROM calls c`,
+    `SELECT ${COUNTERS}, (count(c.id) FILTER (WHERE c.status IN ('ringing', 'in_progress')))::int AS active FROM calls c WHERE ${NOT_A_TEST_CALL}`,
     { type: QueryTypes.SELECT },
   );
   const perAgent = await db.sequelize.query<AgentStatsRow>(
     `SELECT a.id AS agent_id, a.name AS agent_name, ${COUNTERS}
-       FROM agents a LEFT JOIN calls c ON c.agent_id = a.id
+       FROM agents a LEFT JOIN calls c ON c.agent_id = a.id AND ${NOT_A_TEST_CALL}
       GROUP BY a.id, a.name ORDER BY a.name`,
     { type: QueryTypes.SELECT },
   );

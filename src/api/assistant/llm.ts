@@ -1,11 +1,12 @@
 /**
- * The dashboard assistants' access to the configured LLM (OpenAI or any OpenAI-compatible server).
- * Failures become API errors: 503 when no LLM is configured, 502 when it cannot be reached or
- * answers with an error, so clients can tell "set OPENAI_*" from "the model server is down".
+ * The dashboard assistants' access to the LLM: the default LLM vendor (the first of the registry,
+ * an OpenAI-compatible server in this build) with LLM_MODEL. Failures become API errors: 503 when
+ * it is not configured (naming the keys to set), 502 when it cannot be reached or answers with an
+ * error, so clients can tell "set a key" from "the model server is down".
  */
 import OpenAI from 'openai';
 import type { Config } from '../../config';
-import { createOpenAIClient } from '../../providers/llm/openai-client';
+import { LLM_VENDORS } from '../../providers/llm/registry';
 import { HttpError, unavailable } from '../errors';
 
 export type ChatRequest = OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming;
@@ -19,9 +20,12 @@ export interface AssistantLlm {
   complete(request: Omit<ChatRequest, 'model'>): Promise<ChatCompletion>;
 }
 
+const defaultVendor = () => LLM_VENDORS[0]!;
+
 export function assistantLlm(config: Config): AssistantLlm | undefined {
-  const client = createOpenAIClient(config, { maxRetries: 1, timeoutMs: ASSISTANT_TIMEOUT_MS });
-  if (!client) return undefined;
+  const vendor = defaultVendor();
+  if (vendor.missing(config)) return undefined;
+  const client = vendor.client(config, { maxRetries: 1, timeoutMs: ASSISTANT_TIMEOUT_MS });
   return {
     model: config.LLM_MODEL,
     async complete(request) {
@@ -35,7 +39,10 @@ export function assistantLlm(config: Config): AssistantLlm | undefined {
 }
 
 export function requireLlm(llm: AssistantLlm | undefined): AssistantLlm {
-  if (!llm) throw unavailable('No LLM is configured: set OPENAI_API_KEY or OPENAI_BASE_URL');
+  if (!llm) {
+    const vendor = defaultVendor();
+    throw unavailable(`No LLM is configured: set ${[...vendor.env, ...vendor.optionalEnv].join(' or ')}`);
+  }
   return llm;
 }
 

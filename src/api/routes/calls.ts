@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { Op, type WhereOptions } from 'sequelize';
 import type { ApiContext } from '../context';
 import { notFound } from '../errors';
 import { route, uuidParam } from '../route';
 import { plain, plainAll } from '../../db/database';
 import type { CallEventRow, CallRow } from '../../db/models';
 import { CALL_STATUSES, DIRECTIONS } from '../../shared/catalog';
+import { listCalls } from '../../calls/call-list';
+import { ANALYSIS_FIELD_NAME } from '../schemas/analysis';
 import { callDetailJson, callJson, eventJson, transcriptOf } from '../serializers/call';
 import { CallDetailSchema, CallEventSchema, CallListSchema } from '../schemas/call';
 
@@ -21,6 +22,21 @@ const QueryTimestamp = z
   .transform((v) => new Date(v.length === 10 || /(Z|[+-]\d{2}:?\d{2})$/.test(v.slice(10)) ? v : `${v}Z`))
   .refine((d) => !Number.isNaN(d.getTime()), 'is not a valid date');
 
+const FIELD_FILTER_PREFIX = 'field.';
+
+/** `field.<name>=<value>` parameters, checked, as {name: value}; other unknown parameters are ignored. */
+function fieldFilters(query: Record<string, unknown>, ctx: z.RefinementCtx): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const [key, value] of Object.entries(query)) {
+    if (!key.startsWith(FIELD_FILTER_PREFIX)) continue;
+    const name = key.slice(FIELD_FILTER_PREFIX.length);
+    if (!ANALYSIS_FIELD_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [key], message: 'field names are letters, digits and _' });
+    else if (typeof value !== 'string' || value.length > 500) ctx.addIssue({ code: 'custom', path: [key], message: 'must be given once, at most 500 characters' });
+    else fields[name] = value;
+  }
+  return fields;
+}
+
 const CallListQuery = z
   .object({
     page: z.coerce.number().int().min(1).default(1).describe('1-based'),
@@ -30,17 +46,29 @@ const CallListQuery = z
     direction: z.enum(DIRECTIONS).optional(),
     created_after: QueryTimestamp.optional().describe('calls created at or after this time (UTC unless an offset is given)'),
     created_before: QueryTimestamp.optional().describe('calls created strictly before this time'),
+    success: z
+      .enum(['true', 'false'])
+      .optional()
+      .transform((v) => (v === undefined ? undefined : v === 'true'))
+      .describe("post-call analysis: calls whose success verdict is this (calls without a verdict match neither)"),
     include_transcript: z
       .enum(['true', 'false'])
       .default('true')
       .transform((v) => v === 'true')
       .describe('false leaves the transcripts out (a lighter page)'),
+    include_tests: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true')
+      .describe('true also lists the calls of agent test runs (docs/agent-tests.md)'),
   })
+  .catchall(z.unknown())
   .superRefine((q, ctx) => {
     if (q.created_after && q.created_before && q.created_before <= q.created_after) {
       ctx.addIssue({ code: 'custom', path: ['created_before'], message: 'must be later than created_after' });
     }
-  });
+  })
+  .transform((q, ctx) => ({ ...q, fields: fieldFilters(q, ctx) }));
 
 const SPEECH_EVENTS = ['user_spoke', 'agent_spoke'];
 
@@ -62,29 +90,11 @@ export function callRoutes(ctx: ApiContext) {
       tag: 'Calls',
       access: 'member',
       summary: 'List calls, newest first',
-      description: `Paginated (\`page\` from 1, \`page_size\` default ${CALLS_PAGE_SIZE_DEFAULT}, max ${CALLS_PAGE_SIZE_MAX}); filters combine with AND. \`total\` counts all matching calls. The time range is half-open: created_after <= created_at < created_before. Each call carries its transcript unless \`include_transcript=false\`.`,
+      description: `Paginated (\`page\` from 1, \`page_size\` default ${CALLS_PAGE_SIZE_DEFAULT}, max ${CALLS_PAGE_SIZE_MAX}); filters combine with AND. Post-call analysis: \`success=true|false\`, and \`field.<name>=<value>\` for an analysis field's value (e.g. \`field.booked=true&field.date=2026-12-03\`; \`true\`/\`false\` and numbers also match booleans and numbers). \`total\` counts all matching calls. Calls of agent test runs are left out unless \`include_tests=true\`. The time range is half-open: created_after <= created_at < created_before. Each call carries its transcript unless \`include_transcript=false\`.`,
       query: CallListQuery,
       responses: { 200: { description: 'One page of calls', schema: CallListSchema } },
       async handler({ query }) {
-        const where: WhereOptions<CallRow> = {};
-        if (query.status) where.status = query.status;
-        if (query.agent_name) where.agent_name = query.agent_name;
-        if (query.direction) where.direction = query.direction;
-        if (query.created_after || query.created_before) {
-          where.created_at = {
-            ...(query.created_after ? { [Op.gte]: query.created_after } : {}),
-            ...(query.created_before ? { [Op.lt]: query.created_before } : {}),
-          };
-        }
-        const { rows, count } = await Call.findAndCountAll({
-          where,
-          order: [
-            ['created_at', 'DESC'],
-            ['id', 'DESC'],
-          ],
-          limit: query.page_size,
-          offset: (query.page - 1) * query.page_size,
-        });
+        const { rows, total: count } = await listCalls(db, { ...query, includeTests: query.include_tests }, { limit: query.page_size, offset: (query.page - 1) * query.page_size });
         const calls = plainAll(rows);
         if (!query.include_transcript) return { status: 200, body: { calls: calls.map((r) => callJson(r)), total: count } };
         // One query for the whole page's speech events.

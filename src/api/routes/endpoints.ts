@@ -7,7 +7,7 @@ import { plain, plainAll } from '../../db/database';
 import type { TelephonyEndpointRow } from '../../db/models';
 import { apiTimestamp } from '../../shared/time';
 import { EndpointCreateSchema, EndpointSchema, EndpointUpdateSchema } from '../schemas/settings';
-import { effectivePublicBaseUrl } from '../telephony/settings-store';
+import { effectivePublicBaseUrl } from '../../providers/telephony/settings-store';
 
 const EndpointIdParam = uuidParam('endpoint_id');
 

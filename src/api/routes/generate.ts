@@ -56,7 +56,7 @@ export function generateRoutes(ctx: ApiContext) {
       access: 'member',
       summary: 'Draft an agent config from a description with the LLM (not saved)',
       description:
-        'Asks the configured LLM (LLM_MODEL at OPENAI_BASE_URL / OpenAI) for a config: name, prompt, greeting, context ' +
+        'Asks the configured LLM (LLM_MODEL of the default LLM provider) for a config: name, prompt, greeting, context ' +
         'variables and tuning. stt_language (regional, e.g. hi-IN) and tts_language (e.g. hi) come from `language`. ' +
         'The answer is validated like POST /api/agents and nothing is stored: review it and POST it to /api/agents as is. ' +
         'A name that is taken gets a -2, -3 … suffix. With ?with_suggestions=true the answer is ' +
@@ -66,7 +66,7 @@ export function generateRoutes(ctx: ApiContext) {
       responses: {
         200: { description: 'The draft config (or the envelope with ?with_suggestions=true)', schema: z.union([GeneratedConfigSchema, EnvelopeSchema]) },
         502: { description: 'The LLM failed, was unreachable or answered something that is not a valid config' },
-        503: { description: 'No LLM configured (OPENAI_API_KEY / OPENAI_BASE_URL)' },
+        503: { description: 'No LLM configured (the detail names the keys to set)' },
       },
       async handler({ body, query }) {
         const generated = await generateAgent(requireLlm(llm), ctx.db, body);

@@ -14,13 +14,16 @@ import { toolRoutes } from './tools';
 import { settingsRoutes } from './settings';
 import { endpointRoutes } from './endpoints';
 import { callRoutes } from './calls';
+import { callAnalysisRoutes } from './call-analysis';
 import { callStreamRoutes } from './call-stream';
 import { recordingRoutes } from './recordings';
 import { generateRoutes } from './generate';
 import { sidechatRoutes } from './sidechat';
 import { outboundRoutes } from './outbound';
 import { telephonyRoutes } from './telephony';
+import { agentTestRoutes } from './agent-tests';
+import { testRunRoutes } from './test-runs';
 
 export function allRoutes(ctx: ApiContext): AnyRoute[] {
-  return [...authRoutes(ctx), ...userRoutes(ctx), ...callControlRoutes(ctx), ...agentRoutes(ctx), ...flowRoutes(ctx), ...bundleRoutes(ctx), ...toolRoutes(ctx), ...settingsRoutes(ctx), ...endpointRoutes(ctx), ...callRoutes(ctx), ...callStreamRoutes(ctx), ...recordingRoutes(ctx), ...generateRoutes(ctx), ...sidechatRoutes(ctx), ...outboundRoutes(ctx), ...telephonyRoutes(ctx)];
+  return [...authRoutes(ctx), ...userRoutes(ctx), ...callControlRoutes(ctx), ...agentRoutes(ctx), ...flowRoutes(ctx), ...bundleRoutes(ctx), ...toolRoutes(ctx), ...settingsRoutes(ctx), ...endpointRoutes(ctx), ...callRoutes(ctx), ...callAnalysisRoutes(ctx), ...callStreamRoutes(ctx), ...recordingRoutes(ctx), ...generateRoutes(ctx), ...sidechatRoutes(ctx), ...outboundRoutes(ctx), ...telephonyRoutes(ctx), ...agentTestRoutes(ctx), ...testRunRoutes(ctx)];
 }

@@ -15,10 +15,9 @@ import { callUrls, FINAL_CALL_STATUSES, signalTelephonyStatus, streamConnection 
 import { providerProblems } from '../../providers/agent-readiness';
 import { callCapableProvidersText, telephonyVendor } from '../../providers/telephony/registry';
 import { TelephonyNotConfigured, TelephonyProviderError, type TelephonyVendor } from '../../providers/telephony/types';
-import type { TelephonyProvider } from '../../shared/catalog';
+import { effectivePublicBaseUrl, loadTelephonySettings } from '../../providers/telephony/settings-store';
 import { callWorkflowId } from '../../../workflows/call-definitions';
-import { effectivePublicBaseUrl, loadTelephonySettings } from '../telephony/settings-store';
-import { PhoneNumberSchema, ProviderSchema } from '../schemas/settings';
+import { PhoneNumberSchema, providerSchema } from '../schemas/settings';
 import { countProviderError, countRefusedCall } from '../../observability/metrics';
 
 // How long a refused call may take to be recorded as failed before the API answers anyway.
@@ -29,7 +28,7 @@ const CustomParameters = z
   .refine((o) => Object.keys(o).length <= 50, 'at most 50 parameters')
   .default({});
 
-const OutboundBody = z.strictObject({
+const outboundBody = () => z.strictObject({
   phone_number: PhoneNumberSchema.describe('destination, E.164 with country code'),
   agent_name: z.string().trim().min(1).max(200).describe('the agent that handles the call'),
   caller_id: z
@@ -41,14 +40,14 @@ const OutboundBody = z.strictObject({
     .describe(
       'number shown to the callee (E.164; must be a number of the account or a verified caller ID). Default: the active endpoint whose outbound_agent_name is this agent, else the provider phone_number setting',
     ),
-  provider: ProviderSchema.optional().describe(`overrides the stored provider; supported for calls: ${callCapableProvidersText()}`),
+  provider: providerSchema().optional().describe(`overrides the stored provider; supported for calls: ${callCapableProvidersText()}`),
   custom_parameters: CustomParameters.describe('string or number values; substituted into prompts and merged into tool arguments'),
 });
 
 const OutboundResponse = z.object({
   status: z.literal('initiated'),
   call_id: z.uuid(),
-  provider_response: z.object({ sid: z.string(), status: z.string() }).describe("the provider's own reply (Twilio: the Call SID and `queued`)"),
+  provider_response: z.object({ sid: z.string(), status: z.string() }).describe("the provider's own reply (its call or request id and status word, e.g. `queued`)"),
 });
 
 export function outboundRoutes(ctx: ApiContext) {
@@ -57,7 +56,7 @@ export function outboundRoutes(ctx: ApiContext) {
   const { Agent, Call, TelephonyEndpoint } = db.models;
 
   /** The number the call comes from: caller_id, else the agent's endpoint, else the default. */
-  async function fromNumber(provider: TelephonyProvider, agentName: string, callerId: string | undefined, fallback: string | null) {
+  async function fromNumber(provider: string, agentName: string, callerId: string | undefined, fallback: string | null) {
     if (callerId) return callerId;
     const endpoint = plain(
       await TelephonyEndpoint.findOne({
@@ -125,7 +124,7 @@ export function outboundRoutes(ctx: ApiContext) {
         "When the provider refuses the call, the call is recorded as `failed` (its `call_status` event holds the provider's message) and the answer is 502 with that message.",
         `When no media gateway has room for another call (each publishes its load; see docs/call-lifecycle.md), nothing is dialled and the answer is 503 with \`Retry-After: ${GATEWAY_RETRY_AFTER_SECS}\`.`,
       ].join(' '),
-      body: OutboundBody,
+      body: outboundBody(),
       responses: {
         201: { description: 'The provider accepted the call; it is ringing', schema: OutboundResponse },
         400: { description: 'No telephony provider configured, or its credentials are missing (the detail names the settings to set)' },
@@ -144,13 +143,13 @@ export function outboundRoutes(ctx: ApiContext) {
         const settings = await loadTelephonySettings(db, box);
         const provider = body.provider ?? settings.provider;
         if (!provider) throw badRequest('No telephony provider is configured: set one with PUT /api/settings/telephony, or pass provider');
-        const vendor = telephonyVendor(provider);
+        const vendor = await telephonyVendor(provider);
         if (!vendor) {
           throw unprocessable('provider', `${provider} is not supported yet for calls; supported: ${callCapableProvidersText()}`);
         }
         let creds: unknown;
         try {
-          creds = vendor.credentials(settings, config);
+          creds = vendor.credentials(settings.vendors[provider] ?? {}, config);
         } catch (err) {
           if (err instanceof TelephonyNotConfigured) throw badRequest(err.message);
           throw err;
@@ -162,7 +161,7 @@ export function outboundRoutes(ctx: ApiContext) {
         // Dialling someone for an agent that cannot listen or speak would only ring them into silence.
         const problems = providerProblems(agent, config);
         if (problems.length) throw new HttpError(422, `Agent ${body.agent_name} cannot take calls: ${problems.join('; ')}`);
-        const from = await fromNumber(provider, body.agent_name, body.caller_id, settings[provider].phone_number);
+        const from = await fromNumber(provider, body.agent_name, body.caller_id, (settings.vendors[provider]?.phone_number as string | null | undefined) ?? null);
         const baseUrl = effectivePublicBaseUrl(settings, config);
 
         let callId: string;
@@ -176,7 +175,7 @@ export function outboundRoutes(ctx: ApiContext) {
             metadata: { from_number: from },
             initialStatus: 'ringing',
             provider,
-            admit: allOf(capacityCheck(db, provider, settings[provider].max_concurrent), gatewayAdmission(db, config)),
+            admit: allOf(capacityCheck(db, provider, Number(settings.vendors[provider]?.max_concurrent)), gatewayAdmission(db, config)),
           }));
         } catch (err) {
           if (err instanceof GatewayCapacityError) {

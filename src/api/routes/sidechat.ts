@@ -55,7 +55,7 @@ export function sidechatRoutes(ctx: ApiContext) {
         200: { description: 'The answer, the lookups made and the proposals', schema: SidechatReplySchema },
         404: { description: 'agent_id does not exist' },
         502: { description: 'The LLM failed or was unreachable' },
-        503: { description: 'No LLM configured (OPENAI_API_KEY / OPENAI_BASE_URL)' },
+        503: { description: 'No LLM configured (the detail names the keys to set)' },
       },
       async handler({ body }) {
         return { status: 200, body: await runSidechat(requireLlm(llm), ctx.db, body) };

@@ -1,18 +1,18 @@
 /**
  * The public endpoints phone companies call, for every vendor in the registry (no bearer token;
- * each vendor authenticates its own requests — Twilio and Plivo sign them):
+ * each vendor authenticates its own requests, e.g. by a signature):
  *
  * Each also answers GET (parameters in the query string) for vendors that call that way.
  *
  * - POST /telephony/{provider}/inbound/{agent_name}: an incoming call → the vendor's document
  *   connecting its audio to the media gateway, or a refusal.
  * - POST /telephony/{provider}/answer/{call_id}: an outbound call was answered → the same document
- *   (Twilio's /telephony/twilio/twiml/{call_id} stays as an alias).
+ *   (a vendor's legacyAnswerPaths are served the same way).
  * - POST /telephony/{provider}/status[/{call_id}]: status and hang-up callbacks → the call
  *   workflow's telephonyStatus signal.
  *
- * Decisions about a call (refusals included) are answered in the form the vendor acts on (Twilio
- * only plays a 200 TwiML). A request that is not a well-formed webhook of the vendor is answered
+ * Decisions about a call (refusals included) are answered in the form the vendor acts on (some
+ * vendors only play a 200 document). A request that is not a well-formed webhook of the vendor is answered
  * 4xx `{detail}`: unknown provider 404, failed authentication 403, no call id 400, malformed
  * fields 422 — never a 500.
  */
@@ -26,9 +26,9 @@ import type { CallRow } from '../../db/models';
 import type { CallDeps } from '../../calls/call-service';
 import { admitInboundCall } from '../../calls/inbound-calls';
 import { FINAL_CALL_STATUSES, signalTelephonyStatus, streamConnection } from '../../calls/telephony-calls';
-import { callCapableProviders, telephonyVendor } from '../../providers/telephony/registry';
+import { callCapableProviders, telephonyDescriptors, telephonyVendor } from '../../providers/telephony/registry';
+import { effectivePublicBaseUrl, loadTelephonySettings } from '../../providers/telephony/settings-store';
 import { WebhookInputError, type HttpAnswer, type TelephonyVendor, type WebhookRequest } from '../../providers/telephony/types';
-import { effectivePublicBaseUrl, loadTelephonySettings } from '../telephony/settings-store';
 
 export const BUSY_MESSAGE = 'Sorry, all our agents are busy right now. Please call again later. Goodbye.';
 export const UNAVAILABLE_MESSAGE = 'Sorry, we cannot take your call right now. Please try again later. Goodbye.';
@@ -36,8 +36,9 @@ export const CALL_GONE_MESSAGE = 'Sorry, this call can no longer be connected. G
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TAG = 'Telephony webhooks';
-const DOCUMENT = { description: "The vendor's document (Twilio: TwiML)", contentType: 'text/xml' };
-const FORBIDDEN = { description: "The request failed the vendor's authentication (e.g. a missing or wrong X-Twilio-Signature)" };
+const answerFormats = () => telephonyDescriptors().map((v) => `${v.label}: ${v.answerFormat}`).join('; ');
+const documentResponse = () => ({ description: `The vendor's document (${answerFormats()})`, contentType: 'text/xml' });
+const FORBIDDEN = { description: "The request failed the vendor's authentication (e.g. a missing or wrong signature)" };
 const NOT_FOUND = { description: 'Unknown or unsupported provider' };
 const INPUT_ERRORS = {
   400: { description: 'Not a webhook of this vendor: no provider call id' },
@@ -73,12 +74,12 @@ export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
 
   /** The vendor of the URL, after it authenticated the request. */
   async function authenticated(provider: string, req: Request) {
-    const vendor = telephonyVendor(provider);
+    const vendor = await telephonyVendor(provider);
     if (!vendor) throw notFound(`Telephony provider ${provider}`);
     const settings = await loadTelephonySettings(db, box);
     const publicBaseUrl = effectivePublicBaseUrl(settings, config);
     const request = webhookRequest(req);
-    const verdict = vendor.webhooks.verify(request, { settings, publicBaseUrl });
+    const verdict = vendor.webhooks.verify(request, { settings: settings.vendors[vendor.name] ?? {}, publicBaseUrl });
     if (!verdict.ok) {
       log.warn(`${vendor.name} webhook refused: ${verdict.detail}`, { path: req.path, ...verdict.log });
       throw forbidden(verdict.detail);
@@ -101,7 +102,7 @@ export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
     const call = parsed(() => vendor.webhooks.inboundCall(request));
     const decision = await admitInboundCall(
       { ...deps, log },
-      { provider: vendor.name, ...call, urlAgentName: agentName, maxConcurrent: settings[vendor.name].max_concurrent },
+      { provider: vendor.name, ...call, urlAgentName: agentName, maxConcurrent: Number(settings.vendors[vendor.name]?.max_concurrent) },
     );
     switch (decision.kind) {
       case 'connect':
@@ -158,6 +159,8 @@ export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
   }
 
   const callIdParam = z.string().describe('the call id (UUID) from the URL given to the provider');
+  const ANSWER_DESCRIPTION =
+    'The provider fetches it when the callee answers (the answer URL of the call). Answers the document that connects the stream to the media gateway; for an unknown or already finished call, a short message and a hang-up.';
   const statusResponses = {
     204: { description: 'Accepted (also for unknown calls and statuses, so the provider does not retry)' },
     ...INPUT_ERRORS,
@@ -177,33 +180,48 @@ export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
       description: [
         "The number's incoming-call URL in the provider's dashboard: the endpoint's `inbound_webhook_url`.",
         'The number called (`To`) is looked up in the telephony endpoints: an inactive endpoint refuses the call, and the endpoint\'s `inbound_agent_name` answers it (the agent in the URL only when the number has no endpoint or no inbound agent; a mismatch is logged).',
-        'Answers the document that connects the call to the media gateway (Twilio: `<Connect><Stream>` with parameters `call_id` and `token`) and creates the call (`inbound`, `ringing`). A replayed webhook (same provider call id) gets the same call, never a second one.',
-        'Refusals are documents too (Twilio only plays a 200): a reject for an unknown agent, an inactive number or a replay of an ended call; "all our agents are busy" and a hang-up over `<provider>_max_concurrent`.',
+        'Answers the document that connects the call to the media gateway (a bidirectional stream carrying the call id and its stream token) and creates the call (`inbound`, `ringing`). A replayed webhook (same provider call id) gets the same call, never a second one.',
+        'Refusals are documents too (some vendors only act on a 200): a reject for an unknown agent, an inactive number or a replay of an ended call; "all our agents are busy" and a hang-up over `<provider>_max_concurrent`.',
         "An agent whose STT, LLM or TTS cannot run on this installation (its `warnings`) is not connected: the caller hears a short apology, and the call is recorded `failed` (`end_reason: error`) with an `error` event naming the provider.",
       ].join(' '),
       params: z.object({ provider: providerParam(), agent_name: z.string().describe('agent answering calls to a number without an endpoint mapping') }),
-      responses: { 200: DOCUMENT, ...INPUT_ERRORS, 403: FORBIDDEN, 404: NOT_FOUND },
+      responses: { 200: documentResponse(), ...INPUT_ERRORS, 403: FORBIDDEN, 404: NOT_FOUND },
       async handler({ req, res, params }) {
         await inbound(params.provider, params.agent_name, req, res);
       },
     }),
-    ...['/telephony/{provider}/answer/{call_id}', '/telephony/twilio/twiml/{call_id}'].map((path) =>
-      route({
-        method: 'post',
-        path,
-        operationId: path.includes('twiml') ? 'postTwilioTwimlWebhook' : 'postAnswerWebhook',
-        tag: TAG,
-        public: true,
-        summary: path.includes('twiml') ? 'TwiML for an answered outbound Twilio call (alias of /telephony/twilio/answer/{call_id})' : 'Answer document of an outbound call',
-        description:
-          'The provider fetches it when the callee answers (the answer URL of the call). Answers the document that connects the stream to the media gateway; for an unknown or already finished call, a short message and a hang-up.',
-        params: path.includes('twiml') ? z.object({ call_id: callIdParam }) : z.object({ provider: providerParam(), call_id: callIdParam }),
-        responses: { 200: DOCUMENT, 403: FORBIDDEN, 404: NOT_FOUND },
-        async handler({ req, res, params }) {
-          const p = params as { provider?: string; call_id: string };
-          await answer(p.provider ?? 'twilio', p.call_id, req, res);
-        },
-      }),
+    route({
+      method: 'post',
+      path: '/telephony/{provider}/answer/{call_id}',
+      operationId: 'postAnswerWebhook',
+      tag: TAG,
+      public: true,
+      summary: 'Answer document of an outbound call',
+      description: ANSWER_DESCRIPTION,
+      params: z.object({ provider: providerParam(), call_id: callIdParam }),
+      responses: { 200: documentResponse(), 403: FORBIDDEN, 404: NOT_FOUND },
+      async handler({ req, res, params }) {
+        await answer(params.provider, params.call_id, req, res);
+      },
+    }),
+    // Older answer URLs a vendor declares (numbers and calls may still point at them).
+    ...telephonyDescriptors().flatMap((vendor) =>
+      (vendor.legacyAnswerPaths ?? []).map((path) =>
+        route({
+          method: 'post',
+          path,
+          operationId: `post${vendor.name.charAt(0).toUpperCase()}${vendor.name.slice(1)}LegacyAnswerWebhook`,
+          tag: TAG,
+          public: true,
+          summary: `${vendor.answerFormat} for an answered outbound ${vendor.label} call (alias of /telephony/${vendor.name}/answer/{call_id})`,
+          description: ANSWER_DESCRIPTION,
+          params: z.object({ call_id: callIdParam }),
+          responses: { 200: documentResponse(), 403: FORBIDDEN, 404: NOT_FOUND },
+          async handler({ req, res, params }) {
+            await answer(vendor.name, params.call_id, req, res);
+          },
+        }),
+      ),
     ),
     route({
       method: 'post',
@@ -236,8 +254,8 @@ export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
       },
     }),
   ];
-  // Vendors call with POST (form or JSON) or, if configured so (Twilio) or by design (Exotel's
-  // dynamic stream URL), with GET and the parameters in the query string.
+  // Vendors call with POST (form or JSON) or, if configured so or by design (a URL asked for the
+  // stream URL), with GET and the parameters in the query string.
   return routes.flatMap((r) => [
     r,
     { ...r, method: 'get' as const, operationId: r.operationId.replace(/^post/, 'get'), summary: `${r.summary} (GET)` },

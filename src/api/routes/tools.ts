@@ -10,6 +10,7 @@ import { outboundGuard } from '../../security/outbound-guard';
 import { removeToolReferences } from '../../tools/tool-references';
 import { keepMaskedHeaders, sealHeaders, toolEndpoint, toolHeaders, toolJson } from '../serializers/tool';
 import { ownedTool } from '../ownership';
+import { recordAgentVersion } from '../../agent-tests/versions';
 import { ToolCreateSchema, ToolPatchSchema, ToolSchema, ToolTestBodySchema, ToolTestResultSchema } from '../schemas/tool';
 
 const ToolIdParam = uuidParam('tool_id');
@@ -134,8 +135,9 @@ export function toolRoutes(ctx: ApiContext) {
         await db.sequelize.transaction(async (transaction) => {
           const tool = await Tool.findByPk(toolId, { transaction, lock: transaction.LOCK.UPDATE });
           if (!tool) throw notFound('Tool');
-          await removeToolReferences(db, toolId, transaction);
+          const changed = await removeToolReferences(db, toolId, transaction);
           await tool.destroy({ transaction });
+          for (const agentId of changed) await recordAgentVersion(db, agentId, transaction);
         });
         return { status: 204 };
       },

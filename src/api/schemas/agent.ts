@@ -5,16 +5,8 @@
  * update. Tool references are checked against the database by the service, not here.
  */
 import { z } from 'zod';
-import {
-  DEFAULT_LLM_MODEL,
-  EVENT_TYPES,
-  LLM_PROVIDERS,
-  PIPELINE_DEFAULTS,
-  STT_MODE_PROVIDER,
-  STT_MODES,
-  STT_PROVIDERS,
-  TTS_PROVIDERS,
-} from '../../shared/catalog';
+import { DEFAULT_LLM_MODEL, EVENT_TYPES, LLM_PROVIDERS, PIPELINE_DEFAULTS, STT_MODES, STT_PROVIDERS, sttModeProviders, TTS_PROVIDERS } from '../../shared/catalog';
+import { AnalysisPatchSchema, AnalysisSettingsOutSchema, AnalysisSettingsSchema } from './analysis';
 import { bundleToolRef, strictObject, toolUuid } from './flow';
 
 export { FlowNodeInputSchema } from './flow';
@@ -35,6 +27,18 @@ const languageTag = z.string().regex(LANGUAGE_TAG, 'must be a BCP-47 language ta
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2_000);
 const providerSettings = z.record(z.string(), z.unknown()).describe('provider-specific settings');
 const dedupe = <T>(items: T[]) => [...new Set(items)];
+
+/**
+ * A provider name of a registry. `names` is the registry's live list, read at each validation
+ * and when the OpenAPI document is built (its `enum`), so a vendor registered at start-up is
+ * accepted and documented like the built-in ones. Worded as zod words an enum.
+ */
+const providerName = (names: readonly string[]) =>
+  z
+    .string()
+    .refine((v) => names.includes(v), { error: () => `Invalid option: expected one of ${names.map((n) => JSON.stringify(n)).join('|')}` })
+    .meta({ enum: names });
+const sttModeText = () => `only for the stt_provider that offers it (${sttModeProviders().join(', ')})`;
 
 /** Every field of `pipeline_settings` with its rule (defaults come from PIPELINE_DEFAULTS). */
 const pipelineFields = {
@@ -66,15 +70,15 @@ function agentShape(toolRef: z.ZodType<string>) {
     name: AgentName.describe('unique slug; used in inbound webhook URLs and as agent_name in call requests'),
     prompt: z.string().min(1).max(100_000).describe('LLM system prompt'),
     greeting: z.string().max(5_000).nullable().default(null).describe('first TTS message; supports {{variable}} placeholders'),
-    stt_provider: z.enum(STT_PROVIDERS).default(STT_PROVIDERS[0]),
+    stt_provider: providerName(STT_PROVIDERS).default(STT_PROVIDERS[0]!),
     stt_model: z.string().min(1).max(200).nullable().default(null),
     stt_language: languageTag.default('en'),
-    stt_mode: z.enum(STT_MODES).nullable().default(null).describe(`only for stt_provider ${STT_MODE_PROVIDER}`),
+    stt_mode: z.enum(STT_MODES).nullable().default(null).describe(sttModeText()),
     stt_settings: providerSettings.default({}),
-    llm_provider: z.enum(LLM_PROVIDERS).default(LLM_PROVIDERS[0]),
+    llm_provider: providerName(LLM_PROVIDERS).default(LLM_PROVIDERS[0]!),
     llm_model: z.string().min(1).max(200).optional().describe('default: a small model of llm_provider'),
     llm_settings: strictObject({ temperature: llmFields.temperature.optional(), max_tokens: llmFields.max_tokens.optional() }).default({}),
-    tts_provider: z.enum(TTS_PROVIDERS).default(TTS_PROVIDERS[0]),
+    tts_provider: providerName(TTS_PROVIDERS).default(TTS_PROVIDERS[0]!),
     tts_model: z.string().min(1).max(200).nullable().default(null),
     voice: z.string().min(1).max(200).nullable().default(null).describe('voice id or speaker name'),
     tts_language: languageTag.nullable().default(null),
@@ -88,6 +92,9 @@ function agentShape(toolRef: z.ZodType<string>) {
       .describe('expected outbound variables: name -> {type, description}'),
     webhook_url: httpUrl.nullable().default(null).describe('receives call event notifications'),
     webhook_events: z.array(z.enum(EVENT_TYPES)).default([]).transform(dedupe),
+    analysis: AnalysisSettingsSchema.nullable()
+      .default(null)
+      .describe('post-call analysis: a summary, fields extracted from the call and a success verdict after every call (docs/post-call-analysis.md); null: none'),
   };
 }
 
@@ -101,8 +108,8 @@ function checkAgent(agent: AgentShapeOutput, ctx: z.RefinementCtx) {
   if (p.idle_end_secs <= p.idle_warn_secs) {
     ctx.addIssue({ code: 'custom', path: ['pipeline_settings', 'idle_end_secs'], message: `must be greater than idle_warn_secs (${p.idle_warn_secs})` });
   }
-  if (agent.stt_mode !== null && agent.stt_provider !== STT_MODE_PROVIDER) {
-    ctx.addIssue({ code: 'custom', path: ['stt_mode'], message: `only allowed when stt_provider is ${STT_MODE_PROVIDER}` });
+  if (agent.stt_mode !== null && !sttModeProviders().includes(agent.stt_provider)) {
+    ctx.addIssue({ code: 'custom', path: ['stt_mode'], message: `only allowed when stt_provider is ${sttModeProviders().join(' or ')}` });
   }
 }
 
@@ -149,15 +156,15 @@ export const AgentPatchSchema = strictObject({
   name: AgentName.optional(),
   prompt: z.string().min(1).max(100_000).optional(),
   greeting: z.string().max(5_000).nullable().optional(),
-  stt_provider: z.enum(STT_PROVIDERS).optional(),
+  stt_provider: providerName(STT_PROVIDERS).optional(),
   stt_model: z.string().min(1).max(200).nullable().optional(),
   stt_language: languageTag.optional(),
   stt_mode: z.enum(STT_MODES).nullable().optional(),
   stt_settings: providerSettings.optional().describe('merged key by key; null removes a key'),
-  llm_provider: z.enum(LLM_PROVIDERS).optional(),
+  llm_provider: providerName(LLM_PROVIDERS).optional(),
   llm_model: z.string().min(1).max(200).optional(),
   llm_settings: nullablePartial(llmFields).optional().describe('merged key by key; null removes a key'),
-  tts_provider: z.enum(TTS_PROVIDERS).optional(),
+  tts_provider: providerName(TTS_PROVIDERS).optional(),
   tts_model: z.string().min(1).max(200).nullable().optional(),
   voice: z.string().min(1).max(200).nullable().optional(),
   tts_language: languageTag.nullable().optional(),
@@ -168,6 +175,7 @@ export const AgentPatchSchema = strictObject({
   context_variables: z.record(z.string().regex(VARIABLE_NAME), ContextVariable).optional(),
   webhook_url: httpUrl.nullable().optional(),
   webhook_events: z.array(z.enum(EVENT_TYPES)).optional(),
+  analysis: AnalysisPatchSchema.nullable().optional().describe('merged key by key (null for a key restores its default); null removes the analysis'),
 });
 export type AgentPatch = z.output<typeof AgentPatchSchema>;
 
@@ -176,6 +184,7 @@ export const AgentSchema = z.object({
   id: z.uuid(),
   ...agentShape(toolUuid),
   llm_model: z.string(),
+  analysis: AnalysisSettingsOutSchema.nullable(),
   version: z.number().int().describe('incremented on every change of the config or its flow nodes'),
   created_at: z.string(),
   updated_at: z.string(),
@@ -185,7 +194,7 @@ export const AgentSchema = z.object({
   warnings: z
     .array(z.string())
     .describe(
-      'why this agent could not hold a voice call on this installation right now, one line per provider, e.g. "stt_provider sarvam: SARVAM_API_KEY is not set"; empty when it can. Outbound calls are refused and inbound calls apologised for while it is not empty',
+      'why this agent could not hold a voice call on this installation right now, one line per provider, e.g. "stt_provider <name>: <VENDOR>_API_KEY is not set"; empty when it can. Outbound calls are refused and inbound calls apologised for while it is not empty',
     ),
 });
 

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { AgentSchema, BundleAgentSchema } from './agent';
 import { bundleToolRef, BundleFlowNodeSchema, FlowNodeInputSchema, strictObject } from './flow';
 import { ToolCreateSchema } from './tool';
+import { BundleTestSchema } from './agent-test';
 
 export const BUNDLE_VERSION = '1';
 
@@ -19,6 +20,7 @@ export const BundleImportSchema = strictObject({
   agent: BundleAgentSchema,
   tools: z.array(BundleToolSchema).max(200).default([]),
   flow_nodes: z.array(BundleFlowNodeSchema).max(200).default([]),
+  tests: z.array(BundleTestSchema).max(200).optional().describe("the agent's tests (docs/agent-tests.md); on overwrite they replace the agent's tests, when given"),
 });
 export type BundleImport = z.output<typeof BundleImportSchema>;
 
@@ -31,6 +33,7 @@ export const BundleSchema = z.object({
   agent: ExportedAgentSchema,
   tools: z.array(BundleToolSchema.extend({ headers: z.record(z.string(), z.string()).describe('masked unless exported with include_secrets=true') })),
   flow_nodes: z.array(FlowNodeInputSchema),
+  tests: z.array(BundleTestSchema),
 });
 
 export const ImportResultSchema = z.object({
@@ -41,4 +44,5 @@ export const ImportResultSchema = z.object({
     .array(z.string())
     .describe('tools created without the header values the bundle carried masked (exported without include_secrets): set them with PATCH /api/tools/{tool_id}'),
   flow_nodes_count: z.number().int(),
+  tests_count: z.number().int().describe('tests imported with the agent'),
 });

@@ -1,9 +1,23 @@
 /** Response shapes of calls and their events (OpenAPI documentation of the call serializers). */
 import { z } from 'zod';
+import { ANALYSIS_STATUSES } from '../../analysis/types';
 import { CALL_STATUSES, DIRECTIONS, END_REASONS } from '../../shared/catalog';
 
 const timestamp = z.string().describe('ISO 8601 UTC without offset, YYYY-MM-DDTHH:MM:SS');
 const preciseTimestamp = z.string().describe('ISO 8601 UTC without offset, with milliseconds');
+
+export const CallAnalysisSchema = z
+  .object({
+    summary: z.string().nullable().describe('null when the analysis failed or was skipped'),
+    fields: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).describe("the agent's fields; null for what the call did not establish"),
+    success: z.boolean().nullable().describe('the verdict on the success criteria; null without criteria (or no verdict)'),
+    success_reason: z.string().nullable().describe('one sentence'),
+    model: z.string().nullable(),
+    completed_at: timestamp,
+    error: z.string().nullable().describe('why the analysis failed (analysis_status failed)'),
+    skipped_reason: z.string().nullable().describe('why no analysis ran (analysis_status skipped), e.g. "the caller did not speak"'),
+  })
+  .describe('post-call analysis (docs/post-call-analysis.md)');
 
 export const CallSchema = z.object({
   id: z.uuid(),
@@ -24,6 +38,13 @@ export const CallSchema = z.object({
   llm_prompt_tokens: z.number().int(),
   llm_completion_tokens: z.number().int(),
   tts_characters: z.number().int(),
+  analysis_status: z
+    .enum(ANALYSIS_STATUSES)
+    .nullable()
+    .describe('post-call analysis: null when the agent had none; pending while it runs (also during a re-run)'),
+  analysis: CallAnalysisSchema.nullable().describe('null until the first analysis has finished'),
+  analysis_prompt_tokens: z.number().int().describe('LLM tokens of the analyses (re-runs included), apart from the conversation'),
+  analysis_completion_tokens: z.number().int(),
   metadata: z.record(z.string(), z.unknown()),
   created_at: timestamp,
 });

@@ -1,9 +1,10 @@
 /** Request and response shapes of telephony settings and telephony endpoints. */
 import { z } from 'zod';
-import { ALL_PROVIDER_FIELDS, DEFAULT_MAX_CONCURRENT, PROVIDER_CHOICES, resolveProvider, type FieldKind } from '../telephony/provider-fields';
+import { providerChoicesText, resolveProvider, telephonyDescriptors } from '../../providers/telephony/registry';
+import { DEFAULT_MAX_CONCURRENT, E164_PATTERN, PhoneNumberSchema, type FieldKind } from '../../providers/telephony/settings';
+import { allProviderFields } from '../telephony/provider-fields';
 
-export const E164_PATTERN = /^\+[1-9]\d{6,14}$/;
-export const PhoneNumberSchema = z.string().regex(E164_PATTERN, 'must be an E.164 number such as +14155550123');
+export { E164_PATTERN, PhoneNumberSchema };
 
 // Providers must reach this URL from the internet, so it has to be HTTPS; plain HTTP is allowed
 // for loopback hosts only, where a local setup or a tunnel terminates TLS.
@@ -19,61 +20,88 @@ export const PublicBaseUrlSchema = z
   .transform((value) => value.replace(/\/+$/, ''))
   .describe('publicly reachable HTTPS URL of this service; providers call back to it');
 
-/** Provider given by its name or the spec's alias; yields the real name. */
-export const ProviderSchema = z
-  .string()
-  .refine((v) => resolveProvider(v) !== undefined, `must be ${PROVIDER_CHOICES}`)
-  .transform((v) => resolveProvider(v)!)
-  .describe(PROVIDER_CHOICES);
-
-const nonEmpty = z.string().trim().min(1, 'cannot be empty').max(512);
-const VALUE_SCHEMAS: Record<FieldKind, z.ZodType> = {
-  text: nonEmpty,
-  secret: nonEmpty,
-  phone: PhoneNumberSchema,
-  url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }),
-  int: z.number().int().min(1).max(100_000),
-};
+/** Provider given by its name or the spec's alias; yields the real name. Built when routes are. */
+export const providerSchema = () =>
+  z
+    .string()
+    .refine((v) => resolveProvider(v) !== undefined, { error: () => `must be ${providerChoicesText()}` })
+    .transform((v) => resolveProvider(v)!)
+    .describe(providerChoicesText());
 
 const FIELD_DOC: Record<FieldKind, string> = {
   text: 'plain text',
   secret: 'secret: stored encrypted, returned masked (****last4); sending the masked value back keeps the stored secret',
   phone: 'E.164',
   url: 'URL',
-  int: `concurrent calls; null = the default, ${DEFAULT_MAX_CONCURRENT}`,
+  int: `null = the default, ${DEFAULT_MAX_CONCURRENT}`,
 };
 
-/** Every provider field, nullable (null clears it). */
+/** Every provider field, nullable (null clears it), described with the vendor's help text. */
 export const providerFieldSchemas = (): Record<string, z.ZodType> =>
-  Object.fromEntries(ALL_PROVIDER_FIELDS.map((f) => [f.name, VALUE_SCHEMAS[f.kind].nullable().optional().describe(FIELD_DOC[f.kind])]));
+  Object.fromEntries(allProviderFields().map((f) => [f.name, f.field.schema.nullable().optional().describe(`${f.field.help} (${FIELD_DOC[f.field.kind]})`)]));
+
+/** "`provider_a_*` for `acme_*`, …": the spec's alias prefixes. */
+export const aliasPrefixesText = () =>
+  telephonyDescriptors()
+    .flatMap((v) => (v.alias ? [`\`${v.alias}_*\` for \`${v.name}_*\``] : []))
+    .join(', ');
 
 /**
  * Documents the PUT body; the handler validates it strictly after resolving aliases (unknown
  * keys and other providers' fields are refused there), so unknown keys pass this first check.
  */
-export const TelephonySettingsPutSchema = z
-  .looseObject({
-    provider: ProviderSchema.describe(`the active provider: ${PROVIDER_CHOICES}`),
-    public_base_url: PublicBaseUrlSchema,
-    ...providerFieldSchemas(),
-  })
-  .describe(
-    'Partial update. Only fields of the active `provider` may be sent; `provider_a_*`, `provider_b_*`, `provider_c_*` are accepted as aliases of `twilio_*`, `exotel_*`, `plivo_*`.',
-  );
+export const telephonySettingsPutSchema = () =>
+  z
+    .looseObject({
+      provider: providerSchema().describe(`the active provider: ${providerChoicesText()}`),
+      public_base_url: PublicBaseUrlSchema,
+      ...providerFieldSchemas(),
+    })
+    .describe(`Partial update. Only fields of the active \`provider\` may be sent; aliases are accepted as field prefixes: ${aliasPrefixesText()}.`);
 
-export const TelephonySettingsSchema = z.object({
-  provider: z.string().nullable(),
-  public_base_url: z.string().nullable(),
-  ...Object.fromEntries(
-    ALL_PROVIDER_FIELDS.map((f) => [f.name, (f.kind === 'int' ? z.number().int() : z.string()).nullable().describe(FIELD_DOC[f.kind])]),
-  ),
-});
+export const telephonySettingsSchema = () =>
+  z.object({
+    provider: z.string().nullable(),
+    public_base_url: z.string().nullable(),
+    ...Object.fromEntries(
+      allProviderFields().map((f) => [f.name, (f.field.kind === 'int' ? z.number().int() : z.string()).nullable().describe(`${f.field.help} (${FIELD_DOC[f.field.kind]})`)]),
+    ),
+  });
+
+const CapabilitySchema = z.object({ supported: z.boolean(), how: z.string() });
+
+export const telephonyProvidersSchema = () =>
+  z.array(
+    z.object({
+      name: z.string().describe('the provider name: in URLs, settings fields and calls'),
+      alias: z.string().nullable().describe("the spec's neutral name, accepted on input"),
+      label: z.string(),
+      docs: z.string().describe('what to set up at the vendor'),
+      capabilities: z.object({
+        transfer: CapabilitySchema,
+        machine_detection: CapabilitySchema,
+        send_dtmf: CapabilitySchema,
+        audio_formats: z.array(z.string()).describe('media-stream formats, e.g. mulaw/8000, pcm16/16000'),
+      }),
+      fields: z.array(
+        z.object({
+          name: z.string().describe('`<provider>_<suffix>`, as in GET/PUT /api/settings/telephony'),
+          suffix: z.string(),
+          kind: z.enum(['text', 'secret', 'phone', 'url', 'int']),
+          secret: z.boolean().describe('stored encrypted, returned masked'),
+          label: z.string(),
+          help: z.string(),
+          default: z.union([z.string(), z.number()]).nullable().describe('applies while the field is unset'),
+        }),
+      ),
+    }),
+  );
 
 const AgentNameSchema = z.string().trim().min(1).max(200);
 
 export const EndpointCreateSchema = z.object({
   phone_number: PhoneNumberSchema,
-  provider: ProviderSchema,
+  provider: providerSchema(),
   inbound_agent_name: AgentNameSchema.nullable().optional().describe('agent answering incoming calls on this number'),
   outbound_agent_name: AgentNameSchema.nullable().optional().describe('agent placing outgoing calls from this number'),
   label: z.string().max(200).nullable().optional(),

@@ -1,49 +1,69 @@
 /**
- * The credential fields of each telephony provider, as named in the settings API
- * (`<provider>_<suffix>`), and the spec's neutral provider names accepted as aliases.
+ * The telephony settings as the API shows them: every registered provider's fields flat, named
+ * `<provider>_<suffix>`, with the spec's neutral aliases (`provider_a_…`) accepted on input. The
+ * fields are the vendors' own declarations (their descriptors' `settings`), read at each use so a
+ * vendor registered at start-up is served like the built-in ones.
  */
-import { TELEPHONY_ALIASES, TELEPHONY_PROVIDERS, type TelephonyProvider } from '../../shared/catalog';
+import { mask } from '../../security/crypto';
+import type { TelephonyVendorDescriptor } from '../../providers/telephony/descriptor';
+import { telephonyDescriptors } from '../../providers/telephony/registry';
+import { fieldName, type SettingField } from '../../providers/telephony/settings';
+import type { TelephonySettings } from '../../providers/telephony/settings-store';
 
-/** text: plain string; secret: stored encrypted, returned masked; phone: E.164; url: http(s) URL. */
-export type FieldKind = 'text' | 'secret' | 'phone' | 'url' | 'int';
-
-export const PROVIDER_FIELDS = {
-  twilio: { account_sid: 'text', auth_token: 'secret', phone_number: 'phone', max_concurrent: 'int' },
-  exotel: { account_sid: 'text', api_key: 'text', api_token: 'secret', phone_number: 'phone', api_base: 'url', max_concurrent: 'int' },
-  plivo: { auth_id: 'text', auth_token: 'secret', phone_number: 'phone', max_concurrent: 'int' },
-} as const satisfies Record<TelephonyProvider, Record<string, FieldKind>>;
-
-/**
- * Concurrent calls per provider when max_concurrent is not set. Trial and entry-level accounts of
- * the supported providers allow at least this many simultaneous calls; raise it to the account's limit.
- */
-export const DEFAULT_MAX_CONCURRENT = 10;
+export { DEFAULT_MAX_CONCURRENT } from '../../providers/telephony/settings';
 
 export interface ProviderField {
-  provider: TelephonyProvider;
+  provider: string;
   suffix: string;
-  kind: FieldKind;
-  /** API name, e.g. twilio_auth_token. */
+  field: SettingField;
+  /** API name, e.g. acme_auth_token. */
   name: string;
 }
 
-export const ALL_PROVIDER_FIELDS: ProviderField[] = TELEPHONY_PROVIDERS.flatMap((provider) =>
-  Object.entries(PROVIDER_FIELDS[provider]).map(([suffix, kind]) => ({ provider, suffix, kind, name: `${provider}_${suffix}` })),
-);
+const fieldsOf = (vendor: TelephonyVendorDescriptor): ProviderField[] =>
+  Object.entries(vendor.settings).map(([suffix, field]) => ({ provider: vendor.name, suffix, field, name: fieldName(vendor.name, suffix) }));
 
-/** The real provider name for a real name or an alias; undefined for anything else. */
-export function resolveProvider(value: unknown): TelephonyProvider | undefined {
-  if (typeof value !== 'string') return undefined;
-  if ((TELEPHONY_PROVIDERS as readonly string[]).includes(value)) return value as TelephonyProvider;
-  return TELEPHONY_ALIASES[value];
+export function allProviderFields(): ProviderField[] {
+  return telephonyDescriptors().flatMap(fieldsOf);
 }
 
-export const PROVIDER_CHOICES = `one of ${TELEPHONY_PROVIDERS.join(', ')} (or ${Object.keys(TELEPHONY_ALIASES).join(', ')})`;
-
-/** Maps `provider_a_account_sid` to `twilio_account_sid`; other keys unchanged. */
+/** Maps `provider_a_account_sid` to `<provider a's name>_account_sid`; other keys unchanged. */
 export function canonicalFieldName(key: string): string {
-  for (const [alias, provider] of Object.entries(TELEPHONY_ALIASES)) {
-    if (key.startsWith(`${alias}_`)) return `${provider}_${key.slice(alias.length + 1)}`;
+  for (const vendor of telephonyDescriptors()) {
+    if (vendor.alias && key.startsWith(`${vendor.alias}_`)) return fieldName(vendor.name, key.slice(vendor.alias.length + 1));
   }
   return key;
+}
+
+/**
+ * API form: every field of every provider (`<provider>_<suffix>`), null when unset (the spec) —
+ * also where a default applies, e.g. max_concurrent — and secrets masked.
+ */
+export function telephonySettingsJson(settings: TelephonySettings): Record<string, unknown> {
+  const out: Record<string, unknown> = { provider: settings.provider, public_base_url: settings.public_base_url };
+  for (const f of allProviderFields()) {
+    const value = settings.defaulted.includes(f.name) ? null : (settings.vendors[f.provider]?.[f.suffix] ?? null);
+    out[f.name] = f.field.kind === 'secret' ? mask(value as string | null) : value;
+  }
+  return out;
+}
+
+/** What GET /api/settings/telephony/providers says about each vendor: for forms and tooling. */
+export function providersJson() {
+  return telephonyDescriptors().map((vendor) => ({
+    name: vendor.name,
+    alias: vendor.alias,
+    label: vendor.label,
+    docs: vendor.docs,
+    capabilities: vendor.capabilities,
+    fields: fieldsOf(vendor).map((f) => ({
+      name: f.name,
+      suffix: f.suffix,
+      kind: f.field.kind,
+      secret: f.field.kind === 'secret',
+      label: f.field.label,
+      help: f.field.help,
+      default: f.field.default ?? null,
+    })),
+  }));
 }

@@ -1,4 +1,5 @@
 import { DataTypes, type Model, type ModelStatic, type Sequelize } from 'sequelize';
+import type { AnalysisSettings } from '../../analysis/types';
 import { jsonb, modelOptions, nullableText, requiredText, uuidPk, type Timestamps } from './common';
 
 export interface AgentRow extends Timestamps {
@@ -27,6 +28,8 @@ export interface AgentRow extends Timestamps {
   webhook_events: string[];
   webhook_secret_encrypted: string | null;
   version: number;
+  /** Post-call analysis; null = none. */
+  analysis: AnalysisSettings | null;
   /** The user who created it; null = the administrators' (created before ownership, or owner deleted). */
   owner_id: string | null;
 }
@@ -79,6 +82,7 @@ export function defineAgentModels(sequelize: Sequelize) {
       webhook_events: jsonb([]),
       webhook_secret_encrypted: nullableText(),
       version: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 1 },
+      analysis: { type: DataTypes.JSON, allowNull: true },
       owner_id: { type: DataTypes.UUID, allowNull: true },
     },
     { ...modelOptions, tableName: 'agents' },

@@ -1,4 +1,5 @@
 import { DataTypes, type Model, type ModelStatic, type Sequelize } from 'sequelize';
+import type { AnalysisStatus, CallAnalysis } from '../../analysis/types';
 import { jsonb, modelOptions, nullableInt, nullableText, requiredText, uuidPk, type Timestamps } from './common';
 
 export type CallStatus = 'ringing' | 'in_progress' | 'completed' | 'failed' | 'no_answer';
@@ -32,6 +33,13 @@ export interface CallRow extends Timestamps {
   channel: CallChannel;
   /** The media gateway (its task queue) holding the call's audio; null for calls without a stream. */
   gateway_id: string | null;
+  /** Post-call analysis: null when the agent has none. */
+  analysis_status: AnalysisStatus | null;
+  analysis: CallAnalysis | null;
+  /** `analysis.success`, in a column of its own for the indexed `success=` filter. */
+  analysis_success: boolean | null;
+  analysis_prompt_tokens: number;
+  analysis_completion_tokens: number;
 }
 
 export interface CallEventRow {
@@ -72,6 +80,11 @@ export function defineCallModels(sequelize: Sequelize) {
       context: jsonb({}),
       channel: { type: DataTypes.TEXT, allowNull: false, defaultValue: 'voice' },
       gateway_id: nullableText(),
+      analysis_status: nullableText(),
+      analysis: { type: DataTypes.JSONB, allowNull: true },
+      analysis_success: { type: DataTypes.BOOLEAN, allowNull: true },
+      analysis_prompt_tokens: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+      analysis_completion_tokens: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
     },
     { ...modelOptions, tableName: 'calls' },
   );

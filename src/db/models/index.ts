@@ -1,5 +1,6 @@
 import type { Sequelize } from 'sequelize';
 import { defineAgentModels } from './agents';
+import { defineAgentTestModels } from './agent-tests';
 import { defineCallModels } from './calls';
 import { defineTelephonyModels } from './telephony';
 import { defineToolModels } from './tools';
@@ -12,11 +13,13 @@ export function defineModels(sequelize: Sequelize) {
     ...defineToolModels(sequelize),
     ...defineTelephonyModels(sequelize),
     ...defineCallModels(sequelize),
+    ...defineAgentTestModels(sequelize),
   };
 }
 
 export type Models = ReturnType<typeof defineModels>;
 export * from './agents';
+export * from './agent-tests';
 export * from './calls';
 export * from './telephony';
 export * from './tools';

@@ -1,25 +1,22 @@
 import { DataTypes, type Model, type ModelStatic, type Sequelize } from 'sequelize';
-import { modelOptions, nullableInt, nullableText, requiredText, uuidPk, type Timestamps } from './common';
+import { jsonb, modelOptions, nullableText, requiredText, uuidPk, type Timestamps } from './common';
 
-/** A single row (id = 1) holding the credentials of every telephony provider. */
+/** A single row (id = 1): the active provider and the public base URL. */
 export interface TelephonySettingsRow extends Timestamps {
   id: number;
   provider: string | null;
   public_base_url: string | null;
-  twilio_account_sid: string | null;
-  twilio_auth_token_encrypted: string | null;
-  twilio_phone_number: string | null;
-  twilio_max_concurrent: number | null;
-  exotel_account_sid: string | null;
-  exotel_api_key: string | null;
-  exotel_api_token_encrypted: string | null;
-  exotel_phone_number: string | null;
-  exotel_api_base: string | null;
-  exotel_max_concurrent: number | null;
-  plivo_auth_id: string | null;
-  plivo_auth_token_encrypted: string | null;
-  plivo_phone_number: string | null;
-  plivo_max_concurrent: number | null;
+}
+
+/**
+ * One row per telephony provider: its settings as declared by its descriptor, plain fields in
+ * `fields` and secret ones in `secrets` (each value SecretBox-encrypted). Keys are the field
+ * suffixes (`account_sid`, `auth_token`); an absent or null key is unset.
+ */
+export interface TelephonyProviderSettingsRow extends Timestamps {
+  provider: string;
+  fields: Record<string, string | number | null>;
+  secrets: Record<string, string | null>;
 }
 
 export interface TelephonyEndpointRow extends Timestamps {
@@ -33,6 +30,7 @@ export interface TelephonyEndpointRow extends Timestamps {
 }
 
 export type TelephonySettingsModel = ModelStatic<Model<TelephonySettingsRow, Partial<TelephonySettingsRow>>>;
+export type TelephonyProviderSettingsModel = ModelStatic<Model<TelephonyProviderSettingsRow, Partial<TelephonyProviderSettingsRow>>>;
 export type TelephonyEndpointModel = ModelStatic<Model<TelephonyEndpointRow, Partial<TelephonyEndpointRow>>>;
 
 export function defineTelephonyModels(sequelize: Sequelize) {
@@ -42,22 +40,13 @@ export function defineTelephonyModels(sequelize: Sequelize) {
       id: { type: DataTypes.INTEGER, primaryKey: true },
       provider: nullableText(),
       public_base_url: nullableText(),
-      twilio_account_sid: nullableText(),
-      twilio_auth_token_encrypted: nullableText(),
-      twilio_phone_number: nullableText(),
-      twilio_max_concurrent: nullableInt(),
-      exotel_account_sid: nullableText(),
-      exotel_api_key: nullableText(),
-      exotel_api_token_encrypted: nullableText(),
-      exotel_phone_number: nullableText(),
-      exotel_api_base: nullableText(),
-      exotel_max_concurrent: nullableInt(),
-      plivo_auth_id: nullableText(),
-      plivo_auth_token_encrypted: nullableText(),
-      plivo_phone_number: nullableText(),
-      plivo_max_concurrent: nullableInt(),
     },
     { ...modelOptions, tableName: 'telephony_settings' },
+  );
+  const TelephonyProviderSettings: TelephonyProviderSettingsModel = sequelize.define(
+    'TelephonyProviderSettings',
+    { provider: { type: DataTypes.TEXT, primaryKey: true }, fields: jsonb({}), secrets: jsonb({}) },
+    { ...modelOptions, tableName: 'telephony_provider_settings' },
   );
   const TelephonyEndpoint: TelephonyEndpointModel = sequelize.define(
     'TelephonyEndpoint',
@@ -72,5 +61,5 @@ export function defineTelephonyModels(sequelize: Sequelize) {
     },
     { ...modelOptions, tableName: 'telephony_endpoints' },
   );
-  return { TelephonySettings, TelephonyEndpoint };
+  return { TelephonySettings, TelephonyProviderSettings, TelephonyEndpoint };
 }

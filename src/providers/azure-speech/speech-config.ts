@@ -6,6 +6,8 @@
  * A container needs no key; the others do.
  */
 import * as sdk from 'microsoft-cognitiveservices-speech-sdk';
+import { z } from 'zod';
+import { configValues, optionalString, optionalUrl } from '../../shared/config-fields';
 import type { ProviderConfig } from '../vendor';
 import { SpeechProviderError } from '../speech-socket';
 
@@ -16,15 +18,28 @@ export interface AzureSpeechConnection {
   endpoint?: string;
 }
 
+const SPEECH_URL = { regex: /^(wss?|https?):\/\//i, message: 'must be a ws://, wss://, http:// or https:// URL' };
+
+/** Azure Speech's keys, shared by the STT and TTS descriptors. */
+export const AZURE_SPEECH_CONFIG = {
+  AZURE_SPEECH_KEY: optionalString,
+  AZURE_SPEECH_REGION: optionalString.pipe(z.string().regex(/^[a-z0-9]+$/, 'must be an Azure region name such as westeurope or centralindia').optional()),
+  // A custom Speech endpoint (full URL with path) or a container host (ws://host:5000) instead of the region's.
+  AZURE_SPEECH_ENDPOINT: optionalUrl(SPEECH_URL),
+  AZURE_SPEECH_HOST: optionalUrl(SPEECH_URL),
+};
+
 export function azureConnection(config: ProviderConfig): AzureSpeechConnection {
-  return { key: config.AZURE_SPEECH_KEY, region: config.AZURE_SPEECH_REGION, host: config.AZURE_SPEECH_HOST, endpoint: config.AZURE_SPEECH_ENDPOINT };
+  const env = configValues(AZURE_SPEECH_CONFIG, config);
+  return { key: env.AZURE_SPEECH_KEY, region: env.AZURE_SPEECH_REGION, host: env.AZURE_SPEECH_HOST, endpoint: env.AZURE_SPEECH_ENDPOINT };
 }
 
 /** What is missing for the SDK to connect, worded as the registries report it; null when complete. */
 export function azureMissing(config: ProviderConfig): string | null {
-  if (config.AZURE_SPEECH_HOST || config.AZURE_SPEECH_ENDPOINT) return null;
-  if (!config.AZURE_SPEECH_KEY) return 'AZURE_SPEECH_KEY is not set (or AZURE_SPEECH_HOST / AZURE_SPEECH_ENDPOINT for a container)';
-  if (!config.AZURE_SPEECH_REGION) return 'AZURE_SPEECH_REGION is not set (or AZURE_SPEECH_HOST / AZURE_SPEECH_ENDPOINT)';
+  const env = configValues(AZURE_SPEECH_CONFIG, config);
+  if (env.AZURE_SPEECH_HOST || env.AZURE_SPEECH_ENDPOINT) return null;
+  if (!env.AZURE_SPEECH_KEY) return 'AZURE_SPEECH_KEY is not set (or AZURE_SPEECH_HOST / AZURE_SPEECH_ENDPOINT for a container)';
+  if (!env.AZURE_SPEECH_REGION) return 'AZURE_SPEECH_REGION is not set (or AZURE_SPEECH_HOST / AZURE_SPEECH_ENDPOINT)';
   return null;
 }
 

@@ -1,7 +1,7 @@
 /**
- * Streaming STT: the interface (types.ts), the vendor registry (registry.ts) and the shared
- * reconnecting wrapper the gateway puts around a call's stream (../resilience.ts).
+ * Streaming STT, the vendor-neutral part: the interface (types.ts) and the vendor registry
+ * (registry.ts). A vendor's own classes are imported from its folder (./<vendor>), never from
+ * here, so this module names no vendor.
  */
 export * from './types';
 export * from './registry';
-export { DeepgramStt, deepgramListenUrl, DEEPGRAM_DEFAULTS } from './deepgram';

@@ -6,7 +6,6 @@
  */
 import type { EventEmitter } from 'node:events';
 import type { AudioFormat } from '../../audio/format';
-import type { SttProvider } from '../../shared/catalog';
 import type { ProviderConfig, VendorDescriptor } from '../vendor';
 export { SpeechProviderError } from '../speech-socket';
 import type { SpeechProviderError } from '../speech-socket';
@@ -132,7 +131,7 @@ export interface SttCapabilities {
  * One STT vendor: `src/providers/stt/<vendor>/index.ts` exports `descriptor: SttVendor`, and
  * `src/providers/stt/registry.ts` lists it.
  */
-export interface SttVendor extends VendorDescriptor<SttProvider> {
+export interface SttVendor extends VendorDescriptor {
   readonly capabilities: SttCapabilities;
   /** A stream for one call; throws when `missing(config)` is not null. */
   create(agent: AgentSttFields, config: ProviderConfig, options?: SttCreateOptions): SttStream;

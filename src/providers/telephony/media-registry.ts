@@ -1,24 +1,16 @@
 /**
- * The media-stream protocols the media gateway serves, at /media/<provider>. Kept apart from
- * registry.ts so the gateway loads no vendor REST SDK. One line per vendor.
+ * The media-stream protocols the media gateway serves, at /media/<provider>: each registered
+ * vendor's codec (its descriptor's `media`). Reads only the light descriptors, so the gateway
+ * loads no vendor REST SDK.
  */
-import type { TelephonyProvider } from '../../shared/catalog';
+import { telephonyDescriptor, telephonyDescriptors } from './registry';
 import type { MediaStreamProtocol } from './stream';
-import { exotelMedia } from './exotel/media';
-import { plivoMedia } from './plivo/media';
-import { twilioMedia } from './twilio/media';
-
-const PROTOCOLS: Partial<Record<TelephonyProvider, MediaStreamProtocol>> = {
-  twilio: twilioMedia,
-  exotel: exotelMedia,
-  plivo: plivoMedia,
-};
 
 export function mediaProtocol(provider: string): MediaStreamProtocol | undefined {
-  return Object.hasOwn(PROTOCOLS, provider) ? PROTOCOLS[provider as TelephonyProvider] : undefined;
+  return telephonyDescriptor(provider)?.media;
 }
 
 /** The largest message any protocol accepts: the WebSocket server's payload limit. */
 export function maxMediaMessageBytes(): number {
-  return Math.max(...Object.values(PROTOCOLS).map((p) => p.maxMessageBytes));
+  return Math.max(...telephonyDescriptors().map((v) => v.media.maxMessageBytes));
 }

@@ -1,7 +1,7 @@
 /**
  * The media half of the telephony seam: a vendor's bidirectional audio WebSocket, decoded into
  * neutral events and encoded back. The media gateway holds one MediaStreamCodec per socket
- * (`/media/<provider>`), found through media-registry.ts; it never sees a vendor's JSON.
+ * (`/media/<provider>`), found through the registry (registry.ts); it never sees a vendor's JSON.
  *
  * Caller audio is decoded once, by the codec, to 16-bit PCM at the stream's rate: the VAD, the
  * STT and the recording all take that. Agent audio comes from TTS already in the stream's format
@@ -14,11 +14,10 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AudioFormat } from '../../audio/format';
-import type { TelephonyProvider } from '../../shared/catalog';
 
 /** The WebSocket upgrade request (some vendors carry parameters or credentials on it). */
 export interface StreamUpgrade {
-  /** Path and query of the upgrade request, e.g. /media/exotel?call_id=…&token=… */
+  /** Path and query of the upgrade request, e.g. /media/<provider>?call_id=…&token=… */
   url: URL;
   headers: IncomingHttpHeaders;
   remoteAddress: string;
@@ -37,14 +36,14 @@ export interface StreamStart {
   format: AudioFormat;
   /**
    * Length of each outgoing `media` message in ms (default 20). A vendor with a minimum chunk
-   * size (Exotel) asks for longer frames; the gateway keeps the line buffered accordingly.
+   * size asks for longer frames; the gateway keeps the line buffered accordingly.
    */
   frameMs?: number;
 }
 
 /** One message from the vendor, in neutral terms. */
 export type StreamEvent =
-  /** A handshake message before start (Twilio `connected`): nothing to do. */
+  /** A handshake message before start (a `connected` event): nothing to do. */
   | { type: 'connected' }
   | { type: 'start'; start: StreamStart }
   /**
@@ -53,12 +52,12 @@ export type StreamEvent =
    * of this audio since the stream started, when it says (null: place it at arrival).
    */
   | { type: 'audio'; pcm: Int16Array; timestampMs: number | null }
-  /** A mark/checkpoint we sent has played (Twilio also echoes pending marks after a clear). */
+  /** A mark/checkpoint we sent has played (some vendors also echo pending marks after a clear). */
   | { type: 'mark'; name: string }
-  /** The vendor confirmed a clear (Plivo `clearedAudio`). */
+  /** The vendor confirmed a clear. */
   | { type: 'cleared' }
   | { type: 'dtmf'; digit: string }
-  /** The vendor ended the stream (Twilio/Exotel `stop`); a vendor without one just closes the socket. */
+  /** The vendor ended the stream (a `stop` event); a vendor without one just closes the socket. */
   | { type: 'stop' }
   /** Well-formed but nothing for us (another track, an event we do not use): ignored silently. */
   | { type: 'ignored'; what: string }
@@ -80,7 +79,7 @@ export interface MediaStreamCodec {
 }
 
 export interface MediaStreamProtocol {
-  readonly name: TelephonyProvider;
+  readonly name: string;
   /** Largest WebSocket message accepted from the vendor, in bytes (bigger ones close the socket, 1009). */
   readonly maxMessageBytes: number;
   /** A codec for a new socket on /media/<name>. */

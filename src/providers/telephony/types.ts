@@ -1,20 +1,19 @@
 /**
  * The telephony seam: what the platform needs from a phone company, whatever the vendor. Each
- * vendor folder (twilio/, exotel/, plivo/) implements these interfaces against that vendor's real
- * wire protocol, and the registries (registry.ts for the API and worker, media-registry.ts for
- * the media gateway) list the vendors. Routes, the outbound endpoint, hang-ups and the gateway's
- * `/media/<provider>` stream endpoint are generic and look the vendor up there; only the vendor
- * folder knows its wire formats.
+ * vendor folder implements these interfaces against that vendor's real wire protocol and
+ * describes itself in a TelephonyVendorDescriptor (descriptor.ts), which registry.ts lists.
+ * Routes, the outbound endpoint, hang-ups and the gateway's `/media/<provider>` stream endpoint
+ * are generic and look the vendor up there; only the vendor folder knows its wire formats.
  *
  * Two halves, so the media gateway does not load the REST SDKs:
- * - TelephonyVendor (this file): REST (dial, hang up), webhook authentication and parsing, and
- *   the HTTP answer documents (connect a bidirectional stream, refuse, say and hang up).
- * - MediaStreamProtocol (stream.ts): the media WebSocket codec.
+ * - TelephonyVendor (this file, the descriptor's lazily loaded `server()`): REST (dial, hang up),
+ *   webhook authentication and parsing, and the HTTP answer documents (connect a bidirectional
+ *   stream, refuse, say and hang up).
+ * - MediaStreamProtocol (stream.ts, the descriptor's `media`): the media WebSocket codec.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Config } from '../../config';
-import type { TelephonySettings } from '../../api/telephony/settings-store';
-import type { TelephonyProvider } from '../../shared/catalog';
+import type { ProviderConfig } from '../vendor';
+import type { VendorSettings } from './settings';
 import type { TelephonyStatusSignal } from '../../../workflows/call-definitions';
 
 // ---- call statuses ---------------------------------------------------------------------------
@@ -112,10 +111,10 @@ export type ProviderErrorKind = 'rejected' | 'auth' | 'not_found' | 'unavailable
 export class TelephonyProviderError extends Error {
   override readonly name = 'TelephonyProviderError';
   constructor(
-    readonly provider: TelephonyProvider,
+    readonly provider: string,
     readonly kind: ProviderErrorKind,
     message: string,
-    /** The provider's error code (Twilio: numeric, e.g. 21211), when it gave one. */
+    /** The provider's error code (numeric or a word, as the vendor gives it), when it gave one. */
     readonly code: number | string | null = null,
     /** HTTP status of the provider's answer; null when there was none. */
     readonly httpStatus: number | null = null,
@@ -128,7 +127,7 @@ export class TelephonyProviderError extends Error {
 /** The stored settings lack what a provider request needs; `missing` names the settings fields. */
 export class TelephonyNotConfigured extends Error {
   constructor(
-    readonly provider: TelephonyProvider,
+    readonly provider: string,
     readonly label: string,
     readonly missing: string[],
   ) {
@@ -150,7 +149,8 @@ export interface WebhookRequest {
 }
 
 export interface WebhookAuthContext {
-  settings: TelephonySettings;
+  /** The vendor's own stored settings (decrypted). */
+  settings: VendorSettings;
   /** public_base_url (or PUBLIC_BASE_URL), no trailing slash: the URLs the provider was given start with it. */
   publicBaseUrl: string;
 }
@@ -196,10 +196,10 @@ export interface StatusUpdate {
 
 /** What a connect document may depend on besides the stream itself. */
 export interface ConnectContext {
-  config: Config;
+  config: ProviderConfig;
 }
 
-/** A whole HTTP answer to the provider (TwiML, Plivo XML, Exotel JSON…). */
+/** A whole HTTP answer to the provider (an XML document, a JSON object…). */
 export interface HttpAnswer {
   status: number;
   contentType: string;
@@ -208,7 +208,7 @@ export interface HttpAnswer {
 
 export interface VendorWebhooks {
   /**
-   * Is this request from the provider? Signature (Twilio, Plivo) or whatever the vendor offers.
+   * Is this request from the provider? A signature or whatever the vendor offers.
    * Called first on every webhook; a refusal is answered 403 `{detail}`.
    */
   verify(req: WebhookRequest, ctx: WebhookAuthContext): WebhookVerdict;
@@ -220,7 +220,7 @@ export interface VendorWebhooks {
   providerCallId(req: WebhookRequest): string | null;
   /**
    * The answer that connects the call's audio to the media gateway (a bidirectional stream).
-   * `ctx.config` carries operator choices the document may need (e.g. EXOTEL_SAMPLE_RATE); the
+   * `ctx.config` carries operator choices the document may need (e.g. a stream sample rate); the
    * routes always pass it, a vendor falls back to its defaults without it.
    */
   connect(stream: StreamConnection, ctx?: ConnectContext): HttpAnswer;
@@ -232,15 +232,15 @@ export interface VendorWebhooks {
   sayAndHangup(text: string): HttpAnswer;
 }
 
-/** A phone company. `C` is its REST credentials, built from the stored settings. */
+/** A phone company's server half. `C` is its REST credentials, built from the stored settings. */
 export interface TelephonyVendor<C = unknown> {
-  readonly name: TelephonyProvider;
-  /** For messages: "Twilio". */
+  readonly name: string;
+  /** For messages, e.g. "Acme Voice". */
   readonly label: string;
   /** Settings fields the credentials come from, named in "check your credentials" errors. */
   readonly credentialFields: readonly string[];
-  /** REST credentials from the stored settings; throws TelephonyNotConfigured naming what is missing. */
-  credentials(settings: TelephonySettings, config: Config): C;
+  /** REST credentials from the vendor's own stored settings; throws TelephonyNotConfigured naming what is missing. */
+  credentials(settings: VendorSettings, config: ProviderConfig): C;
   /** Places an outbound call; throws TelephonyProviderError. */
   dial(creds: C, req: DialRequest): Promise<DialResult>;
   /**

@@ -11,7 +11,6 @@
  */
 import type { EventEmitter } from 'node:events';
 import type { AudioFormat } from '../../audio/format';
-import type { TtsProvider } from '../../shared/catalog';
 import type { ProviderConfig, VendorDescriptor } from '../vendor';
 export { SpeechProviderError } from '../speech-socket';
 import type { SpeechProviderError } from '../speech-socket';
@@ -91,7 +90,7 @@ export interface TtsCapabilities {
  * One TTS vendor: `src/providers/tts/<vendor>/index.ts` exports `descriptor: TtsVendor`, and
  * `src/providers/tts/registry.ts` lists it.
  */
-export interface TtsVendor extends VendorDescriptor<TtsProvider> {
+export interface TtsVendor extends VendorDescriptor {
   readonly capabilities: TtsCapabilities;
   /** A session for one call; throws when `missing(config)` is not null. */
   create(agent: AgentTtsFields, config: ProviderConfig, options?: TtsCreateOptions): TtsSession;

@@ -64,11 +64,20 @@ export async function startVoiceFakes(): Promise<VoiceFakes & { twilio: FakeTwil
 
 const heardMs = (caller: TwilioCaller) => caller.speechFrames().length * FRAME_MS;
 
-/** Rings `agentName`, asks one question, hangs up; resolves with the finished call's id. */
-export async function runInboundVoiceCall(h: Harness, fakes: Awaited<ReturnType<typeof startVoiceFakes>>, llm: FakeOpenAI, agentName: string) {
+/**
+ * Rings `agentName`, asks one question, hangs up; resolves with the finished call's id. `agentExtra`:
+ * more settings of the agent it creates (e.g. its analysis and webhook).
+ */
+export async function runInboundVoiceCall(
+  h: Harness,
+  fakes: Awaited<ReturnType<typeof startVoiceFakes>>,
+  llm: FakeOpenAI,
+  agentName: string,
+  agentExtra: Record<string, unknown> = {},
+) {
   const greeting = 'Hello! You have reached the clinic.';
   const agent = await h.request('POST', '/api/agents', {
-    body: { name: agentName, prompt: 'You book clinic appointments.', greeting, pipeline_settings: { ...PIPELINE_DEFAULTS, min_words: 1, vad_stop_secs: 0.4 } },
+    body: { name: agentName, prompt: 'You book clinic appointments.', greeting, pipeline_settings: { ...PIPELINE_DEFAULTS, min_words: 1, vad_stop_secs: 0.4 }, ...agentExtra },
   });
   if (agent.status !== 201) throw new Error(`agent: ${agent.status} ${JSON.stringify(agent.body)}`);
   fakes.deepgram.script(['I would like to book an appointment for tomorrow.']);
@@ -94,5 +103,5 @@ export async function runInboundVoiceCall(h: Harness, fakes: Awaited<ReturnType<
     const call = (await h.request('GET', `/api/calls/${callId}`)).body;
     return call.status === 'completed' && call.recording_path && call;
   }, 20_000);
-  return { callId, greeting, answer };
+  return { callId, greeting, answer, agent: agent.body as { id: string; webhook_secret: string } };
 }

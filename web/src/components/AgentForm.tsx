@@ -5,6 +5,7 @@ import { IconAlertTriangle, IconPlus, IconTrash } from '@tabler/icons-react';
 import { EVENT_TYPES, LLM_PROVIDERS, STT_MODES, STT_PROVIDERS, TTS_PROVIDERS } from '../api/enums';
 import type { Tool } from '../api/types';
 import { PIPELINE_FIELDS, type AgentFormValues } from '../lib/agent-form';
+import { AnalysisFieldset } from './AnalysisFieldset';
 import { VariableBadges } from './Variables';
 
 interface Props {
@@ -134,6 +135,8 @@ export function AgentForm({ form, tools, warnings, isNew }: Props) {
           <MultiSelect label="Events" data={options(EVENT_TYPES)} searchable clearable {...form.getInputProps('webhook_events')} />
         </SimpleGrid>
       </Fieldset>
+
+      <AnalysisFieldset form={form} />
     </Stack>
   );
 }

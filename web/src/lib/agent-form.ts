@@ -4,6 +4,7 @@
  * merges nested settings key by key), so the server applies its own defaults and rules.
  */
 import type { Agent, AgentCreate } from '../api/types';
+import { analysisFormPath, analysisFormValues, analysisRequest, ANALYSIS_FORM_PATHS, type AnalysisFormValues } from './analysis-form';
 import { nearestField } from './field-errors';
 
 type Pipeline = Agent['pipeline_settings'];
@@ -53,6 +54,7 @@ export interface AgentFormValues {
   context_variables: ContextVariableRow[];
   webhook_url: string;
   webhook_events: string[];
+  analysis: AnalysisFormValues;
 }
 
 const json = (value: unknown) => (value && Object.keys(value).length ? JSON.stringify(value, null, 2) : '');
@@ -86,6 +88,7 @@ export function toFormValues(agent?: Partial<AgentCreate> | Agent): AgentFormVal
     context_variables: Object.entries(a.context_variables ?? {}).map(([name, v]) => ({ name, type: v.type, description: v.description ?? '' })),
     webhook_url: a.webhook_url ?? '',
     webhook_events: (a.webhook_events as string[] | undefined) ?? [],
+    analysis: analysisFormValues(a.analysis as Agent['analysis'] | undefined),
   };
 }
 
@@ -156,6 +159,8 @@ export function toRequestBody(values: AgentFormValues, initial: AgentFormValues,
       values.context_variables.filter((v) => v.name.trim()).map((v) => [v.name.trim(), { type: v.type || 'string', description: v.description }]),
     );
   }
+  const analysis = analysisRequest(values.analysis, initial.analysis, !isNew && initial.analysis.enabled);
+  if (analysis) body.analysis = analysis;
   return body;
 }
 
@@ -163,7 +168,7 @@ const dropNulls = (o: Record<string, number | null>) => Object.fromEntries(Objec
 
 /** The form path that shows an API error for a field path ("pipeline_settings.min_words" → "pipeline.min_words"). */
 export function formPathOf(apiField: string): string | undefined {
-  const renamed = apiField
+  const renamed = analysisFormPath(apiField)
     .replace(/^pipeline_settings\./, 'pipeline.')
     .replace(/^llm_settings\.(temperature|max_tokens)/, '$1')
     .replace(/^llm_settings$/, 'temperature');
@@ -171,7 +176,8 @@ export function formPathOf(apiField: string): string | undefined {
 }
 
 const FORM_PATHS: readonly string[] = [
-  ...Object.keys(toFormValues()).filter((k) => k !== 'pipeline'),
+  ...Object.keys(toFormValues()).filter((k) => k !== 'pipeline' && k !== 'analysis'),
+  ...ANALYSIS_FORM_PATHS,
   ...PIPELINE_FIELDS.map((f) => `pipeline.${f.key}`),
   'pipeline_settings',
 ];

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { Alert, Badge, Button, Code, CopyButton, Group, Menu, Stack, Text } from '@mantine/core';
 import { useForm } from '@mantine/form';
 import { notifications } from '@mantine/notifications';
-import { IconChevronDown, IconDeviceFloppy, IconDownload, IconMessage, IconPhoneOutgoing, IconRefresh, IconTrash, IconVectorTriangle } from '@tabler/icons-react';
+import { IconChecklist, IconChevronDown, IconDeviceFloppy, IconDownload, IconMessage, IconPhoneOutgoing, IconRefresh, IconTrash, IconVectorTriangle } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
 import { api, ApiError, unwrap } from '../api/client';
@@ -134,6 +134,9 @@ function Editor({ agent, draft, tools }: { agent?: Agent; draft?: Partial<AgentC
           <>
             <Button variant="default" component={Link} to={`/agents/${agent.id}/flow`} leftSection={<IconVectorTriangle size={16} />}>
               Flow
+            </Button>
+            <Button variant="default" component={Link} to={`/agents/${agent.id}/tests`} leftSection={<IconChecklist size={16} />}>
+              Tests
             </Button>
             <Button variant="default" leftSection={<IconMessage size={16} />} onClick={() => panels.openTestChat(agent.name)}>
               Test chat

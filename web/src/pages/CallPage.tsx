@@ -1,12 +1,13 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { Anchor, Badge, Button, Grid, Group, Loader, Paper, SimpleGrid, Stack, Text, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { IconPhoneOff } from '@tabler/icons-react';
+import { IconChecklist, IconPhoneOff } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { Link, useParams } from 'react-router';
+import { Link, useNavigate, useParams } from 'react-router';
 import { api, fetchBlob, unwrap } from '../api/client';
 import type { CallDetail, CallEvent } from '../api/types';
 import { ApiErrorAlert, QueryState } from '../components/ApiErrorAlert';
+import { CallAnalysisPanel } from '../components/call/CallAnalysis';
 import { CallTimeline, LatencyTable } from '../components/call/CallTimeline';
 import { CallTranscript, lineAt, recordingStartMs, transcriptLines } from '../components/call/CallTranscript';
 import { useCallStream } from '../hooks/useCallStream';
@@ -17,6 +18,8 @@ export function CallPage() {
   const call = useQuery({
     queryKey: ['calls', callId],
     queryFn: () => unwrap(api.GET('/api/calls/{call_id}', { params: { path: { call_id: callId! } } })),
+    // The analysis comes after the call's end (and after a re-run): look again until it is there.
+    refetchInterval: (q) => (q.state.data?.analysis_status === 'pending' ? 2000 : false),
   });
   return <QueryState query={call}>{(c) => <CallView call={c} />}</QueryState>;
 }
@@ -53,6 +56,17 @@ function CallView({ call }: { call: CallDetail }) {
     },
   });
 
+  // A replay test (docs/agent-tests.md): this call's caller turns, replayed against the agent.
+  const navigate = useNavigate();
+  const toTest = useMutation({
+    mutationFn: () =>
+      unwrap(api.POST('/api/agents/{agent_id}/tests/from-call/{call_id}', { params: { path: { agent_id: call.agent_id!, call_id: call.id } }, body: {} })),
+    onSuccess: (test) => {
+      notifications.show({ message: `Test ${test.name} created`, color: 'green' });
+      navigate(`/agents/${call.agent_id}/tests`);
+    },
+  });
+
   const startMs = recordingStartMs(all, call.start_time);
   const lines = transcriptLines(all, startMs);
 
@@ -75,8 +89,14 @@ function CallView({ call }: { call: CallDetail }) {
             End call
           </Button>
         )}
+        {!live && call.agent_id && (
+          <Button variant="default" leftSection={<IconChecklist size={16} />} loading={toTest.isPending} onClick={() => toTest.mutate()}>
+            Create test from this call
+          </Button>
+        )}
       </Group>
       {end.error && <ApiErrorAlert error={end.error} />}
+      {toTest.error && <ApiErrorAlert error={toTest.error} />}
 
       <Paper withBorder p="md">
         <SimpleGrid cols={{ base: 2, sm: 3, lg: 6 }} spacing="sm">
@@ -121,6 +141,7 @@ function CallView({ call }: { call: CallDetail }) {
         </Grid.Col>
         <Grid.Col span={{ base: 12, md: 6 }}>
           <Stack gap="md">
+            <CallAnalysisPanel call={call} />
             <Paper withBorder p="md">
               <Title order={3} size="h4" mb="sm">
                 Latency

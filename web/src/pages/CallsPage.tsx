@@ -4,7 +4,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link, useSearchParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { CALL_STATUSES, DIRECTIONS } from '../api/enums';
-import type { CallListQuery } from '../api/types';
+import type { CallListItem, CallListQuery } from '../api/types';
 import { QueryState } from '../components/ApiErrorAlert';
 import { ListTable } from '../components/ListTable';
 import { PageHeader } from '../components/PageHeader';
@@ -12,6 +12,23 @@ import { formatDuration, formatTime, isLive, STATUS_COLOR } from '../lib/format'
 import { usePanels } from '../panels';
 
 const PAGE_SIZE = 20;
+/** The post-call analysis's verdict (`success=` of the API). */
+const OUTCOMES = [
+  { value: 'true', label: 'successful' },
+  { value: 'false', label: 'not successful' },
+];
+
+function Outcome({ call }: { call: CallListItem }) {
+  const success = call.analysis?.success;
+  if (success === true || success === false) {
+    return (
+      <Badge color={success ? 'green' : 'red'} variant="light" title={call.analysis?.success_reason ?? undefined}>
+        {success ? 'successful' : 'not successful'}
+      </Badge>
+    );
+  }
+  return <Text size="sm" c="dimmed">{call.analysis_status === 'pending' ? 'analysing…' : '—'}</Text>;
+}
 
 export function CallsPage() {
   const panels = usePanels();
@@ -21,6 +38,7 @@ export function CallsPage() {
     status: search.get('status') ?? undefined,
     agent_name: search.get('agent') ?? undefined,
     direction: search.get('direction') ?? undefined,
+    success: search.get('success') ?? undefined,
   };
   const query = { page, page_size: PAGE_SIZE, ...filters } as CallListQuery;
   const agents = useQuery({ queryKey: ['agents'], queryFn: () => unwrap(api.GET('/api/agents')) });
@@ -30,7 +48,7 @@ export function CallsPage() {
     // The table stays while the next page or filter loads, instead of flashing a spinner.
     placeholderData: keepPreviousData,
     // Live calls change status and duration: refresh the page while any is shown.
-    refetchInterval: (q) => (q.state.data?.calls.some((c) => isLive(c.status)) ? 3000 : false),
+    refetchInterval: (q) => (q.state.data?.calls.some((c) => isLive(c.status) || c.analysis_status === 'pending') ? 3000 : false),
   });
 
   const setFilter = (key: string, value: string | null) => {
@@ -64,6 +82,7 @@ export function CallsPage() {
           w={200}
         />
         <Select label="Direction" placeholder="any" clearable data={[...DIRECTIONS]} value={filters.direction ?? null} onChange={(v) => setFilter('direction', v)} w={150} />
+        <Select label="Outcome" placeholder="any" clearable data={OUTCOMES} value={filters.success ?? null} onChange={(v) => setFilter('success', v)} w={170} />
       </Group>
       <QueryState query={calls}>
         {({ calls: list, total }) => (
@@ -71,7 +90,7 @@ export function CallsPage() {
             <ListTable
               label="Calls"
               minWidth={720}
-              columns={['Started', 'Agent', 'Number', 'Direction', 'Status', 'Duration', 'End reason']}
+              columns={['Started', 'Agent', 'Number', 'Direction', 'Status', 'Duration', 'End reason', 'Outcome']}
               items={list}
               rowKey={(call) => call.id}
               empty="No calls match."
@@ -92,6 +111,9 @@ export function CallsPage() {
                   </Table.Td>
                   <Table.Td>{formatDuration(call.duration)}</Table.Td>
                   <Table.Td>{call.end_reason ?? '—'}</Table.Td>
+                  <Table.Td>
+                    <Outcome call={call} />
+                  </Table.Td>
                 </>
               )}
             />

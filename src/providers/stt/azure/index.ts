@@ -4,7 +4,7 @@
  * reconnection) is only documented through the SDK, which Microsoft keeps in step with the service.
  */
 import { MULAW_8K, PCM16_16K, PCM16_8K } from '../../../audio/format';
-import { azureConnection, azureMissing } from '../../azure-speech/speech-config';
+import { AZURE_SPEECH_CONFIG, azureConnection, azureMissing } from '../../azure-speech/speech-config';
 import type { SttVendor } from '../types';
 import { AzureStt } from './stream';
 
@@ -15,6 +15,7 @@ export const descriptor: SttVendor = {
   label: 'Azure Speech',
   env: ['AZURE_SPEECH_KEY'],
   optionalEnv: ['AZURE_SPEECH_REGION', 'AZURE_SPEECH_HOST', 'AZURE_SPEECH_ENDPOINT'],
+  config: AZURE_SPEECH_CONFIG,
   transport: {
     kind: 'sdk',
     why: "Azure's WebSocket protocol is documented only through the Speech SDK, which handles its framing, turns and reconnects",

@@ -4,8 +4,10 @@
  * would fight the shared one (src/providers/resilience.ts).
  */
 import { MULAW_8K, PCM16_16K, PCM16_8K } from '../../../audio/format';
+import { configValues } from '../../../shared/config-fields';
 import { firstMissing, required } from '../../vendor';
 import type { SttVendor } from '../types';
+import { DEEPGRAM_CONFIG } from './config';
 import { DEEPGRAM_DEFAULTS, DeepgramStt } from './stream';
 
 export { DeepgramStt, deepgramListenUrl, DEEPGRAM_DEFAULTS } from './stream';
@@ -15,6 +17,7 @@ export const descriptor: SttVendor = {
   label: 'Deepgram',
   env: ['DEEPGRAM_API_KEY'],
   optionalEnv: ['DEEPGRAM_BASE_URL'],
+  config: DEEPGRAM_CONFIG,
   transport: {
     kind: 'wire',
     why: 'one WebSocket with JSON control frames; the SDK would add its own reconnects and buffering on the audio path',
@@ -31,7 +34,7 @@ export const descriptor: SttVendor = {
     const format = options.format ?? MULAW_8K;
     return new DeepgramStt({
       apiKey: required(config, 'DEEPGRAM_API_KEY'),
-      baseUrl: config.DEEPGRAM_BASE_URL ?? DEEPGRAM_DEFAULTS.baseUrl,
+      baseUrl: configValues(DEEPGRAM_CONFIG, config).DEEPGRAM_BASE_URL ?? DEEPGRAM_DEFAULTS.baseUrl,
       model: agent.stt_model ?? undefined,
       language: agent.stt_language ?? undefined,
       settings: agent.stt_settings ?? {},

@@ -18,6 +18,7 @@ const log = createLogger('stt.deepgram');
 
 export const DEEPGRAM_DEFAULTS = {
   baseUrl: 'wss://api.deepgram.com',
+  // Listed by the official @deepgram/sdk 5.13.0 (ListenV1Model: nova-3).
   model: 'nova-3',
   language: 'en',
   encoding: 'mulaw',

@@ -4,16 +4,26 @@
  * SDK does well (multipart, error JSON, abort), and its `baseURL` reaches any compatible server.
  */
 import { MULAW_8K, PCM16_16K, PCM16_8K } from '../../../audio/format';
+import { configValues, optionalUrl } from '../../../shared/config-fields';
+import { OPENAI_CONFIG } from '../../llm/openai/config';
 import type { SttVendor } from '../types';
 import { createOpenAiStt, OPENAI_STT_DEFAULTS } from './segments';
 
 export { createOpenAiStt, openaiLanguage, OPENAI_STT_DEFAULTS } from './segments';
+
+const OPENAI_STT_CONFIG = {
+  ...OPENAI_CONFIG,
+  // OpenAI speech-to-text; unset = OPENAI_BASE_URL, else https://api.openai.com/v1. Separate because
+  // OPENAI_BASE_URL often points at an LLM-only server (Ollama, vLLM) without /audio/transcriptions.
+  OPENAI_STT_BASE_URL: optionalUrl(),
+};
 
 export const descriptor: SttVendor = {
   name: 'openai',
   label: 'OpenAI',
   env: ['OPENAI_API_KEY'],
   optionalEnv: ['OPENAI_STT_BASE_URL', 'OPENAI_BASE_URL'],
+  config: OPENAI_STT_CONFIG,
   transport: {
     kind: 'sdk',
     why: 'one multipart upload per utterance; the openai SDK already handles uploads, error JSON, timeouts and a custom baseURL',
@@ -26,13 +36,16 @@ export const descriptor: SttVendor = {
     settings: 'prompt and temperature of the transcription request; final_wait_ms (default 4000) bounds the wait for each utterance',
   },
   // A local OpenAI-compatible server (faster-whisper, speaches) may need no key: a base URL will do.
-  missing: (config) =>
-    config.OPENAI_API_KEY || config.OPENAI_STT_BASE_URL || config.OPENAI_BASE_URL ? null : 'OPENAI_API_KEY is not set (nor OPENAI_STT_BASE_URL / OPENAI_BASE_URL for an OpenAI-compatible server)',
+  missing(config) {
+    const env = configValues(OPENAI_STT_CONFIG, config);
+    return env.OPENAI_API_KEY || env.OPENAI_STT_BASE_URL || env.OPENAI_BASE_URL ? null : 'OPENAI_API_KEY is not set (nor OPENAI_STT_BASE_URL / OPENAI_BASE_URL for an OpenAI-compatible server)';
+  },
   create(agent, config, options = {}) {
     const format = options.format ?? MULAW_8K;
+    const env = configValues(OPENAI_STT_CONFIG, config);
     return createOpenAiStt({
-      apiKey: config.OPENAI_API_KEY ?? 'not-needed-for-local-servers',
-      baseUrl: config.OPENAI_STT_BASE_URL ?? config.OPENAI_BASE_URL ?? OPENAI_STT_DEFAULTS.baseUrl,
+      apiKey: env.OPENAI_API_KEY ?? 'not-needed-for-local-servers',
+      baseUrl: env.OPENAI_STT_BASE_URL ?? env.OPENAI_BASE_URL ?? OPENAI_STT_DEFAULTS.baseUrl,
       model: agent.stt_model ?? undefined,
       language: agent.stt_language ?? undefined,
       settings: agent.stt_settings ?? {},

@@ -18,6 +18,7 @@ const log = createLogger('stt.openai');
 
 export const OPENAI_STT_DEFAULTS = {
   baseUrl: 'https://api.openai.com/v1',
+  // Listed by the official openai SDK 6.49.0 (AudioModel).
   model: 'gpt-4o-mini-transcribe',
   sampleRate: 8000,
   // A phone utterance of a few seconds comes back in well under 2 s; the rest is headroom for a

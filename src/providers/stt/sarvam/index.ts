@@ -4,6 +4,7 @@
  * the adapter needs (base64 JSON frames over one socket) and has no REST fallback of its own.
  */
 import { MULAW_8K, PCM16_16K, PCM16_8K } from '../../../audio/format';
+import { configValues, optionalString, urlWithDefault } from '../../../shared/config-fields';
 import { firstMissing, required } from '../../vendor';
 import type { SttVendor } from '../types';
 import { SARVAM_DEFAULTS, SARVAM_LANGUAGES } from './request';
@@ -12,11 +13,17 @@ import { SarvamStt } from './stream';
 export { SarvamStt } from './stream';
 export { SARVAM_DEFAULTS, SARVAM_LANGUAGES, sarvamLanguage, sarvamRequest, sarvamStreamUrl } from './request';
 
+const SARVAM_CONFIG = {
+  SARVAM_API_KEY: optionalString,
+  SARVAM_BASE_URL: urlWithDefault('https://api.sarvam.ai'),
+};
+
 export const descriptor: SttVendor = {
   name: 'sarvam',
   label: 'Sarvam',
   env: ['SARVAM_API_KEY'],
   optionalEnv: ['SARVAM_BASE_URL'],
+  config: SARVAM_CONFIG,
   transport: {
     kind: 'wire',
     why: 'JSON frames over one WebSocket, plus a REST fallback per utterance when streaming is refused, which the SDK does not offer',
@@ -34,7 +41,7 @@ export const descriptor: SttVendor = {
     const format = options.format ?? MULAW_8K;
     return new SarvamStt({
       apiKey: required(config, 'SARVAM_API_KEY'),
-      baseUrl: config.SARVAM_BASE_URL ?? SARVAM_DEFAULTS.baseUrl,
+      baseUrl: configValues(SARVAM_CONFIG, config).SARVAM_BASE_URL ?? SARVAM_DEFAULTS.baseUrl,
       model: agent.stt_model ?? undefined,
       language: agent.stt_language ?? undefined,
       mode: agent.stt_mode ?? undefined,

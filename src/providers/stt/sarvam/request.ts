@@ -8,9 +8,13 @@ import type { SttOptions } from '../types';
 
 export const SARVAM_DEFAULTS = {
   baseUrl: 'https://api.sarvam.ai',
-  /** Transcription in the spoken language. */
-  transcribeModel: 'saarika:v2.5',
-  /** saaras translates any supported language into English (mode=translate). */
+  /**
+   * Transcription in the spoken language (saaras with mode=transcribe). Checked against the
+   * official `sarvamai` SDK 1.1.10: SpeechToTextStreamingModel and SpeechToTextModel list only
+   * saaras:v3 ("default, recommended") and saaras:v4; Sarvam's docs call saarika:v2.5 legacy.
+   */
+  transcribeModel: 'saaras:v3',
+  /** saaras translates any supported language into English (mode=translate); same SDK check. */
   translateModel: 'saaras:v3',
   sampleRate: 8000,
   // Sarvam closes a socket after 60 s without data; silence goes out after this much quiet.

@@ -1,45 +1,31 @@
 /**
- * Exotel (provider_b) behind the telephony seam: Voice v1 REST with `got` (./client.ts), unsigned
- * webhooks (./webhooks.ts, ./status.ts) and the Voicebot bidirectional stream (./media.ts,
- * registered separately so the media gateway loads no REST code).
+ * Exotel (provider_b): Voice v1 REST with `got`, unsigned webhooks, the Voicebot applet's JSON
+ * answers (./server.ts, loaded on first use), and the Voicebot bidirectional stream (./media.ts).
  */
-import { TelephonyNotConfigured, type TelephonyVendor } from '../types';
-import { createExotelCall, exotelApiBase, hangupExotelCall, type ExotelCredentials } from './client';
-import { exotelStreamUrl } from './stream-auth';
-import { exotelWebhooks } from './webhooks';
+import type { TelephonyVendorDescriptor } from '../descriptor';
+import { exotelMedia } from './media';
+import { EXOTEL_CONFIG, EXOTEL_SETTINGS } from './settings';
 
-export const exotelVendor: TelephonyVendor<ExotelCredentials> = {
+export const descriptor: TelephonyVendorDescriptor = {
   name: 'exotel',
+  alias: 'provider_b',
   label: 'Exotel',
-  credentialFields: ['exotel_account_sid', 'exotel_api_key', 'exotel_api_token'],
-
-  credentials(settings, config) {
-    const { account_sid: accountSid, api_key: apiKey, api_token: apiToken, api_base: apiBase } = settings.exotel;
-    const missing = [...(accountSid ? [] : ['exotel_account_sid']), ...(apiKey ? [] : ['exotel_api_key']), ...(apiToken ? [] : ['exotel_api_token'])];
-    const apiBaseUrl = config.EXOTEL_API_BASE_URL ?? exotelApiBase(apiBase);
-    // A stored base that is not an Exotel host is never sent the token; it reads as unset.
-    if (!apiBaseUrl) missing.push('exotel_api_base (an Exotel API host such as api.exotel.com or api.in.exotel.com)');
-    if (missing.length) throw new TelephonyNotConfigured('exotel', 'Exotel', missing);
-    return { accountSid: accountSid!, apiKey: apiKey!, apiToken: apiToken!, apiBaseUrl: apiBaseUrl!, sampleRate: config.EXOTEL_SAMPLE_RATE };
+  settings: EXOTEL_SETTINGS,
+  config: EXOTEL_CONFIG,
+  capabilities: {
+    // developer.exotel.com/docs/agentstream/connect-voice-ai-flow: "Bot → Connect (human)" is an
+    // App Bazaar flow (the Voicebot applet ends, a Connect applet dials); a call placed with
+    // streamurl (our outbound calls) has no flow to continue, and v1 has no live-call update.
+    transfer: { supported: false, how: 'only through an App Bazaar flow: end the stream and let a Connect applet after the Voicebot applet dial' },
+    // The Calls/connect parameters have no answering-machine detection.
+    machine_detection: { supported: false, how: 'not offered by the Calls/connect API' },
+    // developer.exotel.com/docs/agentstream/websocket-protocol: dtmf is receive-only on the Voicebot stream.
+    send_dtmf: { supported: false, how: 'the Voicebot stream only receives dtmf events; there is no send' },
+    audio_formats: ['pcm16/8000', 'pcm16/16000'],
   },
-
-  async dial(creds, req) {
-    // The answered call goes straight to our stream (AgentStream's streamurl): Exotel fetches
-    // no answer URL for it. The stream URL carries the call id and token, like the inbound one.
-    const ref = await createExotelCall(creds, {
-      to: req.to,
-      callerId: req.from,
-      streamUrl: exotelStreamUrl(req.stream.streamUrl, req.stream.callId, req.stream.token, creds.sampleRate),
-      statusCallbackUrl: req.statusUrl,
-      customField: req.callId,
-      timeLimitSecs: req.timeLimitSecs,
-    });
-    return { providerCallId: ref.sid, response: ref };
-  },
-
-  async hangup(creds, id) {
-    await hangupExotelCall(creds, id);
-  },
-
-  webhooks: exotelWebhooks(),
+  docs:
+    "Put a Voicebot applet in the number's App Bazaar flow with the endpoint's inbound_webhook_url as its URL (Exotel asks it for the stream URL), and a Hangup applet after it. Exotel signs nothing: allow only Exotel's addresses at the reverse proxy.",
+  answerFormat: 'Voicebot JSON ({"url": …})',
+  media: exotelMedia,
+  server: async () => (await import('./server')).exotelVendor,
 };

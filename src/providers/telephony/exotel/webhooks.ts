@@ -15,6 +15,8 @@
  */
 import type { HttpAnswer, InboundCall, StreamConnection, VendorWebhooks, WebhookRequest } from '../types';
 import { phoneField, requireCallId, webhookParams } from '../webhook-fields';
+import { configValues } from '../../../shared/config-fields';
+import { EXOTEL_CONFIG } from './settings';
 import { exotelField, exotelParams, parseExotelCallback } from './status';
 import { exotelStreamUrl } from './stream-auth';
 
@@ -53,7 +55,7 @@ export function exotelWebhooks(): VendorWebhooks {
     },
 
     connect: ({ streamUrl, callId, token }: StreamConnection, ctx) =>
-      json(200, { url: exotelStreamUrl(streamUrl, callId, token, ctx?.config.EXOTEL_SAMPLE_RATE ?? 8000) }),
+      json(200, { url: exotelStreamUrl(streamUrl, callId, token, (ctx && configValues(EXOTEL_CONFIG, ctx.config).EXOTEL_SAMPLE_RATE) ?? 8000) }),
     reject: () => json(404, { detail: 'This number does not take calls here (unknown agent, inactive number or a call that has ended)' }),
     sayAndHangup: (text) => json(503, { detail: text }),
     // The applet fails and the flow goes on to its next applet (the set-up puts a Hangup there).

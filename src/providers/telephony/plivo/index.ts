@@ -1,46 +1,30 @@
 /**
- * Plivo Voice behind the telephony seam: REST with the official `plivo` SDK, X-Plivo-Signature-V3
- * on every callback, Plivo XML answers with a bidirectional `<Stream>`. The media stream half is
- * ./media.ts (registered separately, so the media gateway does not load the SDK).
+ * Plivo Voice: REST with the official `plivo` SDK, X-Plivo-Signature-V3 on every callback, Plivo
+ * XML answers with a bidirectional `<Stream>` (./server.ts, loaded on first use), and the Audio
+ * Stream protocol (./media.ts).
  */
-import { TelephonyNotConfigured, type TelephonyVendor } from '../types';
-import { createPlivoCall, hangupPlivoCall, type PlivoCredentials } from './client';
-import { e164ToPlivoNumber, plivoWebhooks } from './webhooks';
+import type { TelephonyVendorDescriptor } from '../descriptor';
+import { plivoMedia } from './media';
+import { PLIVO_CONFIG, PLIVO_SETTINGS } from './settings';
 
-// Plivo's own bound for ring_timeout.
-const MAX_RING_SECS = 120;
-
-export const plivoVendor: TelephonyVendor<PlivoCredentials> = {
+export const descriptor: TelephonyVendorDescriptor = {
   name: 'plivo',
+  alias: 'provider_c',
   label: 'Plivo',
-  credentialFields: ['plivo_auth_id', 'plivo_auth_token'],
-
-  credentials(settings, config) {
-    const { auth_id: authId, auth_token: authToken } = settings.plivo;
-    const missing = [...(authId ? [] : ['plivo_auth_id']), ...(authToken ? [] : ['plivo_auth_token'])];
-    if (missing.length) throw new TelephonyNotConfigured('plivo', 'Plivo', missing);
-    return { authId: authId!, authToken: authToken!, apiBaseUrl: config.PLIVO_API_BASE_URL };
+  settings: PLIVO_SETTINGS,
+  config: PLIVO_CONFIG,
+  capabilities: {
+    // plivo.com/docs/voice/api/call#transfer-a-call: POST /Call/{uuid}/ with legs and aleg_url.
+    transfer: { supported: true, how: 'Transfer a call API (POST …/Call/{call_uuid}/ with legs=aleg and aleg_url)' },
+    // plivo.com/docs/voice/api/call#make-a-call: machine_detection=true|hangup, machine_detection_url.
+    machine_detection: { supported: true, how: 'machine_detection when the call is made; the result comes to machine_detection_url' },
+    // plivo.com/docs/voice/api/call#send-digits: POST …/Call/{call_uuid}/DTMF/.
+    send_dtmf: { supported: true, how: 'Send digits API (POST …/Call/{call_uuid}/DTMF/ with digits)' },
+    audio_formats: ['mulaw/8000', 'pcm16/8000', 'pcm16/16000'],
   },
-
-  async dial(creds, req) {
-    // Plivo reports ringing on the ring URL and the final status on the hangup URL: both go to
-    // the call's status URL. Its answer is only the API request's id; the CallUUID comes with
-    // the first callback and replaces it (see the seam's StatusUpdate.providerCallId).
-    const ref = await createPlivoCall(creds, {
-      to: e164ToPlivoNumber(req.to),
-      from: e164ToPlivoNumber(req.from),
-      answerUrl: req.answerUrl,
-      hangupUrl: req.statusUrl,
-      ringUrl: req.statusUrl,
-      ringTimeoutSecs: Math.min(req.ringTimeoutSecs, MAX_RING_SECS),
-      timeLimitSecs: req.timeLimitSecs,
-    });
-    return { providerCallId: ref.sid, response: ref };
-  },
-
-  async hangup(creds, id) {
-    await hangupPlivoCall(creds, id);
-  },
-
-  webhooks: plivoWebhooks(),
+  docs:
+    "Create a Plivo application whose answer URL (POST) is the endpoint's inbound_webhook_url and attach the number to it. The auth token checks X-Plivo-Signature-V3 on every callback, so public_base_url must be the URL Plivo calls.",
+  answerFormat: 'Plivo XML',
+  media: plivoMedia,
+  server: async () => (await import('./server')).plivoVendor,
 };

@@ -41,7 +41,7 @@ export function e164ToPlivoNumber(value: string): string {
 export function plivoWebhooks(contentType: PlivoContentType = DEFAULT_PLIVO_CONTENT_TYPE): VendorWebhooks {
   return {
     verify(req, { settings, publicBaseUrl }): WebhookVerdict {
-      const authToken = settings.plivo.auth_token;
+      const authToken = settings.auth_token as string | null;
       if (!authToken) return { ok: false, detail: 'Plivo is not configured: no plivo_auth_token to check X-Plivo-Signature-V3 with' };
       if (!req.headers[PLIVO_SIGNATURE_HEADER]) return { ok: false, detail: 'Missing X-Plivo-Signature-V3' };
       if (!req.headers[PLIVO_NONCE_HEADER]) return { ok: false, detail: 'Missing X-Plivo-Signature-V3-Nonce' };

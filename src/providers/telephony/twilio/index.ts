@@ -1,42 +1,31 @@
 /**
- * Twilio Programmable Voice behind the telephony seam: REST with the official `twilio` SDK,
- * X-Twilio-Signature on every webhook, TwiML answers. The media stream half is ./media.ts
- * (registered separately, so the media gateway does not load the SDK).
+ * Twilio Programmable Voice: REST with the official `twilio` SDK, X-Twilio-Signature on every
+ * webhook, TwiML answers (./server.ts, loaded on first use), and Media Streams (./media.ts).
  */
-import { TelephonyNotConfigured, type TelephonyVendor } from '../types';
-import { createTwilioCall, hangupTwilioCall, type TwilioCredentials } from './client';
-import { twilioWebhooks } from './webhooks';
+import type { TelephonyVendorDescriptor } from '../descriptor';
+import { twilioMedia } from './media';
+import { TWILIO_CONFIG, TWILIO_SETTINGS } from './settings';
 
-// Twilio's own bound for Timeout.
-const MAX_RING_SECS = 600;
-
-export const twilioVendor: TelephonyVendor<TwilioCredentials> = {
+export const descriptor: TelephonyVendorDescriptor = {
   name: 'twilio',
+  alias: 'provider_a',
   label: 'Twilio',
-  credentialFields: ['twilio_account_sid', 'twilio_auth_token'],
-
-  credentials(settings, config) {
-    const { account_sid: accountSid, auth_token: authToken } = settings.twilio;
-    const missing = [...(accountSid ? [] : ['twilio_account_sid']), ...(authToken ? [] : ['twilio_auth_token'])];
-    if (missing.length) throw new TelephonyNotConfigured('twilio', 'Twilio', missing);
-    return { accountSid: accountSid!, authToken: authToken!, apiBaseUrl: config.TWILIO_API_BASE_URL };
+  settings: TWILIO_SETTINGS,
+  config: TWILIO_CONFIG,
+  capabilities: {
+    // twilio.com/docs/voice/api/call-resource#update-a-call-resource: new TwiML (<Dial>) on the live call.
+    transfer: { supported: true, how: 'update the live call with TwiML <Dial> (Call resource update)' },
+    // twilio.com/docs/voice/answering-machine-detection: MachineDetection / AsyncAmd on call create.
+    machine_detection: { supported: true, how: 'MachineDetection (or AsyncAmd) when the call is created; AnsweredBy in the callback' },
+    // SendDigits on call create; <Play digits> in TwiML on a live call (which ends the stream's TwiML).
+    send_dtmf: { supported: true, how: 'TwiML <Play digits> on a call update (SendDigits when dialing)' },
+    audio_formats: ['mulaw/8000'],
   },
-
-  async dial(creds, req) {
-    const ref = await createTwilioCall(creds, {
-      to: req.to,
-      from: req.from,
-      twimlUrl: req.answerUrl,
-      statusCallbackUrl: req.statusUrl,
-      timeoutSecs: Math.min(req.ringTimeoutSecs, MAX_RING_SECS),
-      timeLimitSecs: req.timeLimitSecs,
-    });
-    return { providerCallId: ref.sid, response: ref };
-  },
-
-  async hangup(creds, callSid) {
-    await hangupTwilioCall(creds, callSid);
-  },
-
-  webhooks: twilioWebhooks,
+  docs:
+    "Point the number's voice webhook (A call comes in, HTTP POST) at the endpoint's inbound_webhook_url. The auth token checks X-Twilio-Signature on every webhook, so public_base_url must be the URL Twilio calls.",
+  answerFormat: 'TwiML',
+  // The first answer URL the platform gave outbound calls.
+  legacyAnswerPaths: ['/telephony/twilio/twiml/{call_id}'],
+  media: twilioMedia,
+  server: async () => (await import('./server')).twilioVendor,
 };

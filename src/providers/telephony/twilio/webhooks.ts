@@ -21,7 +21,7 @@ const twiml = (body: string): HttpAnswer => ({ status: 200, contentType: 'text/x
 
 export const twilioWebhooks: VendorWebhooks = {
   verify(req, { settings, publicBaseUrl }): WebhookVerdict {
-    const authToken = settings.twilio.auth_token;
+    const authToken = settings.auth_token as string | null;
     if (!authToken) return { ok: false, detail: 'Twilio is not configured: no twilio_auth_token to check X-Twilio-Signature with' };
     if (!req.headers[TWILIO_SIGNATURE_HEADER]) return { ok: false, detail: 'Missing X-Twilio-Signature' };
     if (!validateTwilioHttpRequest(req, { authToken, publicBaseUrl })) {

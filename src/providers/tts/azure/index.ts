@@ -4,7 +4,7 @@
  * documented through it; it streams each sentence's audio as `synthesizing` events.
  */
 import { MULAW_8K, PCM16_16K, PCM16_8K } from '../../../audio/format';
-import { azureConnection, azureMissing } from '../../azure-speech/speech-config';
+import { AZURE_SPEECH_CONFIG, azureConnection, azureMissing } from '../../azure-speech/speech-config';
 import type { TtsVendor } from '../types';
 import { AZURE_TTS_DEFAULTS, AzureTts } from './stream';
 
@@ -16,6 +16,7 @@ export const descriptor: TtsVendor = {
   label: 'Azure Speech',
   env: ['AZURE_SPEECH_KEY'],
   optionalEnv: ['AZURE_SPEECH_REGION', 'AZURE_SPEECH_HOST', 'AZURE_SPEECH_ENDPOINT'],
+  config: AZURE_SPEECH_CONFIG,
   transport: {
     kind: 'sdk',
     why: "Azure's synthesis WebSocket is documented only through the Speech SDK; it streams each sentence's audio as it is made",

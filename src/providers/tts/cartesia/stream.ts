@@ -21,6 +21,7 @@ const log = createLogger('tts.cartesia');
 export const CARTESIA_DEFAULTS = {
   baseUrl: 'wss://api.cartesia.ai',
   version: '2026-03-01',
+  // Listed by the official @cartesia/cartesia-js 4.2.0 (sonic-3; sonic-3.5 is newer, dated variants too).
   model: 'sonic-3',
   // A stock Cartesia voice, so an agent without `voice` still speaks.
   voice: 'a0e99841-438c-4a64-b679-ae501e7d6091',

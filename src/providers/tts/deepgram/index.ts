@@ -4,6 +4,8 @@
  * connection handling and event layer on the audio path and nothing we need.
  */
 import { MULAW_8K, PCM16_16K, PCM16_8K } from '../../../audio/format';
+import { configValues } from '../../../shared/config-fields';
+import { DEEPGRAM_CONFIG } from '../../stt/deepgram/config';
 import { firstMissing, required } from '../../vendor';
 import { agentTtsOptions } from '../agent-options';
 import type { TtsVendor } from '../types';
@@ -16,6 +18,7 @@ export const descriptor: TtsVendor = {
   label: 'Deepgram Aura',
   env: ['DEEPGRAM_API_KEY'],
   optionalEnv: ['DEEPGRAM_BASE_URL'],
+  config: DEEPGRAM_CONFIG,
   transport: {
     kind: 'wire',
     why: 'Speak/Flush/Clear over one WebSocket per call, raw audio in the stream format; the SDK adds nothing on the hot path',
@@ -30,5 +33,5 @@ export const descriptor: TtsVendor = {
   },
   missing: (config) => firstMissing(config, ['DEEPGRAM_API_KEY']),
   create: (agent, config, options = {}) =>
-    new DeepgramTts(agentTtsOptions(agent, required(config, 'DEEPGRAM_API_KEY'), config.DEEPGRAM_BASE_URL ?? DEEPGRAM_TTS_DEFAULTS.baseUrl, options)),
+    new DeepgramTts(agentTtsOptions(agent, required(config, 'DEEPGRAM_API_KEY'), configValues(DEEPGRAM_CONFIG, config).DEEPGRAM_BASE_URL ?? DEEPGRAM_TTS_DEFAULTS.baseUrl, options)),
 };

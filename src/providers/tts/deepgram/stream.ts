@@ -25,6 +25,7 @@ const log = createLogger('tts.deepgram');
 
 export const DEEPGRAM_TTS_DEFAULTS = {
   baseUrl: 'wss://api.deepgram.com',
+  // Listed by the official @deepgram/sdk 5.13.0 (SpeakV1Model: aura-2-thalia-en).
   model: 'aura-2-thalia-en',
 } as const;
 

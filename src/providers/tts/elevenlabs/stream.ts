@@ -21,6 +21,7 @@ const log = createLogger('tts.elevenlabs');
 
 export const ELEVENLABS_DEFAULTS = {
   baseUrl: 'wss://api.elevenlabs.io',
+  // Listed by the official @elevenlabs/elevenlabs-js 2.73.0 (eleven_flash_v2_5).
   model: 'eleven_flash_v2_5',
   // A stock ElevenLabs voice, so an agent without `voice` still speaks.
   voice: '21m00Tcm4TlvDq8ikWAM',

@@ -3,6 +3,8 @@
  * response body as it is generated, takes OPENAI_BASE_URL (our fake, or any OpenAI-compatible
  * speech server), and hands us raw PCM that we resample once — nothing to gain from raw HTTP.
  */
+import { configValues } from '../../../shared/config-fields';
+import { OPENAI_CONFIG } from '../../llm/openai/config';
 import { agentTtsOptions } from '../agent-options';
 import type { TtsVendor } from '../types';
 import { OPENAI_TTS_DEFAULTS, OpenAiTts } from './stream';
@@ -16,6 +18,7 @@ export const descriptor: TtsVendor = {
   label: 'OpenAI',
   env: ['OPENAI_API_KEY'],
   optionalEnv: ['OPENAI_BASE_URL'],
+  config: OPENAI_CONFIG,
   transport: {
     kind: 'sdk',
     why: 'the openai SDK streams the audio body as it arrives and takes a base URL; raw 24 kHz PCM is resampled once to the stream format',
@@ -28,7 +31,12 @@ export const descriptor: TtsVendor = {
     voice: `an OpenAI voice (alloy, ash, ballad, coral, echo, fable, onyx, nova, sage, shimmer, verse, …; default ${OPENAI_TTS_DEFAULTS.voice})`,
     settings: 'extra audio/speech fields: speed (0.25–4), instructions (gpt-4o-mini-tts); input and response_format are ours',
   },
-  missing: (config) => (config.OPENAI_API_KEY || config.OPENAI_BASE_URL ? null : MISSING),
-  create: (agent, config, options = {}) =>
-    new OpenAiTts(agentTtsOptions(agent, config.OPENAI_API_KEY ?? 'not-needed-for-local-servers', config.OPENAI_BASE_URL, options)),
+  missing(config) {
+    const env = configValues(OPENAI_CONFIG, config);
+    return env.OPENAI_API_KEY || env.OPENAI_BASE_URL ? null : MISSING;
+  },
+  create(agent, config, options = {}) {
+    const env = configValues(OPENAI_CONFIG, config);
+    return new OpenAiTts(agentTtsOptions(agent, env.OPENAI_API_KEY ?? 'not-needed-for-local-servers', env.OPENAI_BASE_URL, options));
+  },
 };

@@ -19,6 +19,7 @@ import type { TtsOptions, TtsSession } from '../types';
 const log = createLogger('tts.openai');
 
 export const OPENAI_TTS_DEFAULTS = {
+  // Listed by the official openai SDK 6.49.0 (SpeechModel).
   model: 'gpt-4o-mini-tts',
   voice: 'alloy',
   // What `response_format: "pcm"` is: 24 kHz, 16-bit little-endian, mono.

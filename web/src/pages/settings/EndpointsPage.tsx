@@ -12,7 +12,6 @@ import { ListTable } from '../../components/ListTable';
 import { ModalForm } from '../../components/ModalForm';
 import { PageHeader } from '../../components/PageHeader';
 import { splitFieldErrors } from '../../lib/field-errors';
-import { providersOf } from './TelephonyPage';
 
 export function EndpointsPage() {
   const queryClient = useQueryClient();
@@ -110,6 +109,7 @@ function EndpointModal({ endpoint, onClose }: { endpoint?: Endpoint; onClose(): 
   const queryClient = useQueryClient();
   const agents = useQuery({ queryKey: ['agents'], queryFn: () => unwrap(api.GET('/api/agents')) });
   const settings = useQuery({ queryKey: ['settings', 'telephony'], queryFn: () => unwrap(api.GET('/api/settings/telephony')) });
+  const providers = useQuery({ queryKey: ['settings', 'telephony', 'providers'], queryFn: () => unwrap(api.GET('/api/settings/telephony/providers')) });
   const [phone, setPhone] = useState(endpoint?.phone_number ?? '');
   const [provider, setProvider] = useState(endpoint?.provider ?? (settings.data?.provider as string | undefined) ?? '');
   const [inbound, setInbound] = useState<string | null>(endpoint?.inbound_agent_name ?? null);
@@ -149,7 +149,7 @@ function EndpointModal({ endpoint, onClose }: { endpoint?: Endpoint; onClose(): 
       onClose={onClose}
     >
       <TextInput label="Phone number" description="E.164, e.g. +14155550123" required disabled={!!endpoint} value={phone} error={errors.phone_number} onChange={(e) => setPhone(e.currentTarget.value)} />
-      <Autocomplete label="Provider" required disabled={!!endpoint} data={settings.data ? providersOf(settings.data as Record<string, unknown>) : []} value={provider} error={errors.provider} onChange={setProvider} />
+      <Autocomplete label="Provider" required disabled={!!endpoint} data={(providers.data ?? []).map((p) => p.name)} value={provider} error={errors.provider} onChange={setProvider} />
       <Select label="Inbound agent" description="Answers calls to this number" clearable searchable data={agentNames} value={inbound} error={errors.inbound_agent_name} onChange={setInbound} />
       <Select label="Outbound agent" description="Calls from this number" clearable searchable data={agentNames} value={outbound} error={errors.outbound_agent_name} onChange={setOutbound} />
       <TextInput label="Label" value={label} error={errors.label} onChange={(e) => setLabel(e.currentTarget.value)} />
