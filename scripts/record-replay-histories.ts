@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     worker: true,
   });
   const gateway = await startGateway(
-    { config: h.config, temporal: h.temporal, address: h.config.TEMPORAL_ADDRESS!, namespace: h.config.TEMPORAL_NAMESPACE, streamSecret: h.config.JWT_SECRET! },
+    h.gatewayDeps(),
     gatewayPort,
     '127.0.0.1',
   );

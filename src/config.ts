@@ -94,6 +94,21 @@ export const coreConfigSchema = z.object({
   METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   // The standalone worker's /metrics listener (`npm run worker`; 0 picks a free port).
   WORKER_METRICS_PORT: port.default(8002),
+  // Gateway capacity (docs/call-lifecycle.md, "Load, admission and refusal"): a gateway admits new
+  // calls while its smoothed load (event-loop utilisation or delay) stays under GATEWAY_MAX_LOAD
+  // and it holds fewer than GATEWAY_MAX_CALLS; the API refuses calls no gateway has room for.
+  GATEWAY_MAX_CALLS: z.coerce.number().int().positive().default(100),
+  // Above 1 the load never closes the door (only GATEWAY_MAX_CALLS counts).
+  GATEWAY_MAX_LOAD: z.coerce.number().positive().max(100).default(0.8),
+  // `off`: the API admits voice calls without asking gateway presence (gateways of an older
+  // version, or tests that stand in for the gateway). Never in production.
+  GATEWAY_ADMISSION: z.enum(['on', 'off']).default('on'),
+  // A gateway whose presence row is older than this is presumed dead (the watchdog probes it).
+  GATEWAY_LIVENESS_SECS: z.coerce.number().min(2).max(60).default(3),
+  // How long a gateway carries its calls while Temporal is unreachable; past it, they end politely.
+  // 90 s: a Temporal restart of up to 60 s plus the time its clients take to reconnect.
+  GATEWAY_OUTAGE_SECS: z.coerce.number().int().min(5).max(3600).default(90),
+  GATEWAY_OUTAGE_MESSAGE: z.string().min(1).default('Sorry, we are having technical difficulties. Please call again in a few minutes. Goodbye.'),
   // Agent tests (docs/agent-tests.md): conversations a run may hold at once, and the LLM that
   // plays simulated callers and judges (unset: the tested agent's own provider and model).
   AGENT_TEST_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(5),

@@ -92,7 +92,7 @@ export abstract class AgentTurns extends CallState {
     if (prepared.thought) return this.countThought(prepared.thought);
     const channel = this.requireChannel();
     if (!(channel instanceof VoiceChannel)) throw new GatewayLost('no media gateway holds this call');
-    const request = { ...prepared.request, messages: this.llmRequest().messages };
+    const request = { ...(prepared.request ?? this.llmRequest()), messages: this.llmRequest().messages };
     return this.countThought(await channel.retryArmed(request, this.nextSpeechId(), prepared.failure!));
   }
 

@@ -75,6 +75,11 @@ export interface CallWorkflowInput {
     /** LLM provider errors are retried with backoff this many times before the call fails. */
     llmRetryMaxAttempts: number;
     llmRetryInitialSecs: number;
+    /**
+     * How long a media gateway carries a call while Temporal is unreachable (GATEWAY_OUTAGE_SECS);
+     * gateway activities may wait this long (plus margin) to be picked up. Absent in older calls.
+     */
+    gatewayOutageSecs?: number;
     /** Post-call analysis retries; absent in calls started before it existed (defaults apply). */
     analysis?: AnalysisRetryOptions;
   };
@@ -180,6 +185,8 @@ export interface CallRecordPatch {
   llm_completion_tokens?: number;
   tts_characters?: number;
   recording_path?: string | null;
+  /** The media gateway (task queue) holding the call's audio. */
+  gateway_id?: string | null;
   analysis_status?: AnalysisStatus | null;
   analysis?: CallAnalysis | null;
   analysis_success?: boolean | null;
@@ -213,6 +220,13 @@ export interface UtteranceSignal {
   events?: GatewayEvent[];
   /** The gateway's number for this utterance (1, 2, … per call); absent from older gateways. */
   seq?: number;
+  /**
+   * The reply the gateway gave on its own while Temporal was unreachable (docs/call-lifecycle.md):
+   * the caller heard it; the workflow records it (and runs the tools it asked for) as its own.
+   */
+  reply?: VoiceTurnResult;
+  /** When the gateway had the utterance (epoch ms), for a reported `reply`. */
+  timestampMs?: number;
 }
 
 /** A telephony provider's status, already mapped by the provider adapter. */
@@ -342,6 +356,16 @@ export interface MediaSessionResult {
 }
 
 export const mediaConnectedSignal = defineSignal<[MediaConnectedSignal]>('mediaConnected');
+
+/**
+ * The workers' watchdog found the call's gateway without presence (src/calls/gateway-watchdog.ts):
+ * the workflow probes the gateway and ends the call only if the gateway does not answer.
+ */
+export interface GatewayLostSignal {
+  gatewayTaskQueue: string;
+  reason: string;
+}
+export const gatewayLostSignal = defineSignal<[GatewayLostSignal]>('gatewayLost');
 export const voiceConfigQuery = defineQuery<VoiceConfig>('voiceConfig');
 
 /** Activities each media gateway instance runs on its own task queue, for the calls it holds. */
@@ -356,6 +380,16 @@ export interface GatewayActivities {
   mediaSession(req: { callId: string }): Promise<MediaSessionResult>;
   /** Lets queued agent audio finish (bounded), then closes the provider stream, ending the call. */
   endMedia(req: { callId: string; reason: EndReason }): Promise<void>;
+  /** Is the gateway alive and does it still hold the call? (asked when the watchdog says it is lost) */
+  probe(req: { callId: string }): Promise<{ holds: boolean }>;
 }
 
+/** Calls started before gateway presence: a dead gateway is noticed by its missing heartbeats. */
 export const GATEWAY_HEARTBEAT_TIMEOUT_SECS = 5;
+/** Default of GATEWAY_OUTAGE_SECS: how long calls ride through a Temporal outage. */
+export const DEFAULT_GATEWAY_OUTAGE_SECS = 90;
+/**
+ * A gateway asked whether it lives must answer within this: it polls its own task queue all the
+ * time, so a live one picks the probe up in milliseconds (seconds right after a Temporal restart).
+ */
+export const GATEWAY_PROBE_TIMEOUT_SECS = 5;

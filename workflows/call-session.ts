@@ -14,8 +14,14 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { substitute } from '../src/shared/template';
-import { GATEWAY_HEARTBEAT_TIMEOUT_SECS, type CallWorkflowInput, type GatewayActivities } from './call-definitions';
-import { GatewayLost, LlmUnavailable, SpeechUnavailable } from './channels';
+import {
+  GATEWAY_HEARTBEAT_TIMEOUT_SECS,
+  GATEWAY_PROBE_TIMEOUT_SECS,
+  type CallWorkflowInput,
+  type GatewayActivities,
+  type MediaSessionResult,
+} from './call-definitions';
+import { GatewayLost, LlmUnavailable, SpeechUnavailable, VoiceChannel } from './channels';
 import { isFinal } from './call-status';
 import { hangUpProviderCall } from './provider-hangup';
 import { initialNode, trimHistory, wordCount } from './conversation';
@@ -41,6 +47,7 @@ export class CallSession extends AgentTurns {
   // ---- main loop -----------------------------------------------------------------------------
 
   async run(): Promise<CallSummary> {
+    if (this.presenceLiveness) void this.watchGateway();
     try {
       await this.converse();
     } catch (err) {
@@ -108,7 +115,10 @@ export class CallSession extends AgentTurns {
     if (err instanceof ContinueAsNew || isCancellation(err)) throw err;
     if (err instanceof LlmUnavailable) this.fail(err.message, 'llm');
     else if (err instanceof SpeechUnavailable) this.fail(err.message, 'tts');
-    else if (err instanceof GatewayLost) this.fail(err.message, 'gateway');
+    // Several waits may report one lost gateway (the media session, an armed turn): recorded once.
+    else if (err instanceof GatewayLost) {
+      if (!(this.presenceLiveness && isFinal(this.status))) this.fail(err.message, 'gateway');
+    }
     else this.fail(`internal error: ${err instanceof Error ? err.message : String(err)}`, 'workflow');
   }
 
@@ -119,6 +129,7 @@ export class CallSession extends AgentTurns {
     const connected = await condition(() => this.gatewayTaskQueue !== null || this.endRequest !== null || isFinal(this.status), MEDIA_CONNECT_TIMEOUT);
     if (!connected) return this.fail('the audio stream never connected to a media gateway', 'gateway');
     if (this.gatewayTaskQueue === null) return;
+    if (this.presenceLiveness) return this.holdMediaSession();
     if (this.recordingPath) void this.recorder.flush({ recording_path: this.recordingPath });
     const { mediaSession } = proxyActivities<GatewayActivities>({
       taskQueue: this.gatewayTaskQueue,
@@ -128,21 +139,58 @@ export class CallSession extends AgentTurns {
       retry: { maximumAttempts: 1 },
     });
     mediaSession({ callId: this.input.callId }).then(
-      (result) => {
-        this.mediaClosed = true;
-        this.recordGatewayEvents(result.events);
-        if (result.reason === 'hangup') this.requestEnd('user_ended');
-        // Histories recorded before a gateway could fail a call never hold this reason; the
-        // marker keeps their replay on the old path should one ever carry it.
-        else if (result.reason === 'failed' && patched('gateway-failure-fails-call') && !isFinal(this.status)) {
-          this.fail(result.error?.message ?? 'the media gateway gave up on the call', result.error?.context ?? 'gateway');
-        }
-      },
+      (result) => this.onMediaSessionEnd(result),
       (err: Error) => {
         this.mediaClosed = true;
         if (!isFinal(this.status)) this.fail(`media gateway lost: ${(err.cause as Error | undefined)?.message ?? err.message}`, 'gateway');
       },
     );
+  }
+
+  /** Presence liveness: the media session waits on the gateway without heartbeats. */
+  private holdMediaSession(): void {
+    const channel = this.channel as VoiceChannel;
+    void this.recorder.flush({ ...(this.recordingPath ? { recording_path: this.recordingPath } : {}), gateway_id: this.gatewayTaskQueue });
+    channel.mediaSession().then(
+      (result) => this.onMediaSessionEnd(result),
+      (err: unknown) => {
+        this.mediaClosed = true;
+        const message = err instanceof GatewayLost ? err.message : `media gateway lost: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`;
+        if (!isFinal(this.status)) this.fail(message, 'gateway');
+      },
+    );
+  }
+
+  private onMediaSessionEnd(result: MediaSessionResult): void {
+    this.mediaClosed = true;
+    this.recordGatewayEvents(result.events);
+    if (result.reason === 'hangup') this.requestEnd('user_ended');
+    // Histories recorded before a gateway could fail a call never hold this reason; the
+    // marker keeps their replay on the old path should one ever carry it.
+    else if (result.reason === 'failed' && patched('gateway-failure-fails-call') && !isFinal(this.status)) {
+      this.fail(result.error?.message ?? 'the media gateway gave up on the call', result.error?.context ?? 'gateway');
+    }
+  }
+
+  /**
+   * Presence liveness: when the watchdog reports the gateway lost, ask the gateway itself. One that
+   * answers keeps the call (it only lost the database for a moment); one that does not is gone,
+   * and everything waiting on it is released with GatewayLost (the call ends failed, once).
+   */
+  private async watchGateway(): Promise<void> {
+    for (;;) {
+      await condition(() => this.gatewaySuspect !== null || isFinal(this.status));
+      const suspect = this.gatewaySuspect;
+      if (!suspect || isFinal(this.status)) return;
+      const channel = this.channel instanceof VoiceChannel && suspect.gatewayTaskQueue === this.gatewayTaskQueue ? this.channel : null;
+      const alive = channel ? await channel.probe() : true;
+      this.gatewaySuspect = null;
+      if (alive) {
+        this.recorder.record('call_status', { status: 'gateway_probed', source: 'watchdog', alive: true, reason: suspect.reason });
+        continue;
+      }
+      channel!.abandon(`${suspect.reason}; the gateway did not answer a probe within ${GATEWAY_PROBE_TIMEOUT_SECS} s`);
+    }
   }
 
   private async waitForAnswer(): Promise<void> {
@@ -226,6 +274,11 @@ export class CallSession extends AgentTurns {
 
 
   private async finish(): Promise<CallSummary> {
+    // Replies the gateway spoke (armed, or alone during a Temporal outage) whose reports arrived
+    // after the call was asked to end: the caller heard them, so the transcript keeps them.
+    if (this.presenceLiveness && !isFinal(this.status)) {
+      for (const u of this.queue.splice(0)) if (u.prepared?.thought) await this.onUtterance(u);
+    }
     if (!isFinal(this.status)) {
       const reason = this.endRequest ?? 'user_ended';
       this.moveTo('completed', reason);
@@ -256,6 +309,17 @@ export class CallSession extends AgentTurns {
   /** Voice calls: let the goodbye play, then close the provider stream (which hangs up). */
   private async closeMedia(): Promise<void> {
     if (this.gatewayTaskQueue === null || this.mediaClosed) return;
+    if (this.presenceLiveness) {
+      const channel = this.channel as VoiceChannel;
+      if (channel.isAbandoned) return;
+      try {
+        await channel.endMedia(this.endReason ?? 'user_ended');
+        await condition(() => this.mediaClosed, MEDIA_CLOSE_WAIT);
+      } catch {
+        // The gateway is gone; its socket went with it.
+      }
+      return;
+    }
     const { endMedia } = proxyActivities<GatewayActivities>({
       taskQueue: this.gatewayTaskQueue,
       scheduleToStartTimeout: '5s',

@@ -13,11 +13,13 @@ import {
   type CallWorkflowInput,
   type EndReason,
   type GatewayEvent,
+  type GatewayLostSignal,
   type LlmTurnRequest,
   type MediaConnectedSignal,
   type TelephonyStatusSignal,
   type TextTurnResult,
   type UsageTotals,
+  type UtteranceSignal,
   type VoiceConfig,
 } from './call-definitions';
 import { CallRecorder } from './call-recorder';
@@ -27,6 +29,8 @@ import { TurnArming } from './turn-arming';
 import { voiceSetup } from './voice-setup';
 import type { ConversationState } from './conversation';
 
+// Enough to recognise any report an outbox could deliver twice (it redelivers only its head).
+const RECENT_SEQS_KEPT = 64;
 // A runaway tool loop must not keep the caller waiting forever.
 export const MAX_TOOL_ROUNDS_PER_TURN = 6;
 // Enough context for the LLM to carry on naturally; the full transcript stays in PostgreSQL.
@@ -47,8 +51,9 @@ export interface Utterance {
   prepared?: {
     thought: Thought | null;
     failure: { type: string; message: string } | null;
-    utteranceId: string;
-    request: LlmTurnRequest;
+    /** The armed turn's speech id and request (absent for a reply the gateway gave alone). */
+    utteranceId?: string;
+    request?: LlmTurnRequest;
     /** When the gateway had the utterance: its reply's events come after. */
     atMs: number;
   };
@@ -99,6 +104,15 @@ export abstract class CallState {
   protected armedRequest: { request: LlmTurnRequest; utteranceId: string } | null = null;
   /** The last utterance number the gateway reported. */
   protected lastUtteranceSeq: number;
+  /**
+   * Voice calls since gateway presence (docs/call-lifecycle.md): gateway activities carry no
+   * heartbeat; a lost gateway is reported by the watchdog and probed. False on older runs.
+   */
+  protected readonly presenceLiveness: boolean;
+  /** The gateway the watchdog reported lost, until the probe has answered. */
+  protected gatewaySuspect: GatewayLostSignal | null = null;
+  /** Utterance numbers received lately: a report the gateway's outbox delivered twice counts once. */
+  private readonly recentSeqs: number[] = [];
 
 
   constructor(protected readonly input: CallWorkflowInput) {
@@ -118,6 +132,8 @@ export abstract class CallState {
       history: carried?.history ?? [],
     };
     this.lastUtteranceSeq = carried?.lastUtteranceSeq ?? 0;
+    // patched: voice calls that started before gateway presence keep heartbeat liveness on replay.
+    this.presenceLiveness = input.channel === 'voice' && patched('gateway-presence');
     // patched: voice calls that started before armed turns keep the signal → voiceTurn path on replay.
     this.arming =
       input.channel === 'voice' && patched('armed-turns')
@@ -131,7 +147,7 @@ export abstract class CallState {
     if (carried) this.greetingDone = true;
     this.gatewayTaskQueue = carried?.gatewayTaskQueue ?? input.gatewayTaskQueue ?? null;
     if (input.channel !== 'voice') this.channel = new TextChannel(input.options);
-    else if (this.gatewayTaskQueue) this.channel = new VoiceChannel(input.callId, this.gatewayTaskQueue, input.options);
+    else if (this.gatewayTaskQueue) this.channel = this.voiceChannel(this.gatewayTaskQueue);
   }
 
   get voiceConfig(): VoiceConfig {
@@ -168,6 +184,26 @@ export abstract class CallState {
   /** The gateway's number of an utterance it reported (signal or armed turn). */
   noteUtteranceSeq(seq: unknown): void {
     if (typeof seq === 'number' && Number.isFinite(seq) && seq > this.lastUtteranceSeq) this.lastUtteranceSeq = seq;
+    if (this.presenceLiveness && typeof seq === 'number') {
+      this.recentSeqs.push(seq);
+      if (this.recentSeqs.length > RECENT_SEQS_KEPT) this.recentSeqs.shift();
+    }
+  }
+
+  /** A report of an utterance this run already has (delivered again after a lost acknowledgement). */
+  isRepeatedUtterance(seq: unknown): boolean {
+    return this.presenceLiveness && typeof seq === 'number' && this.recentSeqs.includes(seq);
+  }
+
+  /**
+   * A reply the gateway gave alone while Temporal was away (`utterance.reply`): handled like an
+   * armed turn's, recorded at the gateway's time.
+   */
+  replyOf(signal: UtteranceSignal): Utterance['prepared'] {
+    const reply = signal.reply;
+    if (!this.presenceLiveness || !reply || typeof reply.heardText !== 'string') return undefined;
+    const atMs = Number.isFinite(signal.timestampMs) ? signal.timestampMs! : Date.now();
+    return { thought: reply, failure: null, atMs };
   }
 
   protected onArmedResult(result: ArmedTurnResult): void {
@@ -202,12 +238,23 @@ export abstract class CallState {
     this.recordGatewayEvents(signal.events);
     this.gatewayTaskQueue = signal.gatewayTaskQueue;
     this.recordingPath = signal.recordingPath;
-    this.channel = new VoiceChannel(this.input.callId, signal.gatewayTaskQueue, this.input.options);
+    this.channel = this.voiceChannel(signal.gatewayTaskQueue);
     // At the gateway's time: the greeting may already be playing (its events come later, earlier dated).
     const reported = (signal.events ?? []).map((e) => e?.timestampMs).filter((t): t is number => Number.isFinite(t));
     const at = Number.isFinite(signal.connectedAtMs) ? Math.min(Date.now(), Math.max(signal.connectedAtMs!, ...reported)) : Date.now();
     this.recorder.record('call_status', { status: 'media_connected', source: 'gateway', stream_sid: signal.streamSid }, at);
     if (this.status === 'ringing') this.moveTo('in_progress', undefined, at);
+  }
+
+  /** The watchdog says the call's gateway has no presence: the session probes it. */
+  onGatewayLost(signal: GatewayLostSignal): void {
+    if (typeof signal?.gatewayTaskQueue !== 'string') throw new TypeError('gatewayTaskQueue is not a string');
+    if (!this.presenceLiveness || isFinal(this.status) || signal.gatewayTaskQueue !== this.gatewayTaskQueue) return;
+    this.gatewaySuspect ??= { gatewayTaskQueue: signal.gatewayTaskQueue, reason: String(signal.reason ?? 'no presence') };
+  }
+
+  protected voiceChannel(taskQueue: string): VoiceChannel {
+    return new VoiceChannel(this.input.callId, taskQueue, this.input.options, this.presenceLiveness ? 'presence' : 'heartbeat');
   }
 
   /** A message the workflow could not handle: recorded, and the call goes on without it. */

@@ -9,6 +9,7 @@
 import { condition, setHandler } from '@temporalio/workflow';
 import {
   endCallUpdate,
+  gatewayLostSignal,
   finalRecordUpdate,
   greetingUpdate,
   mediaConnectedSignal,
@@ -37,15 +38,20 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallSummar
     };
   setHandler(
     utteranceSignal,
-    guarded('utterance', ({ text, duringAgentSpeech, events, seq }) => {
+    guarded('utterance', (signal) => {
+      const { text, duringAgentSpeech, events, seq } = signal;
       if (typeof text !== 'string') throw new TypeError(`text is ${typeof text}, not a string`);
+      if (session.isRepeatedUtterance(seq)) return;
       session.recordGatewayEvents(events);
       const n = typeof seq === 'number' && Number.isFinite(seq) ? seq : undefined;
       session.noteUtteranceSeq(n);
-      if (!ended() && text.trim()) session.enqueueUtterance(text.trim(), duringAgentSpeech === true, n);
+      const reply = session.replyOf(signal);
+      // A reply the caller heard is the call's even if the hang-up was processed first.
+      if ((!ended() || (reply && !isFinal(session.status))) && text.trim()) session.enqueueUtterance(text.trim(), duringAgentSpeech === true, n, reply);
     }),
   );
   setHandler(mediaConnectedSignal, guarded('mediaConnected', (signal) => session.onMediaConnected(signal)));
+  setHandler(gatewayLostSignal, guarded('gatewayLost', (signal) => session.onGatewayLost(signal)));
   setHandler(voiceConfigQuery, () => session.voiceConfig);
   setHandler(telephonyStatusSignal, guarded('telephonyStatus', (signal) => session.onTelephonyStatus(signal)));
   setHandler(

@@ -3,10 +3,21 @@
  * the LLM as an activity on the workflow's own task queue; voice calls run speech and LLM→TTS
  * turns on the media gateway instance that holds the call's audio socket. Workflow code.
  */
-import { ActivityFailure, ApplicationFailure, proxyActivities, sleep, TimeoutFailure, type RetryPolicy } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  proxyActivities,
+  sleep,
+  TimeoutFailure,
+  type RetryPolicy,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
+  DEFAULT_GATEWAY_OUTAGE_SECS,
   GATEWAY_HEARTBEAT_TIMEOUT_SECS,
+  GATEWAY_PROBE_TIMEOUT_SECS,
   type ArmedTurnRequest,
   type ArmedTurnResult,
   type CallWorkflowInput,
@@ -14,6 +25,8 @@ import {
   type GatewayEvent,
   type LlmTurnRequest,
   type LlmTurnResult,
+  type MediaSessionResult,
+  type EndReason,
 } from './call-definitions';
 
 export interface Spoken {
@@ -73,38 +86,100 @@ export class TextChannel implements CallChannel {
   }
 }
 
+/**
+ * How the workflow knows the gateway lives. `heartbeat`: calls started before gateway presence —
+ * every gateway activity heartbeats and a missed heartbeat is a lost gateway (a Temporal outage
+ * trips it too). `presence`: docs/call-lifecycle.md — no heartbeats; the workers' watchdog reports
+ * a gateway without presence, the workflow probes it, and `abandon()` ends what waits on it.
+ */
+export type GatewayLiveness = 'heartbeat' | 'presence';
+
+// Room for the gateway's pollers to come back after a Temporal outage before a task counts as
+// never picked up (a dead gateway is found sooner, by the watchdog).
+const SCHEDULE_MARGIN_SECS = 30;
+
 export class VoiceChannel implements CallChannel {
   private readonly speech: GatewayActivities;
   private readonly turns: GatewayActivities;
   private readonly armed: GatewayActivities;
   private readonly retryTurns: GatewayActivities | null;
+  private readonly session: GatewayActivities;
+  private readonly prober: GatewayActivities;
+  /** Every gateway activity runs in it (presence liveness): cancelling it releases them all. */
+  private readonly scope: CancellationScope | null;
+  private lost: string | null = null;
 
   constructor(
     private readonly callId: string,
     taskQueue: string,
     private readonly options: RetryOptions,
+    readonly liveness: GatewayLiveness = 'heartbeat',
   ) {
+    const presence = liveness === 'presence';
     const common = {
       taskQueue,
-      // A dead gateway must not stall the call: nobody picks the task up within seconds.
-      scheduleToStartTimeout: '5s' as const,
-      // A long reply may play for minutes; liveness comes from the heartbeat.
+      // heartbeat: a dead gateway must not stall the call — nobody picks the task up within seconds.
+      // presence: a Temporal restart must not fail calls whose gateway polls again a moment later.
+      scheduleToStartTimeout: presence ? ((options.gatewayOutageSecs ?? DEFAULT_GATEWAY_OUTAGE_SECS) + SCHEDULE_MARGIN_SECS) * 1000 : ('5s' as const),
+      // A long reply may play for minutes; liveness comes from the heartbeat or from presence.
       startToCloseTimeout: '15m' as const,
-      heartbeatTimeout: GATEWAY_HEARTBEAT_TIMEOUT_SECS * 1000,
+      ...(presence ? {} : { heartbeatTimeout: GATEWAY_HEARTBEAT_TIMEOUT_SECS * 1000 }),
     };
+    this.scope = presence ? new CancellationScope() : null;
     this.speech = proxyActivities<GatewayActivities>({ ...common, retry: { maximumAttempts: 1 } });
     this.turns = proxyActivities<GatewayActivities>({ ...common, retry: llmRetry(options) });
-    // An armed turn waits for the caller as long as the call lasts; the heartbeat says the gateway lives.
+    // An armed turn waits for the caller as long as the call lasts.
     this.armed = proxyActivities<GatewayActivities>({ ...common, startToCloseTimeout: '24h', retry: { maximumAttempts: 1 } });
+    this.session = this.armed;
+    this.prober = proxyActivities<GatewayActivities>({
+      taskQueue,
+      scheduleToStartTimeout: GATEWAY_PROBE_TIMEOUT_SECS * 1000,
+      startToCloseTimeout: GATEWAY_PROBE_TIMEOUT_SECS * 1000,
+      retry: { maximumAttempts: 1 },
+    });
     // An armed turn's LLM attempt counts as the first of the retry policy's attempts.
     this.retryTurns =
       options.llmRetryMaxAttempts > 1 ? proxyActivities<GatewayActivities>({ ...common, retry: { ...llmRetry(options), maximumAttempts: options.llmRetryMaxAttempts - 1 } }) : null;
   }
 
+  /** Runs a gateway activity; with presence liveness inside the channel's scope (see abandon). */
+  private run<T>(fn: () => Promise<T>): Promise<T> {
+    return this.scope ? this.scope.run(fn) : fn();
+  }
+
+  /** The media session: runs from stream connect until the stream closes. */
+  mediaSession(): Promise<MediaSessionResult> {
+    return this.run(() => this.session.mediaSession({ callId: this.callId }));
+  }
+
+  /** Lets the agent's last words play, then closes the stream. */
+  async endMedia(reason: EndReason): Promise<void> {
+    await this.run(() => this.speech.endMedia({ callId: this.callId, reason }));
+  }
+
+  /** Does the gateway live and hold the call? False when it does not answer in time. */
+  async probe(): Promise<boolean> {
+    try {
+      return (await this.prober.probe({ callId: this.callId })).holds === true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The gateway is gone: everything waiting on it fails with GatewayLost (presence liveness). */
+  abandon(reason: string): void {
+    this.lost ??= reason;
+    this.scope?.cancel();
+  }
+
+  get isAbandoned(): boolean {
+    return this.lost !== null;
+  }
+
   /** Hands the gateway the next turn; resolves when the caller spoke (or it was disarmed). */
   async arm(request: ArmedTurnRequest): Promise<ArmedTurnResult> {
     try {
-      return await this.armed.armedTurn(request);
+      return await this.run(() => this.armed.armedTurn(request));
     } catch (err) {
       throw this.translate(err);
     }
@@ -112,7 +187,7 @@ export class VoiceChannel implements CallChannel {
 
   async disarm(armId: string): Promise<void> {
     try {
-      await this.speech.disarmTurn({ callId: this.callId, armId });
+      await this.run(() => this.speech.disarmTurn({ callId: this.callId, armId }));
     } catch (err) {
       throw this.translate(err);
     }
@@ -127,7 +202,7 @@ export class VoiceChannel implements CallChannel {
     // The policy's backoff before its second attempt.
     await sleep(this.options.llmRetryInitialSecs * 1000);
     try {
-      return await this.retryTurns.voiceTurn({ ...request, utteranceId });
+      return await this.run(() => this.retryTurns!.voiceTurn({ ...request, utteranceId }));
     } catch (err) {
       throw this.translate(err);
     }
@@ -135,7 +210,7 @@ export class VoiceChannel implements CallChannel {
 
   async say(text: string, utteranceId: string): Promise<Spoken> {
     try {
-      return await this.speech.speak({ callId: this.callId, utteranceId, text });
+      return await this.run(() => this.speech.speak({ callId: this.callId, utteranceId, text }));
     } catch (err) {
       throw this.translate(err);
     }
@@ -143,13 +218,15 @@ export class VoiceChannel implements CallChannel {
 
   async think(request: LlmTurnRequest, utteranceId: string): Promise<Thought> {
     try {
-      return await this.turns.voiceTurn({ ...request, utteranceId });
+      return await this.run(() => this.turns.voiceTurn({ ...request, utteranceId }));
     } catch (err) {
       throw this.translate(err);
     }
   }
 
   private translate(err: unknown): unknown {
+    // Released by abandon(): the gateway was probed and did not answer.
+    if (this.lost !== null && isCancellation(err)) return new GatewayLost(`media gateway lost: ${this.lost}`);
     if (!(err instanceof ActivityFailure)) return err;
     const cause = err.cause;
     const type = cause instanceof ApplicationFailure ? cause.type : null;

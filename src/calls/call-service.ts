@@ -72,6 +72,7 @@ export function workflowOptions(config: Config): CallWorkflowInput['options'] {
     webhookInitialRetrySecs: config.WEBHOOK_RETRY_INITIAL_SECS,
     llmRetryMaxAttempts: config.LLM_RETRY_MAX_ATTEMPTS,
     llmRetryInitialSecs: config.LLM_RETRY_INITIAL_SECS,
+    gatewayOutageSecs: config.GATEWAY_OUTAGE_SECS,
     analysis: analysisRetryOptions(config),
   };
 }

@@ -16,7 +16,9 @@ import { CallError, startCall, type CallDeps } from './call-service';
 import { CapacityError, capacityCheck } from './concurrency';
 import { FINAL_CALL_STATUSES } from './telephony-calls';
 import { providerProblems } from '../providers/agent-readiness';
-import { recordUnreadyInboundCall } from './unready-call';
+import { recordCapacityRefusal, recordUnreadyInboundCall } from './unready-call';
+import { allOf, gatewayAdmission, GatewayCapacityError } from './gateway-capacity';
+import { countRefusedCall } from '../observability/metrics';
 
 export type InboundDecision =
   /** Connect the call's stream (a new call, or the same call again for a replayed webhook). */
@@ -25,6 +27,8 @@ export type InboundDecision =
   | { kind: 'reject'; why: string }
   /** max_concurrent calls of the provider are active. */
   | { kind: 'busy' }
+  /** No media gateway has room for the call: the vendor's busy answer; recorded as no_answer. */
+  | { kind: 'at_capacity'; callId: string; reason: string }
   /** The call could not be started (Temporal unreachable). */
   | { kind: 'unavailable' }
   /** The agent's STT, LLM or TTS cannot run here: apologise; the call is recorded as failed. */
@@ -122,7 +126,7 @@ export async function admitInboundCall(deps: CallDeps & { log: Logger }, req: In
         });
         const raced = await existingCall(db, req.provider, req.providerCallId, transaction);
         if (raced) throw new AlreadyAdmitted(raced.id);
-        await capacity(transaction);
+        await allOf(capacity, gatewayAdmission(db, deps.config))(transaction);
       },
     });
     log.info('inbound call', { ...fields, agent_name: agentName, call_id: callId });
@@ -131,6 +135,12 @@ export async function admitInboundCall(deps: CallDeps & { log: Logger }, req: In
     if (err instanceof AlreadyAdmitted) {
       const call = await existingCall(db, req.provider, req.providerCallId);
       return call ? replayed(call) : { kind: 'unavailable' };
+    }
+    if (err instanceof GatewayCapacityError && agent) {
+      countRefusedCall(err.reason, 'inbound');
+      const callId = await recordCapacityRefusal(db, { agent, provider: req.provider, providerCallId: req.providerCallId, from: req.from, to: req.to }, err.reason, err.message);
+      log.warn('inbound call refused: no media gateway has room', { ...fields, call_id: callId, reason: err.reason });
+      return { kind: 'at_capacity', callId, reason: err.reason };
     }
     if (err instanceof CapacityError) {
       log.info('inbound call refused: over max_concurrent', { ...fields, max_concurrent: err.maxConcurrent });

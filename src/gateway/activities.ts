@@ -1,13 +1,14 @@
 /**
  * The activities a gateway instance runs on its own task queue for the calls it holds (the
- * GatewayActivities contract of workflows/call-definitions.ts). Every activity heartbeats once a
- * second — the workflow's heartbeat timeout is how a dead gateway is noticed — and reacts to
- * cancellation, which reaches it with a heartbeat response.
+ * GatewayActivities contract of workflows/call-definitions.ts). Calls started before gateway
+ * presence give their activities a heartbeat timeout: those heartbeat once a second (a missed
+ * heartbeat is how such a workflow notices a dead gateway) and react to cancellation, which
+ * reaches them with a heartbeat response. Newer calls use no heartbeats (docs/call-lifecycle.md):
+ * their liveness is the gateway's presence row and the `probe` activity.
  */
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, CompleteAsyncError, Context } from '@temporalio/activity';
 import type OpenAI from 'openai';
-import type { Config } from '../config';
-import { llmClients, llmFailure } from '../providers/llm/llm-activity-support';
+import { llmFailure } from '../providers/llm/llm-activity-support';
 import type { GatewayActivities, MediaSessionResult, VoiceTurnRequest } from '../../workflows/call-definitions';
 import type { CallMedia, MediaClosure } from './call-media';
 import type { CallRegistry } from './call-registry';
@@ -25,7 +26,10 @@ function requireCall(calls: CallRegistry, callId: string): CallMedia {
   return call;
 }
 
-/** Runs `work` heartbeating every second; rejects with the CancelledFailure if cancelled. */
+/**
+ * Runs `work`, heartbeating every second; rejects with the CancelledFailure if cancelled (only
+ * heartbeating activities learn of a cancellation).
+ */
 async function heartbeating<T>(work: (cancel: AbortSignal) => Promise<T>): Promise<T> {
   const ctx = Context.current();
   ctx.heartbeat();
@@ -35,6 +39,30 @@ async function heartbeating<T>(work: (cancel: AbortSignal) => Promise<T>): Promi
   } finally {
     clearInterval(timer);
   }
+}
+
+/**
+ * Answers an activity of a call. Calls without heartbeats (docs/call-lifecycle.md): the work runs
+ * on after the activity function returns (CompleteAsyncError), and its result — or failure — is
+ * completed through the call's outbox, behind everything the gateway reported before it, retried
+ * while Temporal is away. Older calls: heartbeating, the result returned once the reports queued
+ * before it are delivered.
+ */
+async function answer<T>(calls: CallRegistry, callId: string, what: string, work: (cancel: AbortSignal) => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  const reports = calls.reportsOf(callId);
+  if (ctx.info.heartbeatTimeoutMs) {
+    const result = await heartbeating(work);
+    await reports?.settled;
+    return result;
+  }
+  if (!reports) return work(ctx.cancellationSignal);
+  const token = ctx.info.taskToken;
+  work(ctx.cancellationSignal).then(
+    (result) => reports.complete(what, token, result),
+    (err: unknown) => reports.fail(what, token, err),
+  );
+  throw new CompleteAsyncError();
 }
 
 function speechFailure(err: unknown): unknown {
@@ -47,8 +75,7 @@ function sessionResult(callId: string, closure: MediaClosure): MediaSessionResul
   return { reason: closure.reason, events: closure.events.splice(0), ...(closure.error ? { error: closure.error } : {}) };
 }
 
-export function createGatewayActivities(calls: CallRegistry, config: Config): GatewayActivities {
-  const clientFor = llmClients(config);
+export function createGatewayActivities(calls: CallRegistry, clientFor: (provider: string) => OpenAI): GatewayActivities {
 
   // The caller hung up while the workflow was deciding what to say: nobody hears it, and the
   // media session's result tells the workflow the call is over (this is not a lost gateway).
@@ -57,72 +84,74 @@ export function createGatewayActivities(calls: CallRegistry, config: Config): Ga
     return reason === 'hangup' || reason === 'closed' || reason === 'failed';
   };
   const unheard = { heardText: '', interrupted: true, characters: 0, events: [] };
+  const llm = (provider: string): OpenAI => {
+    try {
+      return clientFor(provider);
+    } catch (err) {
+      throw llmFailure(err);
+    }
+  };
 
   return {
-    async speak(req) {
-      if (nobodyListening(req.callId)) return unheard;
-      const call = requireCall(calls, req.callId);
-      return heartbeating(async (cancel) => {
+    speak: (req) =>
+      answer(calls, req.callId, `speak ${req.utteranceId}`, async (cancel) => {
+        if (nobodyListening(req.callId)) return unheard;
+        const call = requireCall(calls, req.callId);
         try {
-          return await call.speech.speak(req, cancel);
+          const outcome = await call.speech.speak(req, cancel);
+          call.conversation.said(outcome.heardText);
+          return outcome;
         } catch (err) {
           throw speechFailure(err);
         }
-      });
-    },
+      }),
 
-    async voiceTurn(req) {
-      if (nobodyListening(req.callId)) return { ...unheard, content: '', toolCalls: [], usage: { prompt_tokens: 0, completion_tokens: 0 }, ttfbMs: null };
-      const call = requireCall(calls, req.callId);
-      let client: OpenAI;
-      try {
-        client = clientFor(req.provider);
-      } catch (err) {
-        throw llmFailure(err);
-      }
-      return heartbeating(async (cancel) => {
+    voiceTurn: (req) =>
+      answer(calls, req.callId, `voiceTurn ${req.utteranceId}`, async (cancel) => {
+        if (nobodyListening(req.callId)) return { ...unheard, content: '', toolCalls: [], usage: { prompt_tokens: 0, completion_tokens: 0 }, ttfbMs: null };
+        const call = requireCall(calls, req.callId);
+        const client = llm(req.provider);
         try {
           return await runVoiceTurn(call, client, req, cancel);
         } catch (err) {
           throw speechFailure(err);
         }
-      });
-    },
+      }),
 
-    async armedTurn(req) {
-      if (nobodyListening(req.callId)) return { utterance: null, thought: null, failure: null, events: [] };
-      const call = requireCall(calls, req.callId);
-      const run = (turn: VoiceTurnRequest, turnCancel: AbortSignal) => {
-        let client: OpenAI;
-        try {
-          client = clientFor(turn.provider);
-        } catch (err) {
-          throw llmFailure(err);
-        }
-        return runVoiceTurn(call, client, turn, turnCancel);
-      };
-      return heartbeating((cancel) => call.delivery.arm(req, run, cancel));
-    },
+    armedTurn: (req) =>
+      answer(calls, req.callId, `armedTurn ${req.armId}`, async (cancel) => {
+        if (nobodyListening(req.callId)) return { utterance: null, thought: null, failure: null, events: [] };
+        const call = requireCall(calls, req.callId);
+        const run = (turn: VoiceTurnRequest, turnCancel: AbortSignal) => runVoiceTurn(call, llm(turn.provider), turn, turnCancel);
+        return call.delivery.arm(req, run, cancel);
+      }),
 
-    async disarmTurn({ callId, armId }) {
-      calls.get(callId)?.delivery.disarm(armId);
-    },
+    disarmTurn: ({ callId, armId }) =>
+      answer(calls, callId, `disarmTurn ${armId}`, async () => {
+        calls.get(callId)?.delivery.disarm(armId);
+      }),
 
-    async mediaSession({ callId }): Promise<MediaSessionResult> {
-      const ended = calls.finished(callId);
-      if (ended) return sessionResult(callId, ended);
-      const call = requireCall(calls, callId);
-      return heartbeating(async (cancel) => {
+    mediaSession: ({ callId }) =>
+      answer(calls, callId, 'mediaSession', async (cancel) => {
+        const ended = calls.finished(callId);
+        if (ended) return sessionResult(callId, ended);
+        const call = requireCall(calls, callId);
         // Cancelled: the workflow no longer wants the call, so its stream closes.
         cancel.addEventListener('abort', () => void call.close('closed', 1000, 'media session cancelled'), { once: true });
         return sessionResult(callId, await call.closed);
-      });
-    },
+      }),
 
-    async endMedia({ callId, reason }) {
+    endMedia: ({ callId, reason }) =>
+      answer(calls, callId, 'endMedia', async () => {
+        const call = calls.get(callId);
+        if (!call) return; // already gone: nothing left to close
+        await call.end(reason);
+      }),
+
+    // Answered at once, never through the outbox: it asks whether this gateway lives.
+    async probe({ callId }) {
       const call = calls.get(callId);
-      if (!call) return; // already gone: nothing left to close
-      await call.end(reason);
+      return { holds: call !== undefined && !call.isClosed };
     },
   };
 }

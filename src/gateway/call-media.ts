@@ -13,12 +13,14 @@
  * Vendor failures become `error` events and the call goes on where it can.
  */
 import path from 'node:path';
-import type { WorkflowHandle } from '@temporalio/client';
+import type { AsyncCompletionClient, WorkflowHandle } from '@temporalio/client';
 import { toPcm16, type AudioFormat } from '../audio/format';
 import type { Config } from '../config';
 import type { Logger } from '../shared/logger';
 import type { EndReason, GatewayEvent, VoiceConfig } from '../../workflows/call-definitions';
+import type OpenAI from 'openai';
 import { ArrivalClock } from './arrival-clock';
+import { ConversationMirror } from './conversation-mirror';
 import { LatencyMetrics } from './latency-metrics';
 import type { PipelineObserver } from './pipeline-observer';
 import { WavRecorder } from './recording/wav-recorder';
@@ -29,6 +31,8 @@ import { TurnDetector, type CompletedTurn } from './turn-detector';
 import { UtteranceDelivery } from './utterance-delivery';
 import { vadParamsFromPipeline, VadAnalyzer } from './vad/vad-analyzer';
 import type { SpeechProbability } from './vad/silero';
+import { runVoiceTurn } from './voice-turn';
+import type { TemporalReachability } from './workflow-outbox';
 import { WorkflowReports } from './workflow-reports';
 
 /** How the call talks to its provider socket (the vendor's framing lives in the stream's codec). */
@@ -49,6 +53,8 @@ export interface CallMediaOptions {
   voice: VoiceConfig;
   config: Config;
   workflow: WorkflowHandle;
+  /** Completes the activities run for the call (asynchronously, through its outbox). */
+  activities: AsyncCompletionClient;
   /** Per-call speech model streams at the stream's rate (the gateway's shared, batched Silero). */
   vad: { createStream(sampleRate: 8000 | 16000): SpeechProbability };
   out: StreamOutput;
@@ -57,6 +63,10 @@ export interface CallMediaOptions {
   startPerf: number;
   /** The gateway's ready TTS sessions (see tts-spares.ts). */
   ttsSpares?: TtsSpares;
+  /** Whether Temporal takes the gateway's reports (shared by its calls). */
+  reachability?: TemporalReachability;
+  /** The LLM client of a provider, for replies the gateway gives alone while Temporal is away. */
+  llm?: (provider: string) => OpenAI;
 }
 
 /**
@@ -87,6 +97,8 @@ export class CallMedia {
   readonly speech: SpeechOut;
   /** Latency metrics, watching the pipeline from the side. */
   readonly observer: PipelineObserver;
+  /** What the gateway knows of the conversation (to answer alone while Temporal is away). */
+  readonly conversation = new ConversationMirror();
 
   private readonly opts: CallMediaOptions;
   private readonly log: Logger;
@@ -97,6 +109,8 @@ export class CallMedia {
   private readonly turns: TurnDetector;
   private agentPcm = new Int16Array(0);
   private closing = false;
+  /** Temporal stayed away past the outage bound: the apology plays and the call ends. */
+  private givingUp = false;
   private closedBy: CloseReason | null = null;
   private failure: MediaClosure['error'];
   private resolveClosed!: (c: MediaClosure) => void;
@@ -109,7 +123,14 @@ export class CallMedia {
     this.log = opts.log;
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
     const { callId, format, config, log } = opts;
-    this.reports = new WorkflowReports({ callId, workflow: opts.workflow, log, orphaned: () => void this.close('closed', 1011, 'call workflow not running') });
+    this.reports = new WorkflowReports({
+      callId,
+      workflow: opts.workflow,
+      activities: opts.activities,
+      reachability: opts.reachability,
+      log,
+      orphaned: () => void this.close('closed', 1011, 'call workflow not running'),
+    });
     const events = this.reports.events;
     this.recordingPath = path.join(config.dataDir, 'recordings', `${callId}.wav`);
     this.recorder = new WavRecorder({
@@ -117,7 +138,9 @@ export class CallMedia {
       sampleRate: format.sampleRate,
       onError: (err) => events.error(`recording failed: ${err.message}`, 'recording'),
     });
-    this.delivery = new UtteranceDelivery(this.reports);
+    const { llm } = opts;
+    const neverCancelled = new AbortController().signal;
+    this.delivery = new UtteranceDelivery(this.reports, this.conversation, llm ? (req) => runVoiceTurn(this, llm(req.provider), req, neverCancelled) : undefined);
     this.observer = new LatencyMetrics(events, opts.startPerf);
 
     // Caller audio in: VAD and STT feed the turn detector, which decides barge-ins and utterances.
@@ -198,6 +221,24 @@ export class CallMedia {
 
   // ---- ending ----------------------------------------------------------------------------------
 
+  /**
+   * Temporal has not taken this call's reports for longer than the outage bound: the caller hears
+   * `message` and the call ends `failed` (recorded when Temporal is back; the reports stay queued).
+   */
+  giveUpOnTemporal(boundSecs: number, message: string): void {
+    if (this.closing || this.givingUp || this.reports.outbox.stalledForMs < boundSecs * 1000) return;
+    const reason = `Temporal unreachable for more than ${boundSecs} s`;
+    this.log.error('ending a call: Temporal unreachable past the outage bound', { callId: this.callId, bound_secs: boundSecs });
+    this.givingUp = true; // no further turns: the apology plays, then the stream closes
+    void this.speech
+      .speak({ callId: this.callId, utteranceId: 'outage', text: message }, new AbortController().signal)
+      .catch(() => undefined)
+      .finally(() => {
+        this.failure = { message: reason, context: 'temporal' };
+        void this.close('failed', 1011, reason);
+      });
+  }
+
   /** `endMedia`: lets queued speech finish (bounded), then closes the stream and the recording. */
   async end(reason: EndReason, maxWaitMs = 10_000): Promise<MediaClosure> {
     if (!this.closing) {
@@ -232,7 +273,8 @@ export class CallMedia {
       } catch (err) {
         this.log.error('recording could not be finalised', { callId: this.callId, error: (err as Error).message });
       }
-      await this.reports.settled;
+      // What the gateway reported before the close reaches the workflow first: the media
+      // session's result queues behind it in the call's outbox.
       this.resolveClosed({ reason, events: this.reports.events.drain(), ...(this.failure ? { error: this.failure } : {}) });
     })();
     return this.closed;
@@ -245,7 +287,7 @@ export class CallMedia {
   }
 
   private utterance(turn: CompletedTurn): void {
-    if (this.closing) return;
+    if (this.closing || this.givingUp) return;
     this.observer.utterance(turn);
     this.delivery.deliver(turn);
   }

@@ -4,6 +4,7 @@
  * that starts after its stream already closed still learns how it ended.
  */
 import type { CallMedia, MediaClosure } from './call-media';
+import type { WorkflowReports } from './workflow-reports';
 
 const RECENT_LIMIT = 1000;
 const RECENT_TTL_MS = 10 * 60_000;
@@ -14,7 +15,7 @@ export class CallRegistry {
   private readonly starting = new Set<string>();
   /** Telephony provider of each starting or active call (metrics). */
   private readonly providers = new Map<string, string>();
-  private readonly recent = new Map<string, { closure: MediaClosure; atMs: number }>();
+  private readonly recent = new Map<string, { closure: MediaClosure; reports: WorkflowReports; atMs: number }>();
 
   get size(): number {
     return this.active.size;
@@ -64,7 +65,7 @@ export class CallRegistry {
         this.active.delete(call.callId);
         this.providers.delete(call.callId);
       }
-      this.recent.set(call.callId, { closure, atMs: Date.now() });
+      this.recent.set(call.callId, { closure, reports: call.reports, atMs: Date.now() });
       this.prune();
     });
   }
@@ -78,6 +79,11 @@ export class CallRegistry {
       return undefined;
     }
     return entry.closure;
+  }
+
+  /** The call's reports (its outbox), live or recently finished: activity results queue there. */
+  reportsOf(callId: string): WorkflowReports | undefined {
+    return this.active.get(callId)?.reports ?? (this.finished(callId) ? this.recent.get(callId)?.reports : undefined);
   }
 
   private prune(): void {

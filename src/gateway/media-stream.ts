@@ -13,6 +13,7 @@
  * message never hangs up a live call.
  */
 import type { Client } from '@temporalio/client';
+import type OpenAI from 'openai';
 import WebSocket from 'ws';
 import { STREAM_SAMPLE_RATES, describeFormat, type AudioFormat } from '../audio/format';
 import type { Config } from '../config';
@@ -26,6 +27,7 @@ import type { CallRegistry } from './call-registry';
 import type { StreamStats } from './stream-stats';
 import { verifyStreamToken } from './stream-token';
 import type { TtsSpares } from './tts-spares';
+import type { TemporalReachability } from './workflow-outbox';
 import type { SileroBatcher } from './vad/silero-batch';
 
 /** Close codes (RFC 6455) used when refusing a stream. */
@@ -58,6 +60,10 @@ export interface StreamContext {
   vad: SileroBatcher;
   /** Connected TTS sessions kept ready per voice. */
   ttsSpares?: TtsSpares;
+  /** Whether Temporal takes this gateway's reports (shared by its calls' outboxes). */
+  reachability?: TemporalReachability;
+  /** LLM clients by provider (replies given alone while Temporal is away). */
+  llm?: (provider: string) => OpenAI;
   stats: StreamStats;
   log: Logger;
 }
@@ -218,11 +224,14 @@ class MediaStream {
       voice,
       config: this.ctx.config,
       workflow,
+      activities: this.ctx.temporal.activity,
       vad: this.ctx.vad,
       out: this.output(),
       log: this.ctx.log,
       startPerf,
       ttsSpares: this.ctx.ttsSpares,
+      reachability: this.ctx.reachability,
+      llm: this.ctx.llm,
     });
     this.call = call;
     this.phase = 'live';
@@ -231,17 +240,14 @@ class MediaStream {
     if (voice.greeting) call.speech.startGreeting(voice.greeting);
     for (const f of this.early.splice(0)) call.onCallerAudio(f.pcm, f.timestampMs, f.arrivedPerf);
     this.ctx.log.info('media stream started', { callId, provider: this.protocol.name, streamId: this.streamId, format: describeFormat(start.format) });
-    try {
-      await call.reports.connected({
-        gatewayTaskQueue: this.ctx.taskQueue,
-        streamSid: this.streamId,
-        recordingPath: call.recordingPath,
-        connectedAtMs: epochMs(startPerf),
-      });
-    } catch (err) {
-      this.ctx.log.error('could not tell the call workflow the stream connected', { callId, error: (err as Error).message });
-      void call.close('closed', CLOSE_INTERNAL, 'call workflow unreachable');
-    }
+    // Queued first in the call's outbox: retried while Temporal is away; a workflow that is gone
+    // closes the stream (the outbox's orphaned()).
+    call.reports.connected({
+      gatewayTaskQueue: this.ctx.taskQueue,
+      streamSid: this.streamId,
+      recordingPath: call.recordingPath,
+      connectedAtMs: epochMs(startPerf),
+    });
   }
 
   private output(): StreamOutput {

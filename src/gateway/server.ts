@@ -18,7 +18,10 @@ import { maxMediaMessageBytes, mediaProtocol } from '../providers/telephony/medi
 import { serveMetrics } from '../observability/metrics-endpoint';
 import { initProcessMetrics, trackGatewayCalls } from '../observability/metrics';
 import { createLogger, type Logger } from '../shared/logger';
+import { llmClients } from '../providers/llm/llm-activity-support';
 import { createGatewayActivities } from './activities';
+import { TemporalReachability } from './workflow-outbox';
+import { GatewayPresence } from './presence/presence';
 import { CallRegistry } from './call-registry';
 import { acceptMediaStream } from './media-stream';
 import { StreamStats } from './stream-stats';
@@ -40,6 +43,12 @@ export interface GatewayDeps {
   log?: Logger;
   /** Default `gateway-<hostname>-<pid>-<random>`. */
   taskQueue?: string;
+  /**
+   * PostgreSQL for the gateway's presence row (load, admission, liveness; docs/call-lifecycle.md).
+   * Default: config.DATABASE_URL. Without one the gateway publishes no presence: the API can then
+   * admit calls only with GATEWAY_ADMISSION=off, and the watchdog cannot see it die.
+   */
+  databaseUrl?: string;
 }
 
 export interface RunningGateway {
@@ -48,11 +57,17 @@ export interface RunningGateway {
   url: string;
   taskQueue: string;
   calls: CallRegistry;
+  /** The presence row's writer (null without a database). */
+  presence: GatewayPresence | null;
   /** Accepting streams: listening, with its worker running the calls' activities. */
   isReady(): boolean;
   /** Closes every call's stream (their workflows see the gateway go), then the worker and server. */
   stop(): Promise<void>;
 }
+
+const round2 = (x: number) => Math.round(x * 100) / 100;
+/** How often calls are checked against the Temporal outage bound (seconds are its unit). */
+const OUTAGE_CHECK_MS = 1000;
 
 export function gatewayTaskQueue(): string {
   return `gateway-${os.hostname()}-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
@@ -67,6 +82,9 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   // Loaded once for every call; a broken model install fails the start, not the first call.
   const vad = SileroBatcher.of(await sharedSileroModel());
   const ttsSpares = new TtsSpares();
+  // One LLM client per provider for the whole gateway (connections stay warm between turns).
+  const llm = llmClients(deps.config);
+  const reachability = new TemporalReachability();
 
   const connection = await NativeConnection.connect({ address: deps.address });
   let worker: Worker;
@@ -75,7 +93,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
       connection,
       namespace: deps.namespace,
       taskQueue,
-      activities: createGatewayActivities(calls, deps.config),
+      activities: createGatewayActivities(calls, llm),
       // Every call holds a mediaSession for its whole length, plus a speech activity at a time.
       maxConcurrentActivityTaskExecutions: 2000,
       // On stop, activities of closed calls report their outcome before the worker goes.
@@ -89,13 +107,16 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     log.error('gateway worker stopped', { error: err.message });
   });
 
+  let presence: GatewayPresence | null = null;
   const wss = new WebSocketServer({ noServer: true, maxPayload: maxMediaMessageBytes(), perMessageDeflate: false });
   const server = http.createServer((req, res) => {
     const pathname = (req.url ?? '').split('?')[0];
     if (pathname === '/healthz') {
       // Without its worker the gateway could take a stream but never speak on it.
       const ok = worker.getState() === 'RUNNING';
-      const body = { status: ok ? 'ok' : 'down', calls: calls.size, task_queue: taskQueue, vad: vad.stats, streams: stats, ...(ok ? {} : { detail: 'Unavailable: gateway worker' }) };
+      const p = presence?.snapshot;
+      const load = p ? { load: round2(p.smoothedLoad), loop_lag_ms: round2(p.loopLagP99Ms), cpu: round2(p.cpu), admitting: p.admitting, state: p.state } : null;
+      const body = { status: ok ? 'ok' : 'down', calls: calls.size, task_queue: taskQueue, presence: load, vad: vad.stats, streams: stats, ...(ok ? {} : { detail: 'Unavailable: gateway worker' }) };
       res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       return;
     }
@@ -119,7 +140,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     }
     const upgrade = { url, headers: req.headers, remoteAddress: req.socket.remoteAddress ?? '' };
     wss.handleUpgrade(req, socket, head, (ws) => {
-      acceptMediaStream(ws, protocol, upgrade, { calls, streamSecret: deps.streamSecret, temporal: deps.temporal, config: deps.config, taskQueue, vad, ttsSpares, stats, log });
+      acceptMediaStream(ws, protocol, upgrade, { calls, streamSecret: deps.streamSecret, temporal: deps.temporal, config: deps.config, taskQueue, vad, ttsSpares, reachability, llm, stats, log });
     });
   });
   try {
@@ -135,19 +156,34 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     throw err;
   }
   const actualPort = (server.address() as AddressInfo).port;
+  const url = `ws://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${actualPort}`;
   log.info('media gateway listening', { port: actualPort, taskQueue });
+  const databaseUrl = deps.databaseUrl ?? deps.config.DATABASE_URL;
+  presence = databaseUrl
+    ? new GatewayPresence({ databaseUrl, id: taskQueue, url, maxCalls: deps.config.GATEWAY_MAX_CALLS, maxLoad: deps.config.GATEWAY_MAX_LOAD, calls: () => calls.size, log })
+    : null;
+  if (presence) await presence.start();
+  else log.warn('no DATABASE_URL: this gateway publishes no presence (the API admits calls to it only with GATEWAY_ADMISSION=off)');
+  // Calls whose reports Temporal has not taken for longer than the outage bound end politely.
+  const outageGuard = setInterval(() => {
+    for (const call of calls.all()) call.giveUpOnTemporal(deps.config.GATEWAY_OUTAGE_SECS, deps.config.GATEWAY_OUTAGE_MESSAGE);
+  }, OUTAGE_CHECK_MS);
+  outageGuard.unref();
 
   let stopping: Promise<void> | null = null;
   return {
     port: actualPort,
-    url: `ws://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${actualPort}`,
+    url,
     taskQueue,
     calls,
+    presence,
     isReady: () => server.listening && worker.getState() === 'RUNNING',
     stop: () =>
       (stopping ??= (async () => {
         untrackCalls();
+        clearInterval(outageGuard);
         server.close();
+        await presence?.stop();
         await Promise.allSettled(calls.all().map((call) => call.close('shutdown', 1001, 'gateway shutting down')));
         await ttsSpares.close();
         for (const ws of wss.clients) ws.terminate();

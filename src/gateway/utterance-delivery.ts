@@ -10,11 +10,16 @@
  *
  * A plan is stale when the workflow had not yet received every earlier utterance (a signal in
  * flight): the utterance is then returned without a reply and the workflow answers it itself.
+ *
+ * While Temporal is unreachable (the call's outbox is stalled) an utterance nothing is armed for
+ * is answered by the gateway from what it knows of the conversation (conversation-mirror.ts), and
+ * reported with its reply: the workflow records it when Temporal is back (docs/call-lifecycle.md).
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { ArmedTurnRequest, ArmedTurnResult, UtteranceSignal, VoiceTurnRequest, VoiceTurnResult } from '../../workflows/call-definitions';
 import { epochMs } from './events';
 import { SpeechUnavailable } from './tts-link';
+import type { ConversationMirror } from './conversation-mirror';
 import type { CompletedTurn } from './turn-detector';
 import type { WorkflowReports } from './workflow-reports';
 
@@ -42,7 +47,12 @@ export class UtteranceDelivery {
   private armed: Armed | null = null;
   private closed = false;
 
-  constructor(private readonly reports: Pick<WorkflowReports, 'events' | 'utterance'>) {}
+  constructor(
+    private readonly reports: Pick<WorkflowReports, 'events' | 'utterance'> & { outbox: { readonly stalled: boolean } },
+    private readonly conversation?: Pick<ConversationMirror, 'planned' | 'heard' | 'requestFor'>,
+    /** Runs a reply the gateway decided alone (LLM into speech, like an armed turn's). */
+    private readonly answerAlone?: (req: VoiceTurnRequest) => Promise<VoiceTurnResult>,
+  ) {}
 
   get isArmed(): boolean {
     return this.armed !== null;
@@ -58,6 +68,16 @@ export class UtteranceDelivery {
       return;
     }
     const payload: UtteranceSignal = { text: turn.text, duringAgentSpeech: turn.duringAgentSpeech, events, seq };
+    // A backchannel (spoken over the agent, too short to interrupt) is never answered alone.
+    const request = !turn.duringAgentSpeech && this.reports.outbox.stalled ? this.conversation?.requestFor(turn.text, `o${seq}`) : null;
+    if (request && this.answerAlone) {
+      const timestampMs = epochMs();
+      const reply = this.answerAlone(request);
+      // Its place in the order is now; it is sent once the reply has played.
+      this.reports.utterance({ ...payload, timestampMs }, reply);
+      return;
+    }
+    if (!turn.duringAgentSpeech) this.conversation?.heard(turn.text);
     this.reports.utterance(payload);
   }
 
@@ -66,6 +86,7 @@ export class UtteranceDelivery {
     if (this.closed) return Promise.resolve(nothing());
     return new Promise((resolve) => {
       this.armed?.resolve(nothing()); // one plan at a time: the newer one wins
+      this.conversation?.planned(req);
       const armed: Armed = { req, run, cancel, resolve };
       this.armed = armed;
       cancel.addEventListener('abort', () => this.disarm(req.armId), { once: true });

@@ -13,6 +13,7 @@ import { streamChat, type ChatResult } from '../providers/llm/chat';
 import { llmFailure } from '../providers/llm/llm-activity-support';
 import { countProviderError, observeTurnStage } from '../observability/metrics';
 import type { VoiceTurnRequest, VoiceTurnResult } from '../../workflows/call-definitions';
+import type { ConversationMirror } from './conversation-mirror';
 import type { PipelineObserver } from './pipeline-observer';
 import { SentenceSplitter } from './sentences';
 import type { SpeechOut } from './speech-out';
@@ -25,12 +26,15 @@ export interface VoiceTurnParts {
   /** The events that go back with the result. */
   reports: Pick<WorkflowReports, 'events'>;
   observer: Pick<PipelineObserver, 'turnStarted'>;
+  /** What the gateway keeps of the conversation, to answer alone while Temporal is away. */
+  conversation: Pick<ConversationMirror, 'planned' | 'said' | 'needsWorkflow'>;
 }
 
 export async function runVoiceTurn(call: VoiceTurnParts, client: OpenAI, req: VoiceTurnRequest, cancel: AbortSignal): Promise<VoiceTurnResult> {
   const { tts } = call.speech;
   const { events } = call.reports;
   call.observer.turnStarted();
+  call.conversation.planned(req);
   const speech = tts.begin(req.utteranceId);
   const llmAbort = new AbortController();
   const untrack = call.speech.trackLlm(llmAbort);
@@ -85,6 +89,7 @@ export async function runVoiceTurn(call: VoiceTurnParts, client: OpenAI, req: Vo
     const ttfbMs = llm?.ttfbMs ?? (firstTextPerf === null ? null : Math.round(firstTextPerf - startedPerf));
     if (ttfbMs !== null) observeTurnStage('llm_first_token', ttfbMs);
     if (llm && llm.toolCalls.length > 0 && speech.state === 'active') {
+      call.conversation.needsWorkflow();
       // Tools run while the spoken part plays; its tts_stopped comes with a later result.
       return {
         ...llm,
@@ -96,6 +101,7 @@ export async function runVoiceTurn(call: VoiceTurnParts, client: OpenAI, req: Vo
     }
     const played = await speech.result;
     const heardText = played.whole && llm ? llm.content.trim() : played.heardText;
+    call.conversation.said(heardText);
     return {
       content: played.interrupted || !llm ? heardText : llm.content,
       // An interrupted reply's tool calls are dropped: the caller spoke before they could matter.

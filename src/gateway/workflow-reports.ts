@@ -1,21 +1,24 @@
 /**
- * What the gateway tells a call's workflow on its own initiative, in one place: that the stream
- * connected (`mediaConnected`), the caller utterances no armed turn took (`utterance` signals, one
- * after the other so the workflow sees them in order, retried), and the gateway events that ride
- * along with those and with activity results (`events`, see events.ts). A workflow that is gone
- * is reported back (`orphaned`): nobody but the gateway will ever end that stream.
+ * What the gateway tells a call's workflow, in one place and in one order (workflow-outbox.ts):
+ * that the stream connected (`mediaConnected`), the caller utterances no armed turn took
+ * (`utterance` signals), and the results of the activities it ran for the call, completed
+ * asynchronously so that they queue behind earlier reports and survive a Temporal outage. The
+ * gateway events ride along with those (`events`, see events.ts).
  */
-import type { WorkflowHandle } from '@temporalio/client';
+import type { AsyncCompletionClient, WorkflowHandle } from '@temporalio/client';
 import type { Logger } from '../shared/logger';
-import { mediaConnectedSignal, utteranceSignal, type MediaConnectedSignal, type UtteranceSignal } from '../../workflows/call-definitions';
+import { mediaConnectedSignal, utteranceSignal, type MediaConnectedSignal, type UtteranceSignal, type VoiceTurnResult } from '../../workflows/call-definitions';
 import { GatewayEventLog } from './events';
-
-const SIGNAL_ATTEMPTS = 3;
+import { WorkflowOutbox, type TemporalReachability } from './workflow-outbox';
 
 export interface WorkflowReportsOptions {
   callId: string;
   workflow: WorkflowHandle;
+  /** Completes the activities the gateway runs for the call (`client.activity`). */
+  activities: AsyncCompletionClient;
   log: Logger;
+  /** Whether Temporal takes this gateway's reports (shared by its calls). */
+  reachability?: TemporalReachability;
   /** The workflow is gone: the stream must close. */
   orphaned(): void;
 }
@@ -23,39 +26,45 @@ export interface WorkflowReportsOptions {
 export class WorkflowReports {
   /** Events waiting for the next signal or activity result. */
   readonly events = new GatewayEventLog();
-  private signals: Promise<void> = Promise.resolve();
+  readonly outbox: WorkflowOutbox;
 
-  constructor(private readonly opts: WorkflowReportsOptions) {}
-
-  /** `mediaConnected`, carrying the events so far; rejects when the workflow cannot be reached. */
-  connected(stream: Omit<MediaConnectedSignal, 'events'>): Promise<void> {
-    return this.opts.workflow.signal(mediaConnectedSignal, { ...stream, events: this.events.drain() });
+  constructor(private readonly opts: WorkflowReportsOptions) {
+    this.outbox = new WorkflowOutbox({ callId: opts.callId, log: opts.log, orphaned: opts.orphaned, reachability: opts.reachability });
   }
 
-  /** A caller utterance for the workflow to answer, sent after every one before it. */
-  utterance(payload: UtteranceSignal): void {
-    this.signals = this.signals.then(() => this.signal(payload));
+  /** `mediaConnected`, carrying the events so far. */
+  connected(stream: Omit<MediaConnectedSignal, 'events'>): void {
+    const signal = { ...stream, events: this.events.drain() };
+    this.outbox.push('mediaConnected', () => this.opts.workflow.signal(mediaConnectedSignal, signal));
   }
 
-  /** Utterances still being delivered (awaited before the stream's closure is reported). */
+  /**
+   * A caller utterance for the workflow to answer — or, with `reply`, one the gateway answered
+   * while Temporal was away: sent with the reply once it has played (a failed reply is left to
+   * the workflow), in the utterance's place in the order.
+   */
+  utterance(payload: UtteranceSignal, reply?: Promise<VoiceTurnResult>): void {
+    let answered: VoiceTurnResult | null = null;
+    const ready = reply?.then((r) => (answered = r));
+    this.outbox.push(
+      `utterance ${payload.seq ?? ''}`,
+      () => this.opts.workflow.signal(utteranceSignal, answered ? { ...payload, reply: answered } : payload),
+      ready,
+    );
+  }
+
+  /** An activity's result, delivered after every report queued before it. */
+  complete(what: string, taskToken: Uint8Array, result: unknown): void {
+    this.outbox.push(what, () => this.opts.activities.complete(taskToken, result));
+  }
+
+  /** An activity's failure, delivered in order like a result. */
+  fail(what: string, taskToken: Uint8Array, err: unknown): void {
+    this.outbox.push(`${what} (failed)`, () => this.opts.activities.fail(taskToken, err));
+  }
+
+  /** Everything reported so far has been delivered (or dropped). */
   get settled(): Promise<void> {
-    return this.signals.catch(() => undefined);
-  }
-
-  private async signal(payload: UtteranceSignal): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.opts.workflow.signal(utteranceSignal, payload);
-        return;
-      } catch (err) {
-        const notFound = (err as Error).name === 'WorkflowNotFoundError';
-        if (notFound || attempt >= SIGNAL_ATTEMPTS) {
-          this.opts.log.error('could not deliver an utterance to the call workflow', { callId: this.opts.callId, error: (err as Error).message });
-          if (notFound) this.opts.orphaned();
-          return;
-        }
-        await new Promise((r) => setTimeout(r, 200 * attempt));
-      }
-    }
+    return this.outbox.drained();
   }
 }

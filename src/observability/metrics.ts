@@ -55,6 +55,12 @@ const turnStage = new Histogram({
   buckets: STAGE_BUCKETS,
 });
 
+const refusedCalls = new Counter({
+  name: 'voice_calls_refused_total',
+  help: 'Voice calls refused because no media gateway had room (reason: no_gateway, at_capacity)',
+  labelNames: ['reason', 'direction'] as const,
+});
+
 const providerErrors = new Counter({
   name: 'voice_provider_errors_total',
   help: 'Errors reported by a vendor, by kind (stt, tts, llm, telephony) and vendor.',
@@ -137,6 +143,11 @@ export function observeTurnStage(stage: TurnStage, ms: number): void {
 /** Utterance handed to the call workflow → its voice turn started on the gateway (Temporal's share). */
 export function observeHandoff(ms: number): void {
   observeTurnStage('handoff', ms);
+}
+
+/** A call refused at admission: no live gateway, or all at capacity. */
+export function countRefusedCall(reason: string, direction: 'inbound' | 'outbound'): void {
+  refusedCalls.inc({ reason: label(reason), direction });
 }
 
 /** A vendor error (a failed request, a dropped or rejected stream, a malformed message). */

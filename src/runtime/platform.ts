@@ -109,6 +109,9 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
       }
     }
     if (parts.includes('gateway')) {
+      // The gateway publishes its load and liveness in PostgreSQL (docs/call-lifecycle.md).
+      const databaseUrl = database?.url ?? config.DATABASE_URL;
+      if (!databaseUrl) throw new Error('DATABASE_URL is required: the media gateway publishes its presence (load, liveness) in PostgreSQL');
       const gateway = await startGateway(
         {
           config,
@@ -117,6 +120,7 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
           namespace: config.TEMPORAL_NAMESPACE,
           streamSecret: secrets.jwtSecret,
           log: createLogger('gateway'),
+          databaseUrl,
         },
         config.GATEWAY_PORT,
         config.HOST,

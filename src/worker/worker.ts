@@ -1,9 +1,11 @@
 /**
  * The Temporal worker that runs call workflows and their activities (LLM turns, tool webhooks,
- * event persistence, outgoing webhooks).
+ * event persistence, outgoing webhooks), and the gateway watchdog (src/calls/gateway-watchdog.ts).
  */
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities';
+import { startGatewayWatchdog } from '../calls/gateway-watchdog';
 import { ensureSearchAttributes } from '../temporal/search-attributes';
 
 export interface RunningWorker {
@@ -37,12 +39,20 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
     maxCachedWorkflows: 1000,
   });
   const running = worker.run();
+  // Signals go through the worker's own native connection: no second connection per worker.
+  const watchdog = startGatewayWatchdog({
+    db: settings.deps.db,
+    temporal: new Client({ connection, namespace: settings.namespace }),
+    log: settings.deps.log,
+    livenessSecs: settings.deps.config.GATEWAY_LIVENESS_SECS,
+  });
   let stopping: Promise<void> | undefined;
   return {
     worker,
     isRunning: () => worker.getState() === 'RUNNING',
     stop: () =>
       (stopping ??= (async () => {
+        await watchdog.stop();
         if (worker.getState() === 'RUNNING') worker.shutdown();
         await running.catch(() => undefined);
         await connection.close();

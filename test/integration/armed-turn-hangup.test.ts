@@ -20,7 +20,7 @@ import {
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { eventually } from '../support/fixtures';
 import { startHarness, type Harness } from '../support/harness';
-import { startMediaStandIn, type MediaStandIn } from '../support/media-stand-in';
+import { startMediaStandIn, type MediaStandIn, STAND_IN_ENV } from '../support/media-stand-in';
 import { defaultProviderEnv, FakePool } from '../support/speech-vendors';
 import { configureTwilio } from '../support/telephony';
 import { voiceCallApi } from '../support/voice-call-api';
@@ -39,7 +39,7 @@ beforeAll(async () => {
   twilio = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
   standIn = await startMediaStandIn();
   const speechEnv = await defaultProviderEnv(speechFakes);
-  h = await startHarness({ env: { ...speechEnv, TWILIO_API_BASE_URL: twilio.apiBaseUrl, GATEWAY_PUBLIC_URL: standIn.url }, worker: true });
+  h = await startHarness({ env: { ...speechEnv, ...STAND_IN_ENV, TWILIO_API_BASE_URL: twilio.apiBaseUrl, GATEWAY_PUBLIC_URL: standIn.url }, worker: true });
   await configureTwilio(h, { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER });
 }, 120_000);
 
@@ -67,6 +67,7 @@ function gatewayStandIn() {
     },
     mediaSession: () => session,
     endMedia: async () => undefined,
+    probe: async () => ({ holds: true }),
   };
   return { activities, armed, disarmed, hangup };
 }

@@ -55,7 +55,7 @@ beforeAll(async () => {
     },
   });
   gateway = await startGateway(
-    { config: h.config, temporal: h.temporal, address: h.config.TEMPORAL_ADDRESS!, namespace: h.config.TEMPORAL_NAMESPACE, streamSecret: h.config.JWT_SECRET! },
+    h.gatewayDeps(),
     gatewayPort,
     '127.0.0.1',
   );

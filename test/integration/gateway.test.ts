@@ -178,7 +178,7 @@ beforeAll(async () => {
   probeWorker = await Worker.create({ connection: probeConnection, taskQueue: probeQueue, workflowBundle: { code } });
   probeRunning = probeWorker.run();
   gateway = await startGateway(
-    { config: h.config, temporal: h.temporal, address: h.config.TEMPORAL_ADDRESS!, namespace: h.config.TEMPORAL_NAMESPACE, streamSecret: h.config.JWT_SECRET! },
+    h.gatewayDeps(),
     0,
     '127.0.0.1',
   );

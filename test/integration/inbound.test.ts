@@ -13,7 +13,7 @@ import { createAgent, eventually } from '../support/fixtures';
 import { configureTwilio } from '../support/telephony';
 import { startHarness, type Harness } from '../support/harness';
 import { defaultProviderEnv, FakePool } from '../support/speech-vendors';
-import { startMediaStandIn, type MediaStandIn } from '../support/media-stand-in';
+import { startMediaStandIn, type MediaStandIn, STAND_IN_ENV } from '../support/media-stand-in';
 
 const ACCOUNT_SID = `AC${'a7'.repeat(16)}`;
 const AUTH_TOKEN = 'inbound-test-auth-token-0123456789';
@@ -31,7 +31,7 @@ beforeAll(async () => {
   twilio = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
   gateway = await startMediaStandIn();
   speechEnv = await defaultProviderEnv(speechFakes);
-  h = await startHarness({ env: { ...speechEnv, TWILIO_API_BASE_URL: twilio.apiBaseUrl, GATEWAY_PUBLIC_URL: gateway.url }, worker: true });
+  h = await startHarness({ env: { ...speechEnv, ...STAND_IN_ENV, TWILIO_API_BASE_URL: twilio.apiBaseUrl, GATEWAY_PUBLIC_URL: gateway.url }, worker: true });
   await createAgent(h.db, h.box, { name: 'support-bot' });
 });
 afterAll(async () => {

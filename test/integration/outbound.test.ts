@@ -14,7 +14,7 @@ import { createAgent, eventually } from '../support/fixtures';
 import { configureTwilio } from '../support/telephony';
 import { startHarness, type Harness } from '../support/harness';
 import { defaultProviderEnv, FakePool } from '../support/speech-vendors';
-import { startMediaStandIn, type MediaStandIn } from '../support/media-stand-in';
+import { startMediaStandIn, type MediaStandIn, STAND_IN_ENV } from '../support/media-stand-in';
 
 const ACCOUNT_SID = `AC${'0f'.repeat(16)}`;
 const AUTH_TOKEN = 'outbound-test-auth-token-0123456789';
@@ -32,7 +32,7 @@ beforeAll(async () => {
   twilio = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
   gateway = await startMediaStandIn();
   speechEnv = await defaultProviderEnv(speechFakes);
-  h = await startHarness({ env: { ...speechEnv, TWILIO_API_BASE_URL: twilio.apiBaseUrl, GATEWAY_PUBLIC_URL: gateway.url }, worker: true });
+  h = await startHarness({ env: { ...speechEnv, ...STAND_IN_ENV, TWILIO_API_BASE_URL: twilio.apiBaseUrl, GATEWAY_PUBLIC_URL: gateway.url }, worker: true });
   await createAgent(h.db, h.box, { name: 'sales-bot' });
   await createAgent(h.db, h.box, { name: 'support-bot' });
 });
@@ -222,7 +222,7 @@ describe('refusals', () => {
   });
 
   it('answers 503 when Twilio cannot be reached', async () => {
-    const offline = await startHarness({ env: { ...speechEnv, TWILIO_API_BASE_URL: 'http://127.0.0.1:9', GATEWAY_PUBLIC_URL: gateway.url }, worker: true });
+    const offline = await startHarness({ env: { ...speechEnv, ...STAND_IN_ENV, TWILIO_API_BASE_URL: 'http://127.0.0.1:9', GATEWAY_PUBLIC_URL: gateway.url }, worker: true });
     try {
       await createAgent(offline.db, offline.box, { name: 'sales-bot' });
       const put = await offline.request('PUT', '/api/settings/telephony', {

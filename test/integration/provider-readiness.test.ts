@@ -10,7 +10,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { startFakePlivo, type FakePlivo } from '../fakes/plivo-server';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { startHarness, type Harness } from '../support/harness';
-import { startMediaStandIn, type MediaStandIn } from '../support/media-stand-in';
+import { startMediaStandIn, type MediaStandIn, STAND_IN_ENV } from '../support/media-stand-in';
 import { configurePlivo, configureTwilio } from '../support/telephony';
 
 const ACCOUNT_SID = `AC${'5e'.repeat(16)}`;
@@ -34,6 +34,7 @@ beforeAll(async () => {
   gateway = await startMediaStandIn();
   h = await startHarness({
     env: {
+      ...STAND_IN_ENV,
       TWILIO_API_BASE_URL: twilio.apiBaseUrl,
       PLIVO_API_BASE_URL: plivo.apiBaseUrl,
       GATEWAY_PUBLIC_URL: gateway.url,

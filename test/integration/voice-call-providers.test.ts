@@ -55,7 +55,7 @@ beforeAll(async () => {
     env: { ...env, OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: env.OPENAI_API_KEY ?? 'sk-test', TWILIO_API_BASE_URL: twilio.apiBaseUrl, GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}` },
   });
   gateway = await startGateway(
-    { config: h.config, temporal: h.temporal, address: h.config.TEMPORAL_ADDRESS!, namespace: h.config.TEMPORAL_NAMESPACE, streamSecret: h.config.JWT_SECRET! },
+    h.gatewayDeps(),
     gatewayPort,
     '127.0.0.1',
   );

@@ -33,7 +33,7 @@ describe.each(fakeTelephonyProviders())('%s webhooks and streams under attack', 
     const speechEnv = await defaultProviderEnv(speechFakes);
     h = await startHarness({ worker: true, env: { ...speechEnv, ...phone.env, GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}` } });
     gateway = await startGateway(
-      { config: h.config, temporal: h.temporal, address: h.config.TEMPORAL_ADDRESS!, namespace: h.config.TEMPORAL_NAMESPACE, streamSecret: h.config.JWT_SECRET! },
+      h.gatewayDeps(),
       gatewayPort,
       '127.0.0.1',
     );

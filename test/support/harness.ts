@@ -13,6 +13,7 @@ import { connectDatabase, type Database } from '../../src/db/database';
 import { ensureAdmin } from '../../src/api/auth/accounts';
 import type { ApiContext, Notifier } from '../../src/api/context';
 import { startApi, type RunningApi } from '../../src/api/server';
+import type { GatewayDeps } from '../../src/gateway/server';
 import { SecretBox } from '../../src/security/crypto';
 import { createLogger } from '../../src/shared/logger';
 import { connectTemporal } from '../../src/temporal/client';
@@ -53,6 +54,8 @@ export interface Harness {
   adminToken(): Promise<string>;
   request<T = any>(method: string, path: string, options?: { body?: unknown; token?: string | null; headers?: Record<string, string>; raw?: string }): Promise<ApiResponse<T>>;
   startWorker(overrides?: Partial<Config>): Promise<RunningWorker>;
+  /** What startGateway needs to run against this harness (its Temporal, secret and database). */
+  gatewayDeps(): GatewayDeps;
   stop(): Promise<void>;
 }
 
@@ -68,6 +71,9 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     LOG_LEVEL: 'error',
     // Every fake (tool backends, webhook receivers) listens on loopback; the guard stays on for the rest.
     WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
+    // A gateway started by a test shares this process's event loop with the API, the worker, the
+    // fakes and the callers: its load is the test's, not the gateway's. Room is counted in calls.
+    GATEWAY_MAX_LOAD: '100',
     ...overrides,
   });
 }
@@ -130,6 +136,9 @@ export async function startHarness(options: { env?: Record<string, string>; work
       });
       workers.push(worker);
       return worker;
+    },
+    gatewayDeps() {
+      return { config, temporal, address: config.TEMPORAL_ADDRESS!, namespace: config.TEMPORAL_NAMESPACE, streamSecret: config.JWT_SECRET!, databaseUrl: dbUrl };
     },
     async stop() {
       for (const w of workers) await w.stop();

@@ -8,6 +8,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 
+/**
+ * The stand-in publishes no gateway presence (it has no database), so the API must admit calls to
+ * it without asking presence: spread this into the harness env of tests that use it.
+ */
+export const STAND_IN_ENV = { GATEWAY_ADMISSION: 'off' } as const;
+
 export interface StandInStream {
   path: string;
   callSid: string;

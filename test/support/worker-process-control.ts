@@ -47,6 +47,8 @@ export function harnessEnv(h: Harness): Record<string, string | undefined> {
     JWT_SECRET: h.config.JWT_SECRET,
     DATA_DIR: h.config.dataDir,
     WEBHOOK_ALLOWED_NETWORKS: h.config.WEBHOOK_ALLOWED_NETWORKS,
+    // A test's processes share the machine with the test itself: room is counted in calls.
+    GATEWAY_MAX_LOAD: String(h.config.GATEWAY_MAX_LOAD),
   };
 }
 

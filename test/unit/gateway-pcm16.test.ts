@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle, AsyncCompletionClient } from '@temporalio/client';
 import { PCM16_16K, toPcm16 } from '../../src/audio/format';
 import { loadConfig } from '../../src/config';
 import { CallMedia } from '../../src/gateway/call-media';
@@ -69,6 +69,8 @@ function startCall() {
     voice,
     config,
     workflow,
+    // These calls' activities are not run here: nothing is ever completed.
+    activities: {} as AsyncCompletionClient,
     vad,
     log: createLogger('test'),
     startPerf,

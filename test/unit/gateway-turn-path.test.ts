@@ -3,7 +3,7 @@
  * utterance ends (or hands the utterance back), the arrival clock that latency is measured
  * from, and the barge-in of an agent reply that starts while the caller is talking.
  */
-import type { WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle, AsyncCompletionClient } from '@temporalio/client';
 import { ArrivalClock } from '../../src/gateway/arrival-clock';
 import { TurnDetector, type CompletedTurn } from '../../src/gateway/turn-detector';
 import { UtteranceDelivery } from '../../src/gateway/utterance-delivery';
@@ -40,7 +40,7 @@ const reply = (content: string): VoiceTurnResult => ({
 function delivery() {
   const signals: unknown[] = [];
   const workflow = { signal: async (_def: unknown, payload: unknown) => void signals.push(payload) } as unknown as WorkflowHandle;
-  const reports = new WorkflowReports({ callId: 'c1', workflow, log: createLogger('test'), orphaned: () => undefined });
+  const reports = new WorkflowReports({ callId: 'c1', workflow, activities: {} as AsyncCompletionClient, log: createLogger('test'), orphaned: () => undefined });
   const d = new UtteranceDelivery(reports);
   return { d, reports, signals };
 }

@@ -10,6 +10,7 @@ import { route } from '../route';
 import { plain } from '../../db/database';
 import { CallError, startCall, type CallDeps } from '../../calls/call-service';
 import { CAPACITY_RETRY_AFTER_SECS, CapacityError, capacityCheck } from '../../calls/concurrency';
+import { allOf, gatewayAdmission, GatewayCapacityError, GATEWAY_RETRY_AFTER_SECS } from '../../calls/gateway-capacity';
 import { callUrls, FINAL_CALL_STATUSES, signalTelephonyStatus, streamConnection } from '../../calls/telephony-calls';
 import { providerProblems } from '../../providers/agent-readiness';
 import { callCapableProvidersText, telephonyVendor } from '../../providers/telephony/registry';
@@ -17,7 +18,7 @@ import { TelephonyNotConfigured, TelephonyProviderError, type TelephonyVendor } 
 import { effectivePublicBaseUrl, loadTelephonySettings } from '../../providers/telephony/settings-store';
 import { callWorkflowId } from '../../../workflows/call-definitions';
 import { PhoneNumberSchema, providerSchema } from '../schemas/settings';
-import { countProviderError } from '../../observability/metrics';
+import { countProviderError, countRefusedCall } from '../../observability/metrics';
 
 // How long a refused call may take to be recorded as failed before the API answers anyway.
 const FAILURE_RECORD_WAIT_MS = 5_000;
@@ -121,6 +122,7 @@ export function outboundRoutes(ctx: ApiContext) {
         'Status callbacks then move the call through `ringing` → `in_progress` → `completed` (or `no_answer` for busy / no answer / canceled, `failed` when the provider cannot connect).',
         `At most \`<provider>_max_concurrent\` calls of the provider (inbound and outbound, status ringing or in_progress) run at once across all API instances; over the cap the answer is 429 with \`Retry-After: ${CAPACITY_RETRY_AFTER_SECS}\`.`,
         "When the provider refuses the call, the call is recorded as `failed` (its `call_status` event holds the provider's message) and the answer is 502 with that message.",
+        `When no media gateway has room for another call (each publishes its load; see docs/call-lifecycle.md), nothing is dialled and the answer is 503 with \`Retry-After: ${GATEWAY_RETRY_AFTER_SECS}\`.`,
       ].join(' '),
       body: outboundBody(),
       responses: {
@@ -133,7 +135,9 @@ export function outboundRoutes(ctx: ApiContext) {
         },
         429: { description: `All max_concurrent slots of the provider are in use; retry after Retry-After (${CAPACITY_RETRY_AFTER_SECS} s)` },
         502: { description: "The provider refused the call (its message and error code), or rejected the stored credentials" },
-        503: { description: 'The provider or Temporal cannot be reached' },
+        503: {
+          description: `The provider or Temporal cannot be reached, or no media gateway has room for the call (every live gateway is at capacity or draining, or none runs): retry after Retry-After (${GATEWAY_RETRY_AFTER_SECS} s)`,
+        },
       },
       async handler({ body }) {
         const settings = await loadTelephonySettings(db, box);
@@ -171,9 +175,13 @@ export function outboundRoutes(ctx: ApiContext) {
             metadata: { from_number: from },
             initialStatus: 'ringing',
             provider,
-            admit: capacityCheck(db, provider, Number(settings.vendors[provider]?.max_concurrent)),
+            admit: allOf(capacityCheck(db, provider, Number(settings.vendors[provider]?.max_concurrent)), gatewayAdmission(db, config)),
           }));
         } catch (err) {
+          if (err instanceof GatewayCapacityError) {
+            countRefusedCall(err.reason, 'outbound');
+            throw new HttpError(503, err.message, { 'Retry-After': String(GATEWAY_RETRY_AFTER_SECS) });
+          }
           if (err instanceof CapacityError) throw new HttpError(429, err.message, { 'Retry-After': String(CAPACITY_RETRY_AFTER_SECS) });
           if (err instanceof CallError) throw new HttpError(err.status, err.message);
           throw err;

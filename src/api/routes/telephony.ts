@@ -111,6 +111,8 @@ export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
         return send(res, vendor.webhooks.reject());
       case 'busy':
         return send(res, vendor.webhooks.sayAndHangup(BUSY_MESSAGE));
+      case 'at_capacity':
+        return send(res, vendor.webhooks.busy());
       case 'unavailable':
       case 'unready':
         return send(res, vendor.webhooks.sayAndHangup(UNAVAILABLE_MESSAGE));

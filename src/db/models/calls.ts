@@ -31,6 +31,8 @@ export interface CallRow extends Timestamps {
   context: Record<string, string | number>;
   /** How the audio reaches the platform: `voice` (phone stream), `text` (test channel), `manual` (client-managed). */
   channel: CallChannel;
+  /** The media gateway (its task queue) holding the call's audio; null for calls without a stream. */
+  gateway_id: string | null;
   /** Post-call analysis: null when the agent has none. */
   analysis_status: AnalysisStatus | null;
   analysis: CallAnalysis | null;
@@ -77,6 +79,7 @@ export function defineCallModels(sequelize: Sequelize) {
       metadata: jsonb({}),
       context: jsonb({}),
       channel: { type: DataTypes.TEXT, allowNull: false, defaultValue: 'voice' },
+      gateway_id: nullableText(),
       analysis_status: nullableText(),
       analysis: { type: DataTypes.JSONB, allowNull: true },
       analysis_success: { type: DataTypes.BOOLEAN, allowNull: true },

@@ -226,6 +226,8 @@ export interface VendorWebhooks {
   connect(stream: StreamConnection, ctx?: ConnectContext): HttpAnswer;
   /** Refuse an incoming call without answering it (unknown agent, inactive number). */
   reject(): HttpAnswer;
+  /** Refuse an incoming call as busy, unanswered (no media gateway has room for it). */
+  busy(): HttpAnswer;
   /** Answer, say `text` with the vendor's own TTS, hang up (busy, unavailable, call gone). */
   sayAndHangup(text: string): HttpAnswer;
 }

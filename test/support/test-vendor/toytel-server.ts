@@ -94,6 +94,7 @@ export const toytelVendor: TelephonyVendor<ToytelCredentials> = {
     providerCallId: (req) => field(webhookParams(req), 'call_id') ?? null,
     connect: ({ streamUrl, callId, token }) => json({ action: 'stream', url: streamUrl, params: { call_id: callId, token } }),
     reject: () => json({ action: 'reject' }),
+    busy: () => json({ action: 'reject', reason: 'busy' }),
     sayAndHangup: (text) => json({ action: 'say', text }),
   },
 };

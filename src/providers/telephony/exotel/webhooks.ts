@@ -58,5 +58,7 @@ export function exotelWebhooks(): VendorWebhooks {
       json(200, { url: exotelStreamUrl(streamUrl, callId, token, (ctx && configValues(EXOTEL_CONFIG, ctx.config).EXOTEL_SAMPLE_RATE) ?? 8000) }),
     reject: () => json(404, { detail: 'This number does not take calls here (unknown agent, inactive number or a call that has ended)' }),
     sayAndHangup: (text) => json(503, { detail: text }),
+    // The applet fails and the flow goes on to its next applet (the set-up puts a Hangup there).
+    busy: () => json(503, { detail: 'All lines are busy: no media gateway has room for the call' }),
   };
 }

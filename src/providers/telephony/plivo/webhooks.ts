@@ -72,6 +72,7 @@ export function plivoWebhooks(contentType: PlivoContentType = DEFAULT_PLIVO_CONT
     connect: ({ streamUrl, callId, token }: StreamConnection) =>
       xml(streamXml({ streamUrl, contentType, extraHeaders: plivoStreamExtraHeaders(callId, token) })),
     reject: () => xml(rejectXml('rejected')),
+    busy: () => xml(rejectXml('busy')),
     sayAndHangup: (text) => xml(speakAndHangupXml(text)),
   };
 }

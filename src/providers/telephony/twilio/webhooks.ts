@@ -49,5 +49,6 @@ export const twilioWebhooks: VendorWebhooks = {
   // Twilio cannot put a query string on a <Stream> URL: call id and token go as <Parameter>s.
   connect: ({ streamUrl, callId, token }) => twiml(connectStreamTwiml({ streamUrl, parameters: { call_id: callId, token } })),
   reject: () => twiml(rejectTwiml('rejected')),
+  busy: () => twiml(rejectTwiml('busy')),
   sayAndHangup: (text) => twiml(sayAndHangupTwiml(text)),
 };

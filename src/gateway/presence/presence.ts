@@ -1,0 +1,108 @@
+/**
+ * The gateway's presence row in PostgreSQL (table `gateways`, docs/call-lifecycle.md): rewritten
+ * every PRESENCE_INTERVAL_MS with the gateway's state, calls and load. The API reads it to decide
+ * whether a new call has a gateway with room (admission); the workers' watchdog reads it to tell a
+ * dead gateway from a missing Temporal. The database clock (`now()`) stamps every write, so gateway
+ * clocks never matter. A failed write is logged and retried at the next tick: calls go on.
+ */
+import { Pool } from 'pg';
+import type { Logger } from '../../shared/logger';
+import { LoadMeter, type LoadReading } from './load-meter';
+
+export const PRESENCE_INTERVAL_MS = 1000;
+/** Weight of the newest reading in the smoothed load: one busy second alone does not close the door. */
+const LOAD_SMOOTHING = 0.5;
+
+export type GatewayState = 'active' | 'draining' | 'stopped';
+
+export interface PresenceOptions {
+  databaseUrl: string;
+  /** The gateway's task queue: its id everywhere. */
+  id: string;
+  /** ws://host:port of this gateway (operators' reference). */
+  url: string;
+  maxCalls: number;
+  maxLoad: number;
+  calls: () => number;
+  log: Logger;
+}
+
+export interface PresenceSnapshot extends LoadReading {
+  state: GatewayState;
+  calls: number;
+  /** The load admission decides on (smoothed over a few seconds). */
+  smoothedLoad: number;
+  admitting: boolean;
+}
+
+export class GatewayPresence {
+  private readonly pool: Pool;
+  private readonly meter = new LoadMeter();
+  private readonly startedAt = new Date();
+  private timer: NodeJS.Timeout | null = null;
+  private state: GatewayState = 'active';
+  private smoothed = 0;
+  private snapshotValue: PresenceSnapshot;
+  private writing: Promise<void> = Promise.resolve();
+  private failing = false;
+
+  constructor(private readonly opts: PresenceOptions) {
+    // One connection is plenty for one row a second; a stuck database must not stall the gateway.
+    this.pool = new Pool({ connectionString: opts.databaseUrl, max: 1, connectionTimeoutMillis: 2000, query_timeout: 2000 });
+    this.pool.on('error', (err) => opts.log.warn('gateway presence: database connection lost', { error: err.message }));
+    this.snapshotValue = { load: 0, utilisation: 0, loopLagP99Ms: 0, cpu: 0, state: 'active', calls: 0, smoothedLoad: 0, admitting: true };
+  }
+
+  /** Writes the first row (best effort) and keeps it fresh. */
+  async start(): Promise<void> {
+    await this.tick();
+    this.timer = setInterval(() => void this.tick(), PRESENCE_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  get snapshot(): PresenceSnapshot {
+    return this.snapshotValue;
+  }
+
+  /** Draining or stopping: written at once, so the API stops sending calls here. */
+  async setState(state: GatewayState): Promise<void> {
+    this.state = state;
+    await this.tick();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.setState('stopped');
+    this.meter.stop();
+    await this.pool.end().catch(() => undefined);
+  }
+
+  private tick(): Promise<void> {
+    const reading = this.meter.read();
+    this.smoothed = this.smoothed * (1 - LOAD_SMOOTHING) + reading.load * LOAD_SMOOTHING;
+    const calls = this.opts.calls();
+    const admitting = this.state === 'active' && this.smoothed < this.opts.maxLoad && calls < this.opts.maxCalls;
+    this.snapshotValue = { ...reading, state: this.state, calls, smoothedLoad: this.smoothed, admitting };
+    // One write at a time, in order: a slow database must not pile writes up.
+    this.writing = this.writing.then(() => this.write(this.snapshotValue));
+    return this.writing;
+  }
+
+  private async write(s: PresenceSnapshot): Promise<void> {
+    try {
+      await this.pool.query(
+        `INSERT INTO gateways (id, url, state, started_at, seen_at, calls, max_calls, load, loop_lag_ms, cpu, admitting, lost_at, lost_handled)
+         VALUES ($1, $2, $3, $4, now(), $5, $6, $7, $8, $9, $10, NULL, false)
+         ON CONFLICT (id) DO UPDATE SET url = $2, state = $3, seen_at = now(), calls = $5, max_calls = $6, load = $7,
+           loop_lag_ms = $8, cpu = $9, admitting = $10, lost_at = NULL, lost_handled = false`,
+        [this.opts.id, this.opts.url, s.state, this.startedAt, s.calls, this.opts.maxCalls, s.smoothedLoad, s.loopLagP99Ms, s.cpu, s.admitting],
+      );
+      if (this.failing) this.opts.log.info('gateway presence: writing again');
+      this.failing = false;
+    } catch (err) {
+      if (!this.failing) this.opts.log.warn('gateway presence: write failed; calls go on, retrying', { error: (err as Error).message });
+      this.failing = true;
+    }
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * Admission by media gateway room (docs/call-lifecycle.md): each gateway publishes its presence in
+ * PostgreSQL and the API admits a voice call only when a live gateway has room for it. Real API,
+ * worker, gateway, PostgreSQL and Temporal; Twilio is the protocol fake.
+ */
+import { Op } from 'sequelize';
+import { startGateway, type RunningGateway } from '../../src/gateway/server';
+import { getFreePort } from '../../src/temporal/dev-server';
+import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
+import { createAgent, eventually } from '../support/fixtures';
+import { startHarness, type Harness } from '../support/harness';
+import { defaultProviderEnv, FakePool } from '../support/speech-vendors';
+import { configureTwilio } from '../support/telephony';
+
+const ACCOUNT_SID = `AC${'a1'.repeat(16)}`;
+const AUTH_TOKEN = 'admission-test-auth-token-0123456789';
+const OUR_NUMBER = '+15005550006';
+
+let h: Harness;
+let twilio: FakeTwilio;
+let gatewayPort: number;
+const speechFakes = new FakePool();
+
+beforeAll(async () => {
+  twilio = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, ringMs: 60_000 });
+  gatewayPort = await getFreePort();
+  const speechEnv = await defaultProviderEnv(speechFakes);
+  h = await startHarness({ env: { ...speechEnv, TWILIO_API_BASE_URL: twilio.apiBaseUrl, GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}` }, worker: true });
+  await createAgent(h.db, h.box, { name: 'campaign-bot' });
+  await configureTwilio(h, { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER });
+});
+afterAll(async () => {
+  await h?.stop();
+  await twilio?.stop();
+  await speechFakes.stopAll();
+});
+
+const dial = (to: string) => h.request('POST', '/api/calls/outbound', { body: { phone_number: to, agent_name: 'campaign-bot' } });
+
+async function endActiveCalls() {
+  const active = await h.db.models.Call.findAll({ where: { status: { [Op.in]: ['ringing', 'in_progress'] } }, attributes: ['id'] });
+  await Promise.all(active.map((row) => h.request('POST', '/api/calls/end', { body: { call_id: row.get('id') } })));
+}
+
+async function refusedMetric(reason: string, direction: string): Promise<number> {
+  const text = await (await fetch(`${h.api.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`voice_calls_refused_total{reason="${reason}",direction="${direction}"}`));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
+describe('admission by gateway room', () => {
+  it('refuses an outbound call with 503 and Retry-After when no gateway runs, and dials nothing', async () => {
+    const before = twilio.requests.length;
+    const res = await dial('+14155550301');
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('5');
+    expect(res.body.detail).toMatch(/no media gateway is running/i);
+    expect(twilio.requests.length).toBe(before);
+    expect(await h.db.models.Call.count({ where: { phone_number: '+14155550301' } })).toBe(0);
+    expect(await refusedMetric('no_gateway', 'outbound')).toBe(1);
+  });
+
+  describe('with a gateway that holds at most one call', () => {
+    let gateway: RunningGateway;
+    beforeAll(async () => {
+      // Room by call count (the harness keeps the load threshold out of reach: see testConfig).
+      gateway = await startGateway({ ...h.gatewayDeps(), config: { ...h.config, GATEWAY_MAX_CALLS: 1 } }, gatewayPort, '127.0.0.1');
+      await eventually(async () => (await h.db.models.Call.sequelize!.query(`SELECT id FROM gateways WHERE admitting`))[0].length > 0);
+    });
+    afterAll(async () => {
+      await endActiveCalls();
+      await gateway?.stop();
+    });
+
+    it('publishes its presence: state, room and load', async () => {
+      const [rows] = await h.db.sequelize.query(`SELECT id, state, max_calls, calls, admitting, load, extract(epoch from now() - seen_at) AS age FROM gateways`);
+      expect(rows).toEqual([expect.objectContaining({ id: gateway.taskQueue, state: 'active', max_calls: 1, calls: 0, admitting: true })]);
+      const row = rows[0] as { load: number; age: string };
+      expect(row.load).toBeGreaterThanOrEqual(0);
+      expect(row.load).toBeLessThan(1);
+      expect(Number(row.age)).toBeLessThan(2.5);
+      const health = (await (await fetch(`http://127.0.0.1:${gatewayPort}/healthz`)).json()) as { presence: unknown };
+      expect(health.presence).toMatchObject({ state: 'active', admitting: true });
+    });
+
+    it('admits a call while there is room, refuses the next one, and admits again once it ended', async () => {
+      const first = await dial('+14155550311');
+      expect(first.status).toBe(201);
+      const second = await dial('+14155550312');
+      expect(second.status).toBe(503);
+      expect(second.headers.get('retry-after')).toBe('5');
+      expect(second.body.detail).toMatch(/at capacity/i);
+      expect(await refusedMetric('at_capacity', 'outbound')).toBe(1);
+      await h.request('POST', '/api/calls/end', { body: { call_id: first.body.call_id } });
+      await eventually(async () => (await h.db.models.Call.findByPk(first.body.call_id))?.get('status') !== 'ringing');
+      const third = await dial('+14155550313');
+      expect(third.status).toBe(201);
+      await endActiveCalls();
+    });
+
+    it("answers an inbound call with Twilio's busy rejection when there is no room, and records it no_answer with the reason", async () => {
+      const ringing = await dial('+14155550321');
+      expect(ringing.status).toBe(201);
+      const fake = await twilio.simulateInbound({ webhookUrl: `${h.api.url}/telephony/twilio/inbound/campaign-bot`, from: '+14155550399', to: OUR_NUMBER });
+      expect(fake.verbs).toEqual([{ verb: 'Reject', reason: 'busy' }]);
+      const row = await eventually(async () => (await h.db.models.Call.findOne({ where: { phone_number: '+14155550399' } }))?.get({ plain: true }));
+      expect(row).toMatchObject({ status: 'no_answer', direction: 'inbound', provider: 'twilio', provider_call_sid: fake.sid });
+      const events = (await h.request('GET', `/api/calls/${row.id}/events`)).body as Array<{ event_type: string; data: Record<string, unknown> }>;
+      expect(events.map((e) => e.event_type)).toEqual(['call_status', 'call_ended']);
+      expect(events[0]!.data).toMatchObject({ status: 'refused', source: 'admission', reason: 'at_capacity' });
+      expect(await refusedMetric('at_capacity', 'inbound')).toBe(1);
+      await endActiveCalls();
+    });
+  });
+});

@@ -1,0 +1,172 @@
+/**
+ * Calls ride through a Temporal outage (docs/call-lifecycle.md). A Temporal dev server of this
+ * file's own, its state on disk (`--db-filename`), is SIGKILLed while two phone calls are live and
+ * their callers keep talking; it restarts on the same state. The worker and the media gateway run
+ * as separate processes, the API in the test's; Twilio, Deepgram, Cartesia and the LLM are the
+ * protocol fakes. Every turn must be answered while Temporal is away and recorded once after.
+ */
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { getFreePort, startDevServer, type DevServer } from '../../src/temporal/dev-server';
+import { startFakeCartesia, type FakeCartesia } from '../fakes/cartesia-server';
+import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
+import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
+import { FRAME_MS, type TwilioCaller } from '../fakes/twilio-caller';
+import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
+import { eventually } from '../support/fixtures';
+import { startHarness, type Harness } from '../support/harness';
+import { configureTwilio } from '../support/telephony';
+import { voiceCallApi } from '../support/voice-call-api';
+import { killHard, spawnGatewayProcess, spawnWorkerProcess } from '../support/worker-process-control';
+
+const HELLO_WAV = path.join(__dirname, '..', 'fixtures', 'audio', 'hello-appointment.wav');
+const ACCOUNT_SID = `AC${'5e'.repeat(16)}`;
+const AUTH_TOKEN = 'outage-test-auth-token-0123456789ab';
+const OUR_NUMBER = '+15005550006';
+const MS_PER_CHAR = 60; // the TTS fake's audio per character
+const GREETING = 'Sunrise Clinic.';
+
+let h: Harness;
+let temporal: DevServer;
+let temporalPort: number;
+let dbFile: string;
+let twilio: FakeTwilio;
+let deepgram: FakeDeepgram;
+let cartesia: FakeCartesia;
+let openai: FakeOpenAI;
+let worker: ChildProcess;
+let gateway: ChildProcess;
+let vendorEnv: Record<string, string>;
+
+const startTemporal = () =>
+  startDevServer({ cliPath: process.env.VAP_TEST_TEMPORAL_CLI!, port: temporalPort, dbFile, headless: true });
+
+beforeAll(async () => {
+  temporalPort = await getFreePort();
+  dbFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'vap-outage-')), 'temporal.db');
+  temporal = await startTemporal();
+  twilio = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
+  deepgram = await startFakeDeepgram({ apiKey: 'dg-key' });
+  cartesia = await startFakeCartesia({ apiKey: 'ca-key' });
+  openai = await startFakeOpenAI();
+  const gatewayPort = await getFreePort();
+  vendorEnv = {
+    TWILIO_API_BASE_URL: twilio.apiBaseUrl,
+    GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}`,
+    GATEWAY_PORT: String(gatewayPort),
+    DEEPGRAM_API_KEY: 'dg-key',
+    DEEPGRAM_BASE_URL: deepgram.url,
+    CARTESIA_API_KEY: 'ca-key',
+    CARTESIA_BASE_URL: cartesia.url,
+    OPENAI_BASE_URL: openai.url,
+    OPENAI_API_KEY: 'sk-test',
+  };
+  h = await startHarness({ env: { ...vendorEnv, TEMPORAL_ADDRESS: temporal.address } });
+  worker = await spawnWorkerProcess(h, vendorEnv);
+  gateway = (await spawnGatewayProcess(h, vendorEnv)).child;
+  await configureTwilio(h, { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER });
+  // Each caller utterance names its call and turn; the reply repeats it, so every turn is traceable.
+  openai.setResponder((body) => {
+    const last = body.messages[body.messages.length - 1];
+    const asked = /call (\w) turn (\d+)/.exec(String(last?.content ?? ''));
+    return { content: asked ? `Answer ${asked[1]}${asked[2]}.` : 'Sorry?' };
+  });
+  await createVoiceAgent({ name: 'outage-clinic', prompt: 'You answer questions about the clinic.', greeting: GREETING });
+}, 180_000);
+
+afterAll(async () => {
+  await killHard(worker);
+  await killHard(gateway);
+  await h?.stop();
+  await temporal?.stop();
+  await Promise.all([twilio?.stop(), deepgram?.stop(), cartesia?.stop(), openai?.stop()]);
+});
+
+const { events, finalCall, createVoiceAgent } = voiceCallApi(() => h);
+const heardMs = (caller: TwilioCaller) => caller.speechFrames().length * FRAME_MS;
+
+async function inboundCall(from: string) {
+  const fake = await twilio.simulateInbound({ webhookUrl: `${h.api.url}/telephony/twilio/inbound/outage-clinic`, from, to: OUR_NUMBER });
+  const verb = fake.verbs![0]!;
+  if (verb.verb !== 'Connect') throw new Error(`expected <Connect>, got ${fake.twiml}`);
+  const caller = fake.caller!;
+  await eventually(async () => heardMs(caller) >= (GREETING.length - 2) * MS_PER_CHAR, 20_000, 20);
+  return { caller, callId: verb.stream.parameters.call_id! };
+}
+
+/** The caller asks (`call X turn N`) and hears the answer (`Answer XN.`) in audio. */
+async function ask(call: { caller: TwilioCaller }, label: string): Promise<void> {
+  deepgram.script([`Question for call ${label[0]} turn ${label.slice(1)}.`]);
+  const before = heardMs(call.caller);
+  await call.caller.say(HELLO_WAV);
+  await eventually(async () => heardMs(call.caller) >= before + (`Answer ${label}.`.length - 2) * MS_PER_CHAR, 20_000, 20);
+  // …to its end: the agent's audio has stopped for a moment.
+  let last = -1;
+  await eventually(async () => {
+    const now = heardMs(call.caller);
+    const still = now === last;
+    last = now;
+    return still;
+  }, 10_000, 300);
+}
+
+async function transcriptOf(callId: string): Promise<string[]> {
+  const call = await finalCall(callId, 60_000);
+  expect(call).toMatchObject({ status: 'completed', end_reason: 'user_ended' });
+  return call.transcript.map((t: { text: string }) => t.text);
+}
+
+const expectedTranscript = (label: string, turns: number[]) => [
+  GREETING,
+  ...turns.flatMap((n) => [`Question for call ${label} turn ${n}.`, `Answer ${label}${n}.`]),
+];
+
+async function rideThroughOutage(outageMs: number): Promise<void> {
+  const a = await inboundCall('+14155550501');
+  const b = await inboundCall('+14155550502');
+  await ask(a, 'A1');
+  await ask(b, 'B1');
+
+  const killedAt = Date.now();
+  await killHard(temporal.process);
+  // Armed before the outage: answered as always.
+  await ask(a, 'A2');
+  await ask(b, 'B2');
+  // Nothing armed any more: the gateway answers alone.
+  await ask(a, 'A3');
+  await ask(b, 'B3');
+  const left = outageMs - (Date.now() - killedAt);
+  if (left > 0) await new Promise((r) => setTimeout(r, left));
+  temporal = await startTemporal();
+
+  // Back: the calls go on as before.
+  await ask(a, 'A4');
+  await ask(b, 'B4');
+  await a.caller.hangup();
+  await b.caller.hangup();
+
+  expect(await transcriptOf(a.callId)).toEqual(expectedTranscript('A', [1, 2, 3, 4]));
+  expect(await transcriptOf(b.callId)).toEqual(expectedTranscript('B', [1, 2, 3, 4]));
+  for (const callId of [a.callId, b.callId]) {
+    const list = await events(callId);
+    expect(list.filter((e) => e.event_type === 'error')).toEqual([]);
+    expect(list.filter((e) => e.event_type === 'user_spoke')).toHaveLength(4);
+    expect(list.filter((e) => e.event_type === 'agent_spoke')).toHaveLength(5);
+    expect(list.filter((e) => e.event_type === 'llm_usage')).toHaveLength(4);
+    // In the order they happened, whatever order they reached the workflow in.
+    const spoken = list.filter((e) => e.event_type === 'user_spoke').map((e) => Date.parse(`${e.timestamp}Z`));
+    expect([...spoken].sort((x, y) => x - y)).toEqual(spoken);
+  }
+}
+
+describe('a Temporal outage during live calls', () => {
+  it('drops no call and loses or doubles no turn when Temporal is away for 10 s', async () => {
+    await rideThroughOutage(10_000);
+  }, 180_000);
+
+  it('drops no call and loses or doubles no turn when Temporal is away for 60 s', async () => {
+    await rideThroughOutage(60_000);
+  }, 240_000);
+});
