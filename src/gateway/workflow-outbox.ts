@@ -11,6 +11,7 @@
  */
 import { ActivityNotFoundError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Logger } from '../shared/logger';
+import { isTemporalUnreachable } from '../temporal/unreachable';
 
 /** The head of the queue waiting longer than this means Temporal is not taking our reports. */
 export const OUTBOX_STALL_MS = 1500;
@@ -55,23 +56,6 @@ interface Item {
   deliver: () => Promise<void>;
   /** The report's content is not known yet (a reply still playing): its place in the order is. */
   ready?: Promise<unknown>;
-}
-
-/** gRPC codes of a Temporal that is away or overloaded: retry for as long as it takes. */
-const UNREACHABLE_CODES = new Set([4 /* DEADLINE_EXCEEDED */, 8 /* RESOURCE_EXHAUSTED */, 14 /* UNAVAILABLE */, 1 /* CANCELLED */]);
-
-function grpcCode(err: unknown): number | undefined {
-  for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'number') return code;
-  }
-  return undefined;
-}
-
-export function isTemporalUnreachable(err: unknown): boolean {
-  const code = grpcCode(err);
-  if (code !== undefined) return UNREACHABLE_CODES.has(code);
-  return /unavailable|connect|deadline|transport|socket|timed? ?out/i.test((err as Error)?.message ?? '');
 }
 
 export class WorkflowOutbox {
