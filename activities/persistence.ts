@@ -7,7 +7,8 @@
  * non-retryable failure the workflow turns into a failed call: retrying cannot fix the data.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { ConnectionError, DatabaseError, Op } from 'sequelize';
+import { Op } from 'sequelize';
+import { isDatabaseOutage, sqlState } from '../src/db/outage';
 import type { ActivityDeps } from '.';
 import type { CallEventRecord, CallRecordPatch, CallStatus } from '../workflows/call-definitions';
 import { storable } from '../src/db/storable';
@@ -16,27 +17,11 @@ import { CALL_STATUSES_FINAL, isFinal } from '../workflows/call-status';
 /** Attempts at a write PostgreSQL refuses before the workflow is told to give up. */
 export const REFUSED_WRITE_ATTEMPTS = 3;
 
-// SQLSTATE classes of failures that go away: connection exception, transaction rollback
-// (serialization failure, deadlock), insufficient resources, operator intervention, system error.
-const TRANSIENT_SQLSTATE_CLASSES = new Set(['08', '40', '53', '57', '58']);
-
-function sqlState(err: unknown): string | undefined {
-  return ((err as { parent?: { code?: unknown } }).parent?.code as string | undefined) ?? undefined;
-}
-
-function isOutage(err: unknown): boolean {
-  if (err instanceof ConnectionError) return true;
-  const state = sqlState(err);
-  // A DatabaseError without a SQLSTATE is the client losing its connection mid-query.
-  if (err instanceof DatabaseError) return state === undefined || TRANSIENT_SQLSTATE_CLASSES.has(state.slice(0, 2));
-  return false;
-}
-
 /** The failure handed to Temporal: the database's reason, never the SQL or the values (caller speech). */
 function writeFailure(err: unknown): ApplicationFailure {
   const state = sqlState(err);
   const reason = `${state ? `${state} ` : ''}${(err as Error).message}`;
-  if (isOutage(err)) return ApplicationFailure.retryable(`PostgreSQL unavailable: ${reason}`, 'CallRecordUnavailable');
+  if (isDatabaseOutage(err)) return ApplicationFailure.retryable(`PostgreSQL unavailable: ${reason}`, 'CallRecordUnavailable');
   const message = `PostgreSQL refused the write: ${reason}`;
   if (Context.current().info.attempt >= REFUSED_WRITE_ATTEMPTS) return ApplicationFailure.nonRetryable(message, 'CallRecordRefused');
   return ApplicationFailure.retryable(message, 'CallRecordRefused');

@@ -47,6 +47,7 @@ import { startFakeTelephony } from '../test/fakes/telephony-fakes';
 import { startHarness, type Harness } from '../test/support/harness';
 import { analyseCall, callScript, runCall, type CallResult } from './lib/bench-caller';
 import { checkCall } from './lib/bench-checks';
+import { printCostReport } from './lib/bench-cost-report';
 import { printGatewayMetrics, type GatewayFigures } from './lib/bench-metrics-report';
 import { fmtMs, loadClip, percentile } from './lib/caller-audio';
 import { spawnUntil, stopProcess } from './lib/bench-processes';
@@ -229,6 +230,8 @@ async function main(): Promise<void> {
     const metricsAfter: Scrape | null = await scrape();
 
     // ---- analysis ---------------------------------------------------------------------------------
+    const refused = results.filter((r) => r.refused).length;
+    const admitted = results.filter((r) => !r.refused);
     const connected = results.filter((r) => r.connectedAtMs !== undefined);
     // The window in which all calls were connected; when calls ended before the last one connected
     // there is none, and the whole calls period stands in (the table says so).
@@ -239,16 +242,17 @@ async function main(): Promise<void> {
     const windowTo = allAtOnce ? firstHungUp : Date.now() - 500;
     const frames = results.map((r) => analyseCall(r, GREETING, script, VAD_STOP_SECS, LATE_GAP_MS));
     const latencies = results.flatMap((r) => r.turns.map((t) => t.latencyMs)).filter((v): v is number => v !== null);
-    const missingReplies = results.reduce((n, r) => n + r.turns.filter((t) => t.latencyMs === null).length, 0) + results.reduce((n, r) => n + (script.length - r.turns.length), 0);
+    const missingReplies = admitted.reduce((n, r) => n + r.turns.filter((t) => t.latencyMs === null).length + (script.length - r.turns.length), 0);
     const greetings = results.flatMap((r) => (typeof r.greetingMs === 'number' ? [r.greetingMs] : []));
     const bargeInTurns = results.flatMap((r) => r.turns.filter((t) => t.kind === 'barge-in'));
     const bargeInLatencies = bargeInTurns.flatMap((t) => (typeof t.bargeInMs === 'number' ? [t.bargeInMs] : []));
 
     // The platform's own view of each call, once the workflows have written everything.
     const expected = { greeting: GREETING, callerText: CALLER_TEXT, script };
-    const checks = await Promise.all(results.map((r, i) => checkCall(h, r, frames[i]!, expected)));
-    const okCalls = checks.filter((c) => c.ok).length;
-    const metrics = checks.flatMap((c) => c.metrics);
+    const checks = await Promise.all(results.map((r, i) => (r.refused ? null : checkCall(h, r, frames[i]!, expected))));
+    const admittedChecks = checks.filter((c): c is NonNullable<typeof c> => c !== null);
+    const okCalls = admittedChecks.filter((c) => c.ok).length;
+    const metrics = admittedChecks.flatMap((c) => c.metrics);
     const metric = (p: string, field = 'ms') => metrics.filter((m) => m.processor === p).map((m) => Number(m[field]));
 
     const gwIdleCpu = monitor.cpuPercent('gateway', idleFrom, idleTo);
@@ -278,7 +282,7 @@ async function main(): Promise<void> {
     console.log(`| gateway RSS, idle → peak with ${N} calls | ${mb(gwIdleRss)} → ${mb(gwRss.peakBytes)} (${mb((gwRss.peakBytes - gwIdleRss) / N)} per call) | ≤ 15 MB per call |`);
     console.log(`| dropped frames | ${totals.dropped} of ${totals.expected} (${totals.received} received) | 0 |`);
     console.log(`| late frames (gaps > ${LATE_GAP_MS} ms inside an utterance) | ${totals.late} (largest gap ${fmtMs(totals.maxGapMs)}) | |`);
-    console.log(`| calls completed correctly | ${okCalls} / ${N} | ${N} |`);
+    console.log(`| calls completed correctly | ${okCalls} / ${admitted.length} admitted${refused ? ` (${refused} of ${N} refused at admission: no gateway had room)` : ''} | ${admitted.length} |`);
     if (missingReplies) console.log(`| turns without an audible reply | ${missingReplies} | 0 |`);
     if (warm) {
       const warmTurn = warm.turns[0]?.latencyMs;
@@ -305,11 +309,11 @@ async function main(): Promise<void> {
     }
     // Per turn: what the callers measured beyond the gateway's own figure.
     const unseen = results.flatMap((r, i) => {
-      const e2e = checks[i]!.metrics.filter((m) => m.processor === 'e2e').map((m) => Number(m.after_vad_stop_ms));
+      const e2e = (checks[i]?.metrics ?? []).filter((m) => m.processor === 'e2e').map((m) => Number(m.after_vad_stop_ms));
       return r.turns.flatMap((t, k) => (t.latencyMs !== null && e2e[k] !== undefined ? [t.latencyMs - e2e[k]!] : []));
     });
     console.log(`| caller side − gateway figure, per turn (the VAD's decision point, audio queued in the gateway before the VAD, sockets) | ${p(unseen, 50)} | ${p(unseen, 95)} |`);
-    const steps = checks.flatMap((c) => c.steps);
+    const steps = admittedChecks.flatMap((c) => c.steps);
     const step = (k: keyof HandoffSteps) => steps.map((s) => s[k]);
     console.log(`\nThe gateway's "VAD stop → first audio" split at the Temporal hand-off (workflow histories, ${steps.length} turns):\n`);
     console.log('| step | p50 | p95 |');
@@ -355,7 +359,8 @@ async function main(): Promise<void> {
         console.log(`  ${((l.atMs - started) / 1000).toFixed(2)} s: ${Math.round(l.gapMs)} ms gap, ${Math.abs(delta).toFixed(2)} s ${delta >= 0 ? 'after' : 'before'} ${near.what}`);
       }
     }
-    const failed = checks.map((c, i) => ({ i, ...c })).filter((c) => !c.ok);
+    const cost = printCostReport(monitor, admitted, admittedChecks, started, started + callsSecs * 1000);
+    const failed = checks.flatMap((c, i) => (c && !c.ok ? [{ i, ...c }] : []));
     if (failed.length) {
       console.log('\nCalls not completed correctly:');
       for (const f of failed.slice(0, 10)) console.log(`  call ${f.i}: ${f.why}\n    last events: ${f.tail}`);
@@ -364,7 +369,8 @@ async function main(): Promise<void> {
     summary =
       `SUMMARY calls=${N} turns=${latencies.length} completed=${okCalls} dropped=${totals.dropped} late=${totals.late} ` +
       `p50_ms=${int(percentile(latencies, 50))} p95_ms=${int(percentile(latencies, 95))} p99_ms=${int(percentile(latencies, 99))} ` +
-      `greeting_p50_ms=${int(percentile(greetings, 50))} bargein_p50_ms=${int(percentile(bargeInLatencies, 50))}`;
+      `greeting_p50_ms=${int(percentile(greetings, 50))} bargein_p50_ms=${int(percentile(bargeInLatencies, 50))} bargein_max_ms=${int(Math.max(...bargeInLatencies))} ` +
+      `refused=${refused} orchestration_pct=${int(cost.orchestrationPercent)}`;
   } finally {
     for (const stop of stops) await stop().catch((err: Error) => console.error(`(stopping: ${err.message})`));
     await services.stop();

@@ -142,7 +142,8 @@ export abstract class CallState {
             (result) => this.onArmedResult(result),
           )
         : null;
-    this.recorder = new CallRecorder(input, carried?.nextSeq ?? 1, carried?.unwrittenEvents);
+    // patched: calls started before it keep writing through regular activities on replay.
+    this.recorder = new CallRecorder(input, carried?.nextSeq ?? 1, carried?.unwrittenEvents, patched('persist-local'));
     this.recorder.onRefused = (reason, seqs) => this.onRecordRefused(reason, seqs);
     if (carried) this.greetingDone = true;
     this.gatewayTaskQueue = carried?.gatewayTaskQueue ?? input.gatewayTaskQueue ?? null;

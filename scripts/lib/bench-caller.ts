@@ -53,6 +53,8 @@ export interface CallResult {
   callId?: string;
   connectedAtMs?: number;
   hungUpAtMs?: number;
+  /** Turned away at admission (the vendor's busy answer): no gateway had room. */
+  refused?: boolean;
   /** Stream opened → first non-silent greeting frame received. */
   greetingMs?: number | null;
   turns: Turn[];
@@ -118,6 +120,11 @@ export async function runCall(index: number, ctx: CallContext, live?: CallResult
   live?.push(result);
   try {
     const fake = await ctx.phone.ringInbound({ webhookUrl: ctx.webhookUrl, from: ctx.from, to: ctx.to });
+    // Every vendor's busy answer says so (Twilio <Reject reason="busy">, Plivo <Hangup reason="busy">, Exotel's detail).
+    if (!fake.callId && /busy/i.test(fake.answer.body)) {
+      result.refused = true;
+      return result;
+    }
     if (!fake.caller || !fake.callId) throw new Error(`not connected: ${fake.answer.status} ${fake.answer.body.slice(0, 200)}`);
     const caller = fake.caller;
     result.caller = caller;

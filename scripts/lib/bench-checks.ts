@@ -8,6 +8,7 @@
 import type { Harness } from '../../test/support/harness';
 import { callWorkflowId } from '../../workflows/call-definitions';
 import { transcriptDifference, type CallFrames, type CallResult, type ScriptedTurn } from './bench-caller';
+import { historyCost, noCost, type TemporalCost } from './temporal-cost';
 import { handoffSteps, type HandoffSteps } from './turn-handoff';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -21,6 +22,8 @@ export interface CallCheck {
   /** The data of its `ttfb_metric` events. */
   metrics: any[];
   steps: HandoffSteps[];
+  /** What the call cost Temporal (its workflow history). */
+  cost: TemporalCost;
 }
 
 export interface ExpectedCall {
@@ -30,7 +33,7 @@ export interface ExpectedCall {
 }
 
 export async function checkCall(h: Harness, r: CallResult, frames: CallFrames, expected: ExpectedCall): Promise<CallCheck> {
-  if (!r.callId) return { ok: false, why: r.error ?? 'no call', tail: '', metrics: [], steps: [] };
+  if (!r.callId) return { ok: false, why: r.error ?? 'no call', tail: '', metrics: [], steps: [], cost: noCost() };
   let call: any;
   for (let attempt = 0; attempt < 100; attempt++) {
     call = (await h.request('GET', `/api/calls/${r.callId}`)).body;
@@ -52,7 +55,12 @@ export async function checkCall(h: Harness, r: CallResult, frames: CallFrames, e
   const e2e = events
     .filter((e) => e.event_type === 'ttfb_metric' && e.data.processor === 'e2e')
     .map((e) => ({ firstAudioMs: Date.parse(`${e.timestamp}Z`), afterVadStopMs: Number(e.data.after_vad_stop_ms) }));
-  const steps = await handoffSteps(h.temporal, callWorkflowId(r.callId), e2e).catch(() => [] as HandoffSteps[]);
+  const history = await h.temporal.workflow
+    .getHandle(callWorkflowId(r.callId))
+    .fetchHistory()
+    .catch(() => null);
+  const steps = history ? handoffSteps(history, e2e) : [];
+  const cost = history ? historyCost(history) : noCost();
   // For a failed call: its last events, to see what the platform did (types and the key fields).
   const tail = problems.length
     ? events
@@ -61,5 +69,5 @@ export async function checkCall(h: Harness, r: CallResult, frames: CallFrames, e
         .map((e) => `${e.event_type}${e.data?.text ? `(${String(e.data.text).slice(0, 12)})` : e.data?.status ? `(${e.data.status})` : ''}`)
         .join(' ')
     : '';
-  return { ok: problems.length === 0, why: problems.join(', '), tail, metrics: events.filter((e) => e.event_type === 'ttfb_metric').map((e) => e.data), steps };
+  return { ok: problems.length === 0, why: problems.join(', '), tail, metrics: events.filter((e) => e.event_type === 'ttfb_metric').map((e) => e.data), steps, cost };
 }

@@ -7,7 +7,6 @@
  *
  * All processes run on one machine, so server and event timestamps share a clock.
  */
-import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 
 const T = temporal.api.enums.v1.EventType;
@@ -32,8 +31,7 @@ const msOf = (t: Ts): number => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0)
  * One entry per turn that got an e2e metric: `e2e` are the call's ttfb_metric e2e events in order
  * (`firstAudioMs` = the event's time, `afterVadStopMs` from its data).
  */
-export async function handoffSteps(client: Client, workflowId: string, e2e: Array<{ firstAudioMs: number; afterVadStopMs: number }>): Promise<HandoffSteps[]> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+export function handoffSteps(history: temporal.api.history.v1.IHistory, e2e: Array<{ firstAudioMs: number; afterVadStopMs: number }>): HandoffSteps[] {
   const events = history.events ?? [];
   const out: HandoffSteps[] = [];
   let turn = 0;

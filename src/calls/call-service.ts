@@ -30,12 +30,20 @@ import { recordForcedEnd } from './forced-end';
 import { loadAgentSnapshot } from './snapshot';
 import { VOICE_MEMO_KEY, voiceSetup } from '../../workflows/voice-setup';
 
+/** A Temporal restart takes seconds: a client retrying after this finds it back, or is told again. */
+export const TEMPORAL_RETRY_AFTER_SECS = 5;
+
 export class CallError extends Error {
   constructor(
     readonly status: number,
     message: string,
   ) {
     super(message);
+  }
+
+  /** Seconds after which trying again may succeed (Temporal was unreachable); null: it would not. */
+  get retryAfterSecs(): number | null {
+    return this.status === 503 ? TEMPORAL_RETRY_AFTER_SECS : null;
   }
 }
 

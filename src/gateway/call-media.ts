@@ -141,6 +141,7 @@ export class CallMedia {
     const { llm } = opts;
     const neverCancelled = new AbortController().signal;
     this.delivery = new UtteranceDelivery(this.reports, this.conversation, llm ? (req) => runVoiceTurn(this, llm(req.provider), req, neverCancelled) : undefined);
+    this.reports.onStalled = () => this.delivery.answerPendingAlone();
     this.observer = new LatencyMetrics(events, opts.startPerf);
 
     // Caller audio in: VAD and STT feed the turn detector, which decides barge-ins and utterances.

@@ -38,9 +38,13 @@ export class ConversationMirror {
     this.blocked = true;
   }
 
-  /** The request that answers `text` from what the mirror holds, or null when it cannot. */
-  requestFor(text: string, utteranceId: string): VoiceTurnRequest | null {
+  /**
+   * The request that answers `text` from what the mirror holds, or null when it cannot. `text`
+   * null: the caller's words are already the last of what was `heard`.
+   */
+  requestFor(text: string | null, utteranceId: string): VoiceTurnRequest | null {
     if (!this.plan || this.blocked) return null;
-    return { ...this.plan, utteranceId, messages: [...this.plan.messages, ...this.tail, { role: 'user', content: text.trim() }] };
+    const asked = text === null ? [] : [{ role: 'user' as const, content: text.trim() }];
+    return { ...this.plan, utteranceId, messages: [...this.plan.messages, ...this.tail, ...asked] };
   }
 }

@@ -16,7 +16,7 @@ import { WebSocketServer } from 'ws';
 import type { Config } from '../config';
 import { maxMediaMessageBytes, mediaProtocol } from '../providers/telephony/media-registry';
 import { serveMetrics } from '../observability/metrics-endpoint';
-import { initProcessMetrics, trackGatewayCalls } from '../observability/metrics';
+import { initProcessMetrics, trackGatewayCalls, trackGatewayPresence } from '../observability/metrics';
 import { createLogger, type Logger } from '../shared/logger';
 import { llmClients } from '../providers/llm/llm-activity-support';
 import { createGatewayActivities } from './activities';
@@ -164,6 +164,8 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     : null;
   if (presence) await presence.start();
   else log.warn('no DATABASE_URL: this gateway publishes no presence (the API admits calls to it only with GATEWAY_ADMISSION=off)');
+  const published = presence;
+  const untrackPresence = published ? trackGatewayPresence(() => ({ load: published.snapshot.smoothedLoad, admitting: published.snapshot.admitting })) : () => undefined;
   // Calls whose reports Temporal has not taken for longer than the outage bound end politely.
   const outageGuard = setInterval(() => {
     for (const call of calls.all()) call.giveUpOnTemporal(deps.config.GATEWAY_OUTAGE_SECS, deps.config.GATEWAY_OUTAGE_MESSAGE);
@@ -181,6 +183,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     stop: () =>
       (stopping ??= (async () => {
         untrackCalls();
+        untrackPresence();
         clearInterval(outageGuard);
         server.close();
         await presence?.stop();

@@ -21,7 +21,7 @@ import { epochMs } from './events';
 import { SpeechUnavailable } from './tts-link';
 import type { ConversationMirror } from './conversation-mirror';
 import type { CompletedTurn } from './turn-detector';
-import type { WorkflowReports } from './workflow-reports';
+import type { ReportedUtterance, WorkflowReports } from './workflow-reports';
 
 /** Runs an LLM turn into speech (voice-turn.ts), cancelled with `cancel`. */
 export type TurnRunner = (req: VoiceTurnRequest, cancel: AbortSignal) => Promise<VoiceTurnResult>;
@@ -45,6 +45,8 @@ function failureOf(err: unknown): { type: string; message: string } {
 export class UtteranceDelivery {
   private seq = 0;
   private armed: Armed | null = null;
+  /** The last utterance reported for the workflow to answer (the gateway may still answer it). */
+  private unanswered: { reported: ReportedUtterance; seq: number; timestampMs: number } | null = null;
   private closed = false;
 
   constructor(
@@ -62,6 +64,7 @@ export class UtteranceDelivery {
     const seq = ++this.seq;
     const events = this.reports.events.drain();
     const armed = this.armed;
+    this.unanswered = null;
     if (armed) {
       this.armed = null;
       this.take(armed, turn, seq, events);
@@ -77,8 +80,23 @@ export class UtteranceDelivery {
       this.reports.utterance({ ...payload, timestampMs }, reply);
       return;
     }
-    if (!turn.duringAgentSpeech) this.conversation?.heard(turn.text);
-    this.reports.utterance(payload);
+    const reported = this.reports.utterance(payload);
+    if (turn.duringAgentSpeech) return;
+    this.conversation?.heard(turn.text);
+    this.unanswered = { reported, seq, timestampMs: epochMs() };
+  }
+
+  /**
+   * Temporal just stopped taking this call's reports: the last utterance reported for the workflow
+   * to answer, if it is still waiting to be delivered, is answered by the gateway now (it had been
+   * reported a moment before the outage showed).
+   */
+  answerPendingAlone(): void {
+    const pending = this.unanswered;
+    this.unanswered = null;
+    if (!pending || pending.reported.delivered || !this.answerAlone || this.armed) return;
+    const request = this.conversation?.requestFor(null, `o${pending.seq}`);
+    if (request) pending.reported.answerWith(this.answerAlone(request), pending.timestampMs);
   }
 
   /** `armedTurn`: resolves when an utterance took the turn, it was disarmed, or the stream closed. */

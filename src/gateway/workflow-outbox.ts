@@ -11,6 +11,7 @@
  */
 import { ActivityNotFoundError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Logger } from '../shared/logger';
+import { isTemporalUnreachable } from '../temporal/unreachable';
 
 /** The head of the queue waiting longer than this means Temporal is not taking our reports. */
 export const OUTBOX_STALL_MS = 1500;
@@ -46,36 +47,23 @@ export interface OutboxOptions {
   log: Logger;
   /** Shared by the gateway's outboxes (default: this outbox's own). */
   reachability?: TemporalReachability;
+  /** A delivery found Temporal unreachable (called once per stall, when it begins). */
+  stalled?(): void;
   /** The workflow is gone: nobody but the gateway will ever end the call's stream. */
   orphaned(): void;
 }
 
-interface Item {
-  what: string;
-  deliver: () => Promise<void>;
+/** A queued report; `ready` may be set until it is delivered (its content then waits for it). */
+export interface OutboxItem {
+  readonly what: string;
+  readonly deliver: () => Promise<void>;
   /** The report's content is not known yet (a reply still playing): its place in the order is. */
   ready?: Promise<unknown>;
-}
-
-/** gRPC codes of a Temporal that is away or overloaded: retry for as long as it takes. */
-const UNREACHABLE_CODES = new Set([4 /* DEADLINE_EXCEEDED */, 8 /* RESOURCE_EXHAUSTED */, 14 /* UNAVAILABLE */, 1 /* CANCELLED */]);
-
-function grpcCode(err: unknown): number | undefined {
-  for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'number') return code;
-  }
-  return undefined;
-}
-
-export function isTemporalUnreachable(err: unknown): boolean {
-  const code = grpcCode(err);
-  if (code !== undefined) return UNREACHABLE_CODES.has(code);
-  return /unavailable|connect|deadline|transport|socket|timed? ?out/i.test((err as Error)?.message ?? '');
+  delivered: boolean;
 }
 
 export class WorkflowOutbox {
-  private readonly queue: Item[] = [];
+  private readonly queue: OutboxItem[] = [];
   private pumping = false;
   private failedAttempts = 0;
   private lastFailureUnreachable = false;
@@ -93,13 +81,15 @@ export class WorkflowOutbox {
    * Queues a delivery behind everything queued before it. With `ready`, the delivery waits for it
    * (and holds the reports queued after it): its place in the order is now, its content later.
    */
-  push(what: string, deliver: () => Promise<void>, ready?: Promise<unknown>): void {
+  push(what: string, deliver: () => Promise<void>, ready?: Promise<unknown>): OutboxItem {
     if (this.queue.length >= MAX_QUEUED) {
       this.queue.splice(1, 1); // never the head: it may be half-delivered
       if (this.dropped++ === 0) this.opts.log.error('workflow outbox full: dropping the oldest reports', { callId: this.opts.callId });
     }
-    this.queue.push({ what, deliver, ...(ready ? { ready } : {}) });
+    const item: OutboxItem = { what, deliver, delivered: false, ...(ready ? { ready } : {}) };
+    this.queue.push(item);
     if (!this.pumping) void this.pump();
+    return item;
   }
 
   get size(): number {
@@ -131,9 +121,11 @@ export class WorkflowOutbox {
     while (this.queue.length) {
       const head = this.queue[0]!;
       try {
-        if (head.ready) {
-          await head.ready.catch(() => undefined);
-          delete head.ready;
+        // Checked before every attempt: a report may learn it must wait while it is being retried.
+        while (head.ready) {
+          const ready = head.ready;
+          await ready.catch(() => undefined);
+          if (head.ready === ready) delete head.ready;
         }
         this.attemptSincePerf ??= performance.now();
         await head.deliver();
@@ -144,8 +136,10 @@ export class WorkflowOutbox {
           continue;
         }
         this.failedAttempts++;
+        const wasUnreachable = this.lastFailureUnreachable;
         this.lastFailureUnreachable = isTemporalUnreachable(err);
         if (this.lastFailureUnreachable) this.reachability.failed();
+        if (this.lastFailureUnreachable && !wasUnreachable) this.opts.stalled?.();
         if (!this.lastFailureUnreachable && this.failedAttempts >= REFUSED_ATTEMPTS) {
           this.opts.log.error('Temporal refused a report; dropped', { callId: this.opts.callId, what: head.what, error: (err as Error).message });
           this.delivered();
@@ -163,7 +157,8 @@ export class WorkflowOutbox {
   }
 
   private delivered(): void {
-    this.queue.shift();
+    const head = this.queue.shift();
+    if (head) head.delivered = true;
     this.attemptSincePerf = null;
     this.reachability.succeeded();
     if (this.failedAttempts > 0 && this.lastFailureUnreachable) this.opts.log.info('reporting to the call workflow again', { callId: this.opts.callId });
@@ -172,7 +167,7 @@ export class WorkflowOutbox {
   }
 
   /** Deliveries that can never succeed: the activity or the workflow no longer exists. */
-  private isGone(err: unknown, head: Item): boolean {
+  private isGone(err: unknown, head: OutboxItem): boolean {
     if (err instanceof ActivityNotFoundError) {
       this.opts.log.warn('the activity a report answers no longer exists; dropped', { callId: this.opts.callId, what: head.what });
       return true;

@@ -11,6 +11,13 @@ import { mediaConnectedSignal, utteranceSignal, type MediaConnectedSignal, type 
 import { GatewayEventLog } from './events';
 import { WorkflowOutbox, type TemporalReachability } from './workflow-outbox';
 
+/** An utterance reported to the workflow: until it is delivered, the gateway may still answer it. */
+export interface ReportedUtterance {
+  readonly delivered: boolean;
+  /** Sends `answer` with the utterance (a reply the gateway gives alone while Temporal is away). */
+  answerWith(answer: Promise<VoiceTurnResult>, timestampMs: number): void;
+}
+
 export interface WorkflowReportsOptions {
   callId: string;
   workflow: WorkflowHandle;
@@ -28,8 +35,17 @@ export class WorkflowReports {
   readonly events = new GatewayEventLog();
   readonly outbox: WorkflowOutbox;
 
+  /** Told when Temporal stops taking this call's reports (utterance-delivery.ts answers alone). */
+  onStalled: () => void = () => undefined;
+
   constructor(private readonly opts: WorkflowReportsOptions) {
-    this.outbox = new WorkflowOutbox({ callId: opts.callId, log: opts.log, orphaned: opts.orphaned, reachability: opts.reachability });
+    this.outbox = new WorkflowOutbox({
+      callId: opts.callId,
+      log: opts.log,
+      orphaned: opts.orphaned,
+      reachability: opts.reachability,
+      stalled: () => this.onStalled(),
+    });
   }
 
   /** `mediaConnected`, carrying the events so far. */
@@ -43,14 +59,19 @@ export class WorkflowReports {
    * while Temporal was away: sent with the reply once it has played (a failed reply is left to
    * the workflow), in the utterance's place in the order.
    */
-  utterance(payload: UtteranceSignal, reply?: Promise<VoiceTurnResult>): void {
-    let answered: VoiceTurnResult | null = null;
-    const ready = reply?.then((r) => (answered = r));
-    this.outbox.push(
-      `utterance ${payload.seq ?? ''}`,
-      () => this.opts.workflow.signal(utteranceSignal, answered ? { ...payload, reply: answered } : payload),
-      ready,
-    );
+  utterance(payload: UtteranceSignal, reply?: Promise<VoiceTurnResult>): ReportedUtterance {
+    const signal: UtteranceSignal = { ...payload };
+    const item = this.outbox.push(`utterance ${payload.seq ?? ''}`, () => this.opts.workflow.signal(utteranceSignal, signal));
+    const answerWith = (answer: Promise<VoiceTurnResult>, timestampMs: number) => {
+      item.ready = answer.then((r) => Object.assign(signal, { reply: r, timestampMs }));
+    };
+    if (reply) answerWith(reply, payload.timestampMs ?? Date.now());
+    return {
+      get delivered() {
+        return item.delivered;
+      },
+      answerWith,
+    };
   }
 
   /** An activity's result, delivered after every report queued before it. */

@@ -82,6 +82,28 @@ new Gauge({
   },
 });
 
+/** A gateway's presence, as it publishes it (src/gateway/presence/presence.ts). */
+type PresenceReading = { load: number; admitting: boolean };
+const presenceSources = new Set<() => PresenceReading>();
+
+new Gauge({
+  name: 'voice_gateway_load',
+  help: 'This gateway\'s load as admission sees it: the larger of event-loop utilisation and event-loop delay p99 / 50 ms, smoothed (0 idle, 1 full).',
+  collect() {
+    this.reset();
+    for (const source of presenceSources) this.set(source().load);
+  },
+});
+
+new Gauge({
+  name: 'voice_gateway_admitting',
+  help: '1 while this gateway takes new calls (active, load under GATEWAY_MAX_LOAD, fewer than GATEWAY_MAX_CALLS), else 0.',
+  collect() {
+    this.reset();
+    for (const source of presenceSources) this.set(source().admitting ? 1 : 0);
+  },
+});
+
 type StatusCount = { provider: string | null; status: string; count: number };
 const statusSources = new Set<() => Promise<StatusCount[]>>();
 // A scrape must answer even when the database hangs: the gauge is then left out.
@@ -162,6 +184,12 @@ export function countProviderError(kind: ProviderKind, vendor: string | undefine
 export function trackGatewayCalls(source: () => Iterable<CallCount>): () => void {
   callSources.add(source);
   return () => callSources.delete(source);
+}
+
+/** Reports a gateway's load and admission on scrape; returns the function that stops it. */
+export function trackGatewayPresence(source: () => PresenceReading): () => void {
+  presenceSources.add(source);
+  return () => presenceSources.delete(source);
 }
 
 /** Counts active calls by provider and status on scrape (the API, from the database); returns the untrack function. */

@@ -81,6 +81,9 @@ describe('admission by gateway room', () => {
       expect(Number(row.age)).toBeLessThan(2.5);
       const health = (await (await fetch(`http://127.0.0.1:${gatewayPort}/healthz`)).json()) as { presence: unknown };
       expect(health.presence).toMatchObject({ state: 'active', admitting: true });
+      const metrics = await (await fetch(`http://127.0.0.1:${gatewayPort}/metrics`)).text();
+      expect(metrics).toMatch(/^voice_gateway_admitting 1$/m);
+      expect(Number(/^voice_gateway_load (\S+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(0);
     });
 
     it('admits a call while there is room, refuses the next one, and admits again once it ended', async () => {

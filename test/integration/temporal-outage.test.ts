@@ -123,7 +123,7 @@ const expectedTranscript = (label: string, turns: number[]) => [
   ...turns.flatMap((n) => [`Question for call ${label} turn ${n}.`, `Answer ${label}${n}.`]),
 ];
 
-async function rideThroughOutage(outageMs: number): Promise<void> {
+async function rideThroughOutage(outageMs: number, duringOutage?: () => Promise<void>): Promise<void> {
   const a = await inboundCall('+14155550501');
   const b = await inboundCall('+14155550502');
   await ask(a, 'A1');
@@ -137,6 +137,7 @@ async function rideThroughOutage(outageMs: number): Promise<void> {
   // Nothing armed any more: the gateway answers alone.
   await ask(a, 'A3');
   await ask(b, 'B3');
+  await duringOutage?.();
   const left = outageMs - (Date.now() - killedAt);
   if (left > 0) await new Promise((r) => setTimeout(r, left));
   temporal = await startTemporal();
@@ -162,11 +163,64 @@ async function rideThroughOutage(outageMs: number): Promise<void> {
 }
 
 describe('a Temporal outage during live calls', () => {
-  it('drops no call and loses or doubles no turn when Temporal is away for 10 s', async () => {
-    await rideThroughOutage(10_000);
+  it('drops no call and loses or doubles no turn when Temporal is away for 10 s; meanwhile the API says so at once', async () => {
+    await rideThroughOutage(10_000, async () => {
+      const health = await fetch(`${h.api.url}/healthz`);
+      expect(health.status).toBe(503);
+      expect(await health.json()).toMatchObject({ temporal: 'down', database: 'ok' });
+      // A call that needs Temporal to start: 503 with Retry-After within seconds, not a hang.
+      const startedAt = Date.now();
+      const dialled = await h.request('POST', '/api/calls/outbound', { body: { phone_number: '+14155550599', agent_name: 'outage-clinic' } });
+      expect(Date.now() - startedAt).toBeLessThan(5_000);
+      expect(dialled.status).toBe(503);
+      expect(dialled.headers.get('retry-after')).toBe('5');
+      expect(dialled.body.detail).toMatch(/temporal|workflow/i);
+      // A caller ringing in meanwhile hears an apology; the attempt is in the call list, failed.
+      const fake = await twilio.simulateInbound({ webhookUrl: `${h.api.url}/telephony/twilio/inbound/outage-clinic`, from: '+14155550598', to: OUR_NUMBER });
+      expect(fake.verbs?.map((v) => v.verb)).toEqual(['Say', 'Hangup']);
+      const row = (await h.db.models.Call.findOne({ where: { phone_number: '+14155550598' } }))!.get({ plain: true });
+      expect(row).toMatchObject({ status: 'failed', end_reason: 'error' });
+      // What needs only PostgreSQL still answers.
+      expect((await h.request('GET', '/api/calls')).status).toBe(200);
+    });
   }, 180_000);
 
   it('drops no call and loses or doubles no turn when Temporal is away for 60 s', async () => {
     await rideThroughOutage(60_000);
   }, 240_000);
+
+  it('finds a gateway that died while Temporal was down once Temporal is back: its call ends failed, once', async () => {
+    const a = await inboundCall('+14155550511');
+    await ask(a, 'A1');
+    await killHard(temporal.process);
+    await killHard(gateway);
+    await a.caller.closed;
+    await new Promise((r) => setTimeout(r, 5_000));
+    const backAt = Date.now();
+    temporal = await startTemporal();
+    const call = await finalCall(a.callId, 60_000);
+    expect(call).toMatchObject({ status: 'failed', end_reason: 'error' });
+    // Liveness (3 s), the watchdog's signal once Temporal answers, the probe nobody picks up (5 s).
+    expect(Date.now() - backAt).toBeLessThan(30_000);
+    const errors = (await events(a.callId)).filter((e) => e.event_type === 'error');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.data).toMatchObject({ context: 'gateway' });
+    expect(errors[0]!.data.message).toMatch(/media gateway lost/);
+    expect(call.transcript.map((t: { text: string }) => t.text)).toEqual(expectedTranscript('A', [1]));
+    gateway = (await spawnGatewayProcess(h, vendorEnv)).child;
+  }, 120_000);
+
+  it('carries a call through Temporal and the call worker restarting together', async () => {
+    const a = await inboundCall('+14155550521');
+    await ask(a, 'A1');
+    await Promise.all([killHard(temporal.process), killHard(worker)]);
+    await ask(a, 'A2'); // armed before
+    await ask(a, 'A3'); // answered by the gateway alone
+    await new Promise((r) => setTimeout(r, 3_000));
+    [temporal, worker] = await Promise.all([startTemporal(), spawnWorkerProcess(h, vendorEnv)]);
+    await ask(a, 'A4');
+    await a.caller.hangup();
+    expect(await transcriptOf(a.callId)).toEqual(expectedTranscript('A', [1, 2, 3, 4]));
+    expect((await events(a.callId)).filter((e) => e.event_type === 'error')).toEqual([]);
+  }, 180_000);
 });

@@ -78,10 +78,18 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
   });
 }
 
-export async function startHarness(options: { env?: Record<string, string>; worker?: boolean } = {}): Promise<Harness> {
+export interface HarnessOptions {
+  env?: Record<string, string>;
+  worker?: boolean;
+  /** Rewrites the URL the API and worker reach PostgreSQL at (e.g. through a TcpProxy). */
+  databaseVia?: (url: string) => string;
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   quietTemporalRuntime();
   const config = testConfig(options.env);
-  const dbUrl = await cloneTestDatabase();
+  const cloned = await cloneTestDatabase();
+  const dbUrl = options.databaseVia ? options.databaseVia(cloned) : cloned;
   const db = connectDatabase(dbUrl, { poolMax: 5 });
   const box = new SecretBox(config.ENCRYPTION_KEY!);
   const temporal = await connectTemporal(config.TEMPORAL_ADDRESS!, config.TEMPORAL_NAMESPACE);

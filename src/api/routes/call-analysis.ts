@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { CallError, type CallDeps } from '../../calls/call-service';
 import { startReanalysis } from '../../calls/reanalysis';
 import type { ApiContext } from '../context';
-import { HttpError } from '../errors';
+import { callHttpError } from '../errors';
 import { route, uuidParam } from '../route';
 
 export function callAnalysisRoutes(ctx: ApiContext) {
@@ -31,7 +31,7 @@ export function callAnalysisRoutes(ctx: ApiContext) {
       async handler({ params }) {
         const callId = params.call_id as string;
         const { workflowId } = await startReanalysis(deps, callId).catch((err: unknown) => {
-          if (err instanceof CallError) throw new HttpError(err.status, err.message);
+          if (err instanceof CallError) throw callHttpError(err);
           throw err;
         });
         return { status: 202, body: { call_id: callId, analysis_status: 'pending', workflow_id: workflowId } };

@@ -8,7 +8,7 @@ import { plain, plainAll } from '../../db/database';
 import { CallError, endCall, sendText, startCall, type CallDeps } from '../../calls/call-service';
 import { CALL_STATUSES, DIRECTIONS } from '../../shared/catalog';
 import type { ApiContext } from '../context';
-import { forbidden, HttpError, notFound } from '../errors';
+import { forbidden, HttpError, notFound, callHttpError } from '../errors';
 import { route, uuidParam } from '../route';
 import { callDetailJson } from '../serializers/call';
 
@@ -40,7 +40,7 @@ const TurnResponse = z.object({
 });
 
 function asHttp(err: unknown): never {
-  if (err instanceof CallError) throw new HttpError(err.status, err.message);
+  if (err instanceof CallError) throw callHttpError(err);
   throw err;
 }
 

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { ApiContext } from '../context';
-import { badRequest, HttpError, unprocessable } from '../errors';
+import { badRequest, HttpError, unprocessable, callHttpError } from '../errors';
 import { route } from '../route';
 import { plain } from '../../db/database';
 import { CallError, startCall, type CallDeps } from '../../calls/call-service';
@@ -183,7 +183,7 @@ export function outboundRoutes(ctx: ApiContext) {
             throw new HttpError(503, err.message, { 'Retry-After': String(GATEWAY_RETRY_AFTER_SECS) });
           }
           if (err instanceof CapacityError) throw new HttpError(429, err.message, { 'Retry-After': String(CAPACITY_RETRY_AFTER_SECS) });
-          if (err instanceof CallError) throw new HttpError(err.status, err.message);
+          if (err instanceof CallError) throw callHttpError(err);
           throw err;
         }
 
