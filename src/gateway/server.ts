@@ -23,6 +23,7 @@ import { createGatewayActivities } from './activities';
 import { TemporalReachability } from './workflow-outbox';
 import { GatewayPresence } from './presence/presence';
 import { CallRegistry } from './call-registry';
+import type { CallMedia } from './call-media';
 import { GatewayDrain, waitForFinalRecord } from './drain';
 import { acceptMediaStream } from './media-stream';
 import { StreamStats } from './stream-stats';
@@ -77,6 +78,19 @@ export interface RunningGateway {
 export type GatewayRunState = 'ok' | 'draining' | 'down';
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
+/** A stopping gateway waits this long for the calls it cut to report it to their workflows. */
+const STOP_REPORTS_WAIT_MS = 3000;
+
+/** Whether every call's reports reached its workflow within `waitMs`. */
+async function reportsDelivered(held: CallMedia[], waitMs: number): Promise<boolean> {
+  if (held.length === 0) return true;
+  // The media sessions' results are queued once the closes have resolved: let that happen first.
+  await new Promise((resolve) => setImmediate(resolve));
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), waitMs)));
+  const delivered = Promise.all(held.map((call) => call.reports.settled)).then(() => true);
+  return Promise.race([delivered, late]).finally(() => clearTimeout(timer));
+}
 /** How often calls are checked against the Temporal outage bound (seconds are its unit). */
 const OUTAGE_CHECK_MS = 1000;
 
@@ -218,8 +232,11 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
         untrackCalls();
         clearInterval(outageGuard);
         server.close();
-        await presence?.stop();
-        await Promise.allSettled(calls.all().map((call) => call.close('shutdown', 1001, 'gateway shutting down')));
+        const held = calls.all();
+        await Promise.allSettled(held.map((call) => call.close('shutdown', 1001, 'gateway shutting down')));
+        // Their workflows learn it now (the media session fails), not when the watchdog misses
+        // this gateway; a row marked stopped is never judged lost, so only then may it say so.
+        await presence?.stop(await reportsDelivered(held, STOP_REPORTS_WAIT_MS));
         await ttsSpares.close();
         for (const ws of wss.clients) ws.terminate();
         if (worker.getState() === 'RUNNING') worker.shutdown();
