@@ -185,7 +185,7 @@ describe('a media gateway told to stop (SIGTERM)', () => {
     expect(heardMs(call.caller) - heardBefore).toBeGreaterThanOrEqual((GOODBYE.length - 2) * MS_PER_CHAR);
     const record = await finalCall(call.callId, 30_000);
     expect(record).toMatchObject({ status: 'completed', end_reason: 'agent_ended' });
-    expect(record.transcript.at(-1)).toEqual({ role: 'assistant', text: GOODBYE });
+    expect(record.transcript.at(-1)).toMatchObject({ role: 'assistant', text: GOODBYE });
     const trace = await eventTypes(call.callId);
     expect(trace).toContainEqual({ type: 'call_status', data: { status: 'drained', source: 'gateway' } });
     expect(trace).toContainEqual({ type: 'agent_spoke', data: { text: GOODBYE } });
