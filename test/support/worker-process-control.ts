@@ -63,13 +63,26 @@ export async function spawnGatewayProcess(h: Harness, env: Record<string, string
   return { child, ...(JSON.parse(match[1]!) as { url: string; taskQueue: string }) };
 }
 
+/** How a process ended: its exit code, or the signal that killed it, and when. */
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  atMs: number;
+}
+
+export function exitOf(child: ChildProcess): Promise<ProcessExit> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode, atMs: Date.now() });
+    else child.once('exit', (code, signal) => resolve({ code, signal, atMs: Date.now() }));
+  });
+}
+
 export interface GatewayMainProcess {
   child: ChildProcess;
   port: number;
   url: string;
   taskQueue: string;
-  /** How the process ended: its exit code, or the signal that killed it. */
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; atMs: number }>;
+  exited: Promise<ProcessExit>;
 }
 
 /**
@@ -78,10 +91,7 @@ export interface GatewayMainProcess {
  */
 export async function spawnGatewayMain(h: Harness, env: Record<string, string> = {}): Promise<GatewayMainProcess> {
   const { child, match } = await spawnReady(path.join('..', '..', 'src', 'gateway', 'main.ts'), { ...harnessEnv(h), ...env }, /Media gateway\s+ws:\/\/localhost:(\d+)/);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; atMs: number }>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode, atMs: Date.now() });
-    child.once('exit', (code, signal) => resolve({ code, signal, atMs: Date.now() }));
-  });
+  const exited = exitOf(child);
   const port = Number(match[1]);
   const health = (await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as { task_queue: string };
   return { child, port, url: `ws://127.0.0.1:${port}`, taskQueue: health.task_queue, exited };
