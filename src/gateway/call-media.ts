@@ -90,6 +90,8 @@ export interface MediaClosure {
 const GOODBYE_AFTER_SPEECH_MS = 10_000;
 /** A goodbye whose TTS hangs must not hold the call (nor a draining gateway) open. */
 const GOODBYE_MAX_MS = 20_000;
+/** The longest a call takes to end once told to (endForDrain): speech finishing, then the goodbye. */
+export const ENDING_MAX_MS = GOODBYE_AFTER_SPEECH_MS + GOODBYE_MAX_MS;
 
 export class CallMedia {
   readonly callId: string;

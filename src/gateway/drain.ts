@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Logger } from '../shared/logger';
 import { callWorkflowId, finalRecordUpdate } from '../../workflows/call-definitions';
+import { ENDING_MAX_MS } from './call-media';
 import type { CallRegistry } from './call-registry';
 import type { GatewayPresence } from './presence/presence';
 
@@ -24,6 +25,14 @@ const RECENTLY_ENDED_MS = 60_000;
  * end (they need Temporal; past this the process stops anyway, as it would for any outage).
  */
 export const DRAIN_SETTLE_MS = 30_000;
+/** The gateway's own stop after its drain: cut calls reporting (3 s), its worker stopping (3 s), margin. */
+const STOP_MAX_SECS = 10;
+/**
+ * How long a drain may run past GATEWAY_DRAIN_SECS: the calls left finish their speech and hear the
+ * goodbye, their workflows record the end, the gateway stops. An orchestrator's grace period (the
+ * chart's terminationGracePeriodSeconds, Compose's stop_grace_period) must cover the drain plus this.
+ */
+export const DRAIN_OVERRUN_MAX_SECS = Math.ceil((ENDING_MAX_MS + DRAIN_SETTLE_MS) / 1000) + STOP_MAX_SECS;
 
 export interface DrainOptions {
   calls: CallRegistry;
