@@ -5,15 +5,15 @@
  * calls. The API and the call worker run in the test's process, against real PostgreSQL and
  * Temporal; Twilio, Deepgram, Cartesia and the LLM are the protocol fakes.
  */
-import { startFakeCartesia, type FakeCartesia } from '../fakes/cartesia-server';
-import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
+import type { FakeDeepgram } from '../fakes/deepgram-server';
+import type { FakeOpenAI } from '../fakes/openai-server';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { FORCED_STOP_MS } from '../../src/runtime/stop-signals';
 import { getFreePort } from '../../src/temporal/dev-server';
 import { eventually } from '../support/fixtures';
 import { startHarness, type Harness } from '../support/harness';
 import { phoneTurns, type PhoneCall } from '../support/phone-turns';
+import { deepgramFake, defaultProviderEnv, FakePool, openaiFake } from '../support/speech-vendors';
 import { configureTwilio } from '../support/telephony';
 import { startUpgradeProxy, type UpgradeProxy } from '../support/upgrade-proxy';
 import { voiceCallApi } from '../support/voice-call-api';
@@ -29,26 +29,18 @@ const GOODBYE = 'We must end this call now. Goodbye.';
 let h: Harness;
 let twilio: FakeTwilio;
 let deepgram: FakeDeepgram;
-let cartesia: FakeCartesia;
 let openai: FakeOpenAI;
 let proxy: UpgradeProxy;
 let speechEnv: Record<string, string>;
+const speechFakes = new FakePool();
 const gateways: GatewayMainProcess[] = [];
 
 beforeAll(async () => {
   twilio = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
-  deepgram = await startFakeDeepgram({ apiKey: 'dg-key' });
-  cartesia = await startFakeCartesia({ apiKey: 'ca-key' });
-  openai = await startFakeOpenAI();
+  speechEnv = await defaultProviderEnv(speechFakes);
+  deepgram = await deepgramFake(speechFakes);
+  openai = await openaiFake(speechFakes);
   proxy = await startUpgradeProxy([]);
-  speechEnv = {
-    DEEPGRAM_API_KEY: 'dg-key',
-    DEEPGRAM_BASE_URL: deepgram.url,
-    CARTESIA_API_KEY: 'ca-key',
-    CARTESIA_BASE_URL: cartesia.url,
-    OPENAI_BASE_URL: openai.url,
-    OPENAI_API_KEY: 'sk-test',
-  };
   h = await startHarness({ env: { ...speechEnv, TWILIO_API_BASE_URL: twilio.apiBaseUrl, GATEWAY_PUBLIC_URL: proxy.url }, worker: true });
   await configureTwilio(h, { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER });
   // Each caller utterance names its call and turn; the reply repeats it, so every turn is traceable.
@@ -64,7 +56,8 @@ afterAll(async () => {
   for (const g of gateways) await killHard(g.child);
   await h?.stop();
   await proxy?.stop();
-  await Promise.all([twilio?.stop(), deepgram?.stop(), cartesia?.stop(), openai?.stop()]);
+  await twilio?.stop();
+  await speechFakes.stopAll();
 });
 
 const { events, finalCall, createVoiceAgent } = voiceCallApi(() => h);
