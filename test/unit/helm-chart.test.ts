@@ -192,6 +192,10 @@ describe('the chart', () => {
     const drain = run('helm', ['template', 'voice', chart, '--set', 'gateway.drainSecs=half-an-hour']);
     expect(drain.status).not.toBe(0);
     expect(drain.output).toContain("'/gateway/drainSecs': got string, want integer");
+    // A margin shorter than a drain's overrun would let Kubernetes kill the goodbyes.
+    const margin = run('helm', ['template', 'voice', chart, '--set', `gateway.shutdownMarginSecs=${DRAIN_OVERRUN_MAX_SECS - 1}`]);
+    expect(margin.status).not.toBe(0);
+    expect(margin.output).toContain(`'/gateway/shutdownMarginSecs': minimum: got ${DRAIN_OVERRUN_MAX_SECS - 1}, want ${DRAIN_OVERRUN_MAX_SECS}`);
   });
 
   it('fails the check when a manifest breaks the Kubernetes schema', () => {
