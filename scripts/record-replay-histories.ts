@@ -7,7 +7,8 @@
  *
  * Starts the same real stack as the tests (PostgreSQL, Temporal dev server, API, worker) with a
  * fake LLM and a local webhook receiver. `--only-analysis` records the post-call analysis
- * scenarios alone (new histories, without re-recording the others).
+ * scenarios alone, `--only-drain` the drained phone call alone (new histories, without
+ * re-recording the others).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -56,11 +57,8 @@ async function main(): Promise<void> {
     },
     worker: true,
   });
-  const gateway = await startGateway(
-    h.gatewayDeps(),
-    gatewayPort,
-    '127.0.0.1',
-  );
+  // Its drain (the last scenario) ends the calls left at once.
+  const gateway = await startGateway({ ...h.gatewayDeps(), config: { ...h.config, GATEWAY_DRAIN_SECS: 0 } }, gatewayPort, '127.0.0.1');
   const save = async (name: string, workflowId: string) => {
     // Binary protobuf: the SDK's JSON reader trips over duplicate protobufjs copies in node_modules.
     const history = await h.temporal.workflow.getHandle(workflowId).fetchHistory();
@@ -72,8 +70,40 @@ async function main(): Promise<void> {
     if (res.status >= 300) throw new Error(`${p}: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body;
   };
+  const inboundPhoneCall = async (agent: string, from: string) => {
+    const fake = await twilio.simulateInbound({ webhookUrl: `${h.api.url}/telephony/twilio/inbound/${agent}`, from, to: TWILIO.phoneNumber });
+    const verb = fake.verbs?.[0];
+    if (!fake.caller || verb?.verb !== 'Connect') throw new Error(`inbound call not connected: ${fake.twiml}`);
+    const caller = fake.caller;
+    const callId = verb.stream.parameters.call_id!;
+    const heardMs = () => caller.speechFrames().length * FRAME_MS;
+    const events = async () => (await h.request('GET', `/api/calls/${callId}/events`)).body as Array<{ event_type: string }>;
+    return { caller, callId, heardMs, events };
+  };
+
+  // 6. A phone call whose gateway drains (a deploy): its deadline passes at once, the caller hears
+  //    the goodbye, and the workflow ends the call `agent_ended` with a `drained` event.
+  const recordDrained = async () => {
+    await configureTwilio(h, TWILIO);
+    await createAgent(h.db, h.box, {
+      name: 'replay-drained',
+      greeting: 'Hello, this is the clinic.',
+      pipeline_settings: { ...PIPELINE_DEFAULTS, min_words: 1, vad_stop_secs: 0.4 },
+    });
+    llm.setResponder(() => ({ content: 'Of course, which time suits you?' }));
+    deepgram.script(['I would like to book an appointment for tomorrow.']);
+    const call = await inboundPhoneCall('replay-drained', '+14155550101');
+    await eventually(async () => call.heardMs() >= 1000, 15_000, 20);
+    await call.caller.say(HELLO_WAV);
+    await eventually(async () => (await call.events()).filter((e) => e.event_type === 'agent_spoke').length >= 2, 15_000, 50);
+    await gateway.drain();
+    await h.temporal.workflow.getHandle(callWorkflowId(call.callId)).result();
+    await save('voice-drained', callWorkflowId(call.callId));
+  };
+
   try {
     fs.mkdirSync(OUT, { recursive: true });
+    if (process.argv.includes('--only-drain')) return await recordDrained();
     const last = (b: any) => b.messages[b.messages.length - 1];
 
     // 0. Post-call analysis: a text call analysed after its end (an LLM error retried, an answer
@@ -197,23 +227,19 @@ async function main(): Promise<void> {
       return { content: 'Sure, take your time.' };
     });
     deepgram.script(['I would like to book an appointment for tomorrow.', 'Stop, wait a second.']);
-    const fake = await twilio.simulateInbound({ webhookUrl: `${h.api.url}/telephony/twilio/inbound/replay-voice`, from: '+14155550100', to: TWILIO.phoneNumber });
-    const verb = fake.verbs?.[0];
-    if (!fake.caller || verb?.verb !== 'Connect') throw new Error(`inbound call not connected: ${fake.twiml}`);
-    const caller = fake.caller;
-    const heardMs = () => caller.speechFrames().length * FRAME_MS;
+    const { caller, callId: voiceCallId, heardMs, events: voiceEvents } = await inboundPhoneCall('replay-voice', '+14155550100');
     await eventually(async () => heardMs() >= 1000, 15_000, 20);
     await new Promise((r) => setTimeout(r, 1000));
     const before = heardMs();
     await caller.say(HELLO_WAV);
     await eventually(async () => heardMs() >= before + 1500, 15_000, 20);
     await caller.say(STOP_WAV);
-    const voiceId = callWorkflowId(verb.stream.parameters.call_id!);
-    const voiceEvents = async () => (await h.request('GET', `/api/calls/${verb.stream.parameters.call_id}/events`)).body as Array<{ event_type: string }>;
+    const voiceId = callWorkflowId(voiceCallId);
     await eventually(async () => (await voiceEvents()).filter((e) => e.event_type === 'agent_spoke').length >= 3, 15_000, 50);
     await caller.hangup();
     await h.temporal.workflow.getHandle(voiceId).result();
     await save('voice-armed-turns', voiceId);
+    await recordDrained();
   } finally {
     await gateway.stop();
     await h.stop();

@@ -109,6 +109,13 @@ export const coreConfigSchema = z.object({
   // 90 s: a Temporal restart of up to 60 s plus the time its clients take to reconnect.
   GATEWAY_OUTAGE_SECS: z.coerce.number().int().min(5).max(3600).default(90),
   GATEWAY_OUTAGE_MESSAGE: z.string().min(1).default('Sorry, we are having technical difficulties. Please call again in a few minutes. Goodbye.'),
+  // Draining (docs/call-lifecycle.md, "Draining"): on SIGTERM a gateway takes no new calls and
+  // lets its live calls go on for up to this long; then each hears the goodbye and is ended.
+  GATEWAY_DRAIN_SECS: z.coerce.number().int().min(0).max(7 * 24 * 3600).default(1800),
+  GATEWAY_DRAIN_GOODBYE: z.string().min(1).default('I am sorry, I have to end this call now. Please call again if you need anything else. Goodbye.'),
+  // On SIGTERM a worker lets its in-flight activities finish, and the API its in-flight requests,
+  // for up to this long (Temporal gives unfinished activities to other workers).
+  SHUTDOWN_GRACE_SECS: z.coerce.number().int().min(0).max(3600).default(30),
   // Agent tests (docs/agent-tests.md): conversations a run may hold at once, and the LLM that
   // plays simulated callers and judges (unset: the tested agent's own provider and model).
   AGENT_TEST_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(5),

@@ -348,11 +348,14 @@ export interface ArmedTurnResult {
 export interface MediaSessionResult {
   /**
    * `hangup`: the caller/provider ended the stream; `closed`: the platform closed it; `failed`:
-   * the gateway gave up on the call (its STT stayed down), `error` says why.
+   * the gateway gave up on the call (its STT stayed down), `error` says why; `drained`: the
+   * gateway was draining and its deadline passed: it said `goodbye` and closed the stream.
    */
-  reason: 'hangup' | 'closed' | 'failed';
+  reason: 'hangup' | 'closed' | 'failed' | 'drained';
   events: GatewayEvent[];
   error?: { message: string; context: string };
+  /** With `drained`: what the caller heard of the gateway's goodbye. */
+  goodbye?: string;
 }
 
 export const mediaConnectedSignal = defineSignal<[MediaConnectedSignal]>('mediaConnected');

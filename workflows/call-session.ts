@@ -170,6 +170,21 @@ export class CallSession extends AgentTurns {
     else if (result.reason === 'failed' && patched('gateway-failure-fails-call') && !isFinal(this.status)) {
       this.fail(result.error?.message ?? 'the media gateway gave up on the call', result.error?.context ?? 'gateway');
     }
+    // Only gateways that drain report this; calls recorded before them never hold it.
+    else if (result.reason === 'drained' && patched('gateway-drained-ends-call') && !isFinal(this.status)) this.onDrained(result.goodbye);
+  }
+
+  /**
+   * The call's gateway drained (a deploy, a scale-down) and its deadline passed: it said goodbye
+   * and closed the stream. The call ends as the agent's decision, with an event saying why.
+   */
+  private onDrained(goodbye: string | undefined): void {
+    if (goodbye) {
+      this.recorder.record('agent_spoke', { text: goodbye });
+      this.conv.history.push({ role: 'assistant', content: goodbye });
+    }
+    this.recorder.record('call_status', { status: 'drained', source: 'gateway' });
+    this.requestEnd('agent_ended');
   }
 
   /**

@@ -4,11 +4,13 @@ import type { ApiContext } from './context';
 import { createApp } from './app';
 import { activeCallsByProvider } from '../calls/concurrency';
 import { initProcessMetrics, trackActiveCalls } from '../observability/metrics';
+import { trackRequests } from '../shared/graceful-close';
 
 export interface RunningApi {
   server: http.Server;
   port: number;
   url: string;
+  /** Takes no new connections and lets requests in flight finish (up to SHUTDOWN_GRACE_SECS). */
   stop(): Promise<void>;
 }
 
@@ -16,6 +18,7 @@ export interface RunningApi {
 export async function startApi(ctx: ApiContext, port: number, host = '0.0.0.0'): Promise<RunningApi> {
   initProcessMetrics();
   const server = http.createServer(createApp(ctx));
+  const requests = trackRequests(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
@@ -26,11 +29,9 @@ export async function startApi(ctx: ApiContext, port: number, host = '0.0.0.0'):
     server,
     port: actual,
     url: `http://127.0.0.1:${actual}`,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        untrackCalls();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    stop: () => {
+      untrackCalls();
+      return requests.close(ctx.config.SHUTDOWN_GRACE_SECS * 1000);
+    },
   };
 }

@@ -72,7 +72,12 @@ function speechFailure(err: unknown): unknown {
 /** A gateway shutting down loses its calls: the workflow must see a failure, not a hang-up. */
 function sessionResult(callId: string, closure: MediaClosure): MediaSessionResult {
   if (closure.reason === 'shutdown') throw ApplicationFailure.nonRetryable(`media gateway shut down; call ${callId} lost its audio`, 'GatewayShutdown');
-  return { reason: closure.reason, events: closure.events.splice(0), ...(closure.error ? { error: closure.error } : {}) };
+  return {
+    reason: closure.reason,
+    events: closure.events.splice(0),
+    ...(closure.error ? { error: closure.error } : {}),
+    ...(closure.goodbye ? { goodbye: closure.goodbye } : {}),
+  };
 }
 
 export function createGatewayActivities(calls: CallRegistry, clientFor: (provider: string) => OpenAI): GatewayActivities {
@@ -81,7 +86,7 @@ export function createGatewayActivities(calls: CallRegistry, clientFor: (provide
   // media session's result tells the workflow the call is over (this is not a lost gateway).
   const nobodyListening = (callId: string) => {
     const reason = calls.get(callId)?.closeReason ?? calls.finished(callId)?.reason ?? null;
-    return reason === 'hangup' || reason === 'closed' || reason === 'failed';
+    return reason === 'hangup' || reason === 'closed' || reason === 'failed' || reason === 'drained';
   };
   const unheard = { heardText: '', interrupted: true, characters: 0, events: [] };
   const llm = (provider: string): OpenAI => {

@@ -17,7 +17,7 @@ import type { AsyncCompletionClient, WorkflowHandle } from '@temporalio/client';
 import { toPcm16, type AudioFormat } from '../audio/format';
 import type { Config } from '../config';
 import type { Logger } from '../shared/logger';
-import type { EndReason, GatewayEvent, VoiceConfig } from '../../workflows/call-definitions';
+import type { EndReason, GatewayEvent, SpeechOutcome, VoiceConfig } from '../../workflows/call-definitions';
 import type OpenAI from 'openai';
 import { ArrivalClock } from './arrival-clock';
 import { ConversationMirror } from './conversation-mirror';
@@ -71,9 +71,10 @@ export interface CallMediaOptions {
 
 /**
  * `hangup`: the provider ended the stream; `closed`: the platform did; `shutdown`: this gateway
- * stopped; `failed`: the call cannot go on (its STT is gone for good).
+ * stopped; `failed`: the call cannot go on (its STT is gone for good); `drained`: this gateway's
+ * drain deadline passed and it said goodbye.
  */
-export type CloseReason = 'hangup' | 'closed' | 'shutdown' | 'failed';
+export type CloseReason = 'hangup' | 'closed' | 'shutdown' | 'failed' | 'drained';
 
 export interface MediaClosure {
   reason: CloseReason;
@@ -81,7 +82,16 @@ export interface MediaClosure {
   events: GatewayEvent[];
   /** With `failed`: why, and which part failed (`stt`). */
   error?: { message: string; context: string };
+  /** With `drained`: what the caller heard of the goodbye. */
+  goodbye?: string;
 }
+
+/** Speech still playing when a call must end gets this long to finish before the goodbye. */
+const GOODBYE_AFTER_SPEECH_MS = 10_000;
+/** A goodbye whose TTS hangs must not hold the call (nor a draining gateway) open. */
+const GOODBYE_MAX_MS = 20_000;
+/** The longest a call takes to end once told to (endForDrain): speech finishing, then the goodbye. */
+export const ENDING_MAX_MS = GOODBYE_AFTER_SPEECH_MS + GOODBYE_MAX_MS;
 
 export class CallMedia {
   readonly callId: string;
@@ -109,10 +119,12 @@ export class CallMedia {
   private readonly turns: TurnDetector;
   private agentPcm = new Int16Array(0);
   private closing = false;
-  /** Temporal stayed away past the outage bound: the apology plays and the call ends. */
-  private givingUp = false;
+  /** The gateway ends the call (Temporal away past the bound, a drain): no further turns. */
+  private leaving = false;
   private closedBy: CloseReason | null = null;
   private failure: MediaClosure['error'];
+  /** The drain's goodbye: what the caller heard, and its speech events. */
+  private goodbye: { heardText: string; events: GatewayEvent[] } | undefined;
   private resolveClosed!: (c: MediaClosure) => void;
 
   constructor(opts: CallMediaOptions) {
@@ -149,7 +161,11 @@ export class CallMedia {
     const minWords = pipeline.min_words ?? 3;
     this.turns = new TurnDetector(minWords, {
       agentSpeaking: () => this.speech.playback.speaking,
-      bargeIn: () => this.speech.bargeIn(),
+      // A goodbye before the gateway hangs up is heard to its end: cut short, the caller would
+      // hear half a sentence and then the line drop.
+      bargeIn: () => {
+        if (!this.leaving) this.speech.bargeIn();
+      },
       finalize: () => this.stt.finalize(),
       finalWaitMs: () => this.stt.finalWaitMs,
       utterance: (turn) => this.utterance(turn),
@@ -227,17 +243,46 @@ export class CallMedia {
    * `message` and the call ends `failed` (recorded when Temporal is back; the reports stay queued).
    */
   giveUpOnTemporal(boundSecs: number, message: string): void {
-    if (this.closing || this.givingUp || this.reports.outbox.stalledForMs < boundSecs * 1000) return;
+    if (this.closing || this.leaving || this.reports.outbox.stalledForMs < boundSecs * 1000) return;
     const reason = `Temporal unreachable for more than ${boundSecs} s`;
     this.log.error('ending a call: Temporal unreachable past the outage bound', { callId: this.callId, bound_secs: boundSecs });
-    this.givingUp = true; // no further turns: the apology plays, then the stream closes
-    void this.speech
-      .speak({ callId: this.callId, utteranceId: 'outage', text: message }, new AbortController().signal)
-      .catch(() => undefined)
-      .finally(() => {
-        this.failure = { message: reason, context: 'temporal' };
-        void this.close('failed', 1011, reason);
-      });
+    void this.leave('outage', message, 0).then(() => {
+      this.failure = { message: reason, context: 'temporal' };
+      return this.close('failed', 1011, reason);
+    });
+  }
+
+  /**
+   * This gateway's drain deadline passed: what the agent is saying may finish (bounded), the
+   * caller hears `goodbye`, and the stream closes with reason `drained` (the workflow ends the
+   * call `completed` / `agent_ended` and hangs the provider up). Once; resolves when closed.
+   */
+  endForDrain(goodbye: string): Promise<MediaClosure> {
+    if (this.closing || this.leaving) return this.closed;
+    this.log.info('ending a call: the gateway is draining and its deadline passed', { callId: this.callId });
+    return this.leave('drain', goodbye, GOODBYE_AFTER_SPEECH_MS).then((spoken) => {
+      this.goodbye = { heardText: spoken?.heardText ?? '', events: spoken?.events ?? [] };
+      return this.close('drained', 1000, 'media gateway drained');
+    });
+  }
+
+  /** No further turns; speech playing gets `afterSpeechMs`, then `text` plays (undefined: it could not). */
+  private async leave(utteranceId: string, text: string, afterSpeechMs: number): Promise<SpeechOutcome | undefined> {
+    this.leaving = true;
+    if (afterSpeechMs > 0) await this.speech.playback.idle(afterSpeechMs);
+    let timer: NodeJS.Timeout | undefined;
+    const cancel = new AbortController();
+    const timeout = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => {
+        cancel.abort();
+        resolve(undefined);
+      }, GOODBYE_MAX_MS);
+    });
+    try {
+      return await Promise.race([this.speech.speak({ callId: this.callId, utteranceId, text }, cancel.signal).catch(() => undefined), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** `endMedia`: lets queued speech finish (bounded), then closes the stream and the recording. */
@@ -276,7 +321,12 @@ export class CallMedia {
       }
       // What the gateway reported before the close reaches the workflow first: the media
       // session's result queues behind it in the call's outbox.
-      this.resolveClosed({ reason, events: this.reports.events.drain(), ...(this.failure ? { error: this.failure } : {}) });
+      this.resolveClosed({
+        reason,
+        events: [...(this.goodbye?.events ?? []), ...this.reports.events.drain()],
+        ...(this.failure ? { error: this.failure } : {}),
+        ...(this.goodbye?.heardText ? { goodbye: this.goodbye.heardText } : {}),
+      });
     })();
     return this.closed;
   }
@@ -288,7 +338,7 @@ export class CallMedia {
   }
 
   private utterance(turn: CompletedTurn): void {
-    if (this.closing || this.givingUp) return;
+    if (this.closing || this.leaving) return;
     this.observer.utterance(turn);
     this.delivery.deliver(turn);
   }

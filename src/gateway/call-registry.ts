@@ -21,6 +21,11 @@ export class CallRegistry {
     return this.active.size;
   }
 
+  /** Streams being set up (token checked, workflow being asked): calls about to be live here. */
+  get startingCount(): number {
+    return this.starting.size;
+  }
+
   get(callId: string): CallMedia | undefined {
     return this.active.get(callId);
   }
@@ -79,6 +84,12 @@ export class CallRegistry {
       return undefined;
     }
     return entry.closure;
+  }
+
+  /** Calls whose streams ended here within the last `withinMs` (their workflows may still be ending). */
+  endedWithin(withinMs: number): string[] {
+    const since = Date.now() - withinMs;
+    return [...this.recent].filter(([, entry]) => entry.atMs >= since).map(([id]) => id);
   }
 
   /** The call's reports (its outbox), live or recently finished: activity results queue there. */

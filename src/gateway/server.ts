@@ -23,6 +23,8 @@ import { createGatewayActivities } from './activities';
 import { TemporalReachability } from './workflow-outbox';
 import { GatewayPresence } from './presence/presence';
 import { CallRegistry } from './call-registry';
+import type { CallMedia } from './call-media';
+import { GatewayDrain, waitForFinalRecord } from './drain';
 import { acceptMediaStream } from './media-stream';
 import { StreamStats } from './stream-stats';
 import { TtsSpares } from './tts-spares';
@@ -59,13 +61,36 @@ export interface RunningGateway {
   calls: CallRegistry;
   /** The presence row's writer (null without a database). */
   presence: GatewayPresence | null;
-  /** Accepting streams: listening, with its worker running the calls' activities. */
+  /** Accepting streams: listening, with its worker running the calls' activities (not draining). */
   isReady(): boolean;
+  /** `ok`: taking calls; `draining`: serving only the calls it holds; `down`: its worker is not running. */
+  state(): GatewayRunState;
+  /**
+   * Takes no new calls and lets the live ones end, up to GATEWAY_DRAIN_SECS; then the calls left
+   * hear GATEWAY_DRAIN_GOODBYE and end (see drain.ts). Resolves when every call held here has
+   * recorded its end; `stop()` afterwards finds nothing to cut.
+   */
+  drain(): Promise<void>;
   /** Closes every call's stream (their workflows see the gateway go), then the worker and server. */
   stop(): Promise<void>;
 }
 
+export type GatewayRunState = 'ok' | 'draining' | 'down';
+
 const round2 = (x: number) => Math.round(x * 100) / 100;
+/** A stopping gateway waits this long for the calls it cut to report it to their workflows. */
+const STOP_REPORTS_WAIT_MS = 3000;
+
+/** Whether every call's reports reached its workflow within `waitMs`. */
+async function reportsDelivered(held: CallMedia[], waitMs: number): Promise<boolean> {
+  if (held.length === 0) return true;
+  // The media sessions' results are queued once the closes have resolved: let that happen first.
+  await new Promise((resolve) => setImmediate(resolve));
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), waitMs)));
+  const delivered = Promise.all(held.map((call) => call.reports.settled)).then(() => true);
+  return Promise.race([delivered, late]).finally(() => clearTimeout(timer));
+}
 /** How often calls are checked against the Temporal outage bound (seconds are its unit). */
 const OUTAGE_CHECK_MS = 1000;
 
@@ -108,16 +133,20 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   });
 
   let presence: GatewayPresence | null = null;
+  let drain: GatewayDrain | null = null;
+  const state = (): GatewayRunState => (worker.getState() !== 'RUNNING' ? 'down' : drain?.draining ? 'draining' : 'ok');
   const wss = new WebSocketServer({ noServer: true, maxPayload: maxMediaMessageBytes(), perMessageDeflate: false });
   const server = http.createServer((req, res) => {
     const pathname = (req.url ?? '').split('?')[0];
     if (pathname === '/healthz') {
-      // Without its worker the gateway could take a stream but never speak on it.
-      const ok = worker.getState() === 'RUNNING';
+      // Without its worker the gateway could take a stream but never speak on it; draining, it
+      // takes none (readiness: a load balancer sends new streams elsewhere).
+      const status = state();
       const p = presence?.snapshot;
       const load = p ? { load: round2(p.smoothedLoad), loop_lag_ms: round2(p.loopLagP99Ms), cpu: round2(p.cpu), admitting: p.admitting, state: p.state } : null;
-      const body = { status: ok ? 'ok' : 'down', calls: calls.size, task_queue: taskQueue, presence: load, vad: vad.stats, streams: stats, ...(ok ? {} : { detail: 'Unavailable: gateway worker' }) };
-      res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      const detail = status === 'down' ? 'Unavailable: gateway worker' : status === 'draining' ? `Draining: taking no new calls; ${calls.size} live` : undefined;
+      const body = { status, calls: calls.size, task_queue: taskQueue, presence: load, vad: vad.stats, streams: stats, ...(detail ? { detail } : {}) };
+      res.writeHead(status === 'ok' ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       return;
     }
     if (pathname === '/livez') {
@@ -136,6 +165,15 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     const protocol = url && mediaProtocol(MEDIA_PATH.exec(url.pathname)?.[1] ?? '');
     if (!url || !protocol) {
       socket.end('HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"detail":"Not found"}');
+      return;
+    }
+    // Before it is a call: a load balancer that has not yet seen the drain tries the next gateway
+    // (nginx `proxy_next_upstream http_503`). Streams name their call only in their first message,
+    // so a new stream for a call held here would be refused too; none exists today (see
+    // docs/call-lifecycle.md, "Streams that end without the call ending").
+    if (drain?.draining) {
+      const body = JSON.stringify({ detail: 'This media gateway is draining and takes no new calls' });
+      socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nretry-after: 1\r\nconnection: close\r\n\r\n${body}`);
       return;
     }
     const upgrade = { url, headers: req.headers, remoteAddress: req.socket.remoteAddress ?? '' };
@@ -166,6 +204,14 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   else log.warn('no DATABASE_URL: this gateway publishes no presence (the API admits calls to it only with GATEWAY_ADMISSION=off)');
   const published = presence;
   const untrackPresence = published ? trackGatewayPresence(() => ({ load: published.snapshot.smoothedLoad, admitting: published.snapshot.admitting })) : () => undefined;
+  drain = new GatewayDrain({
+    calls,
+    presence,
+    deadlineSecs: deps.config.GATEWAY_DRAIN_SECS,
+    goodbye: deps.config.GATEWAY_DRAIN_GOODBYE,
+    finalRecorded: (callId, cancel) => waitForFinalRecord(deps.temporal, callId, cancel),
+    log,
+  });
   // Calls whose reports Temporal has not taken for longer than the outage bound end politely.
   const outageGuard = setInterval(() => {
     for (const call of calls.all()) call.giveUpOnTemporal(deps.config.GATEWAY_OUTAGE_SECS, deps.config.GATEWAY_OUTAGE_MESSAGE);
@@ -179,15 +225,21 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     taskQueue,
     calls,
     presence,
-    isReady: () => server.listening && worker.getState() === 'RUNNING',
+    isReady: () => server.listening && state() === 'ok',
+    state,
+    drain: () => drain!.run(),
     stop: () =>
       (stopping ??= (async () => {
+        drain?.cutShort();
         untrackCalls();
         untrackPresence();
         clearInterval(outageGuard);
         server.close();
-        await presence?.stop();
-        await Promise.allSettled(calls.all().map((call) => call.close('shutdown', 1001, 'gateway shutting down')));
+        const held = calls.all();
+        await Promise.allSettled(held.map((call) => call.close('shutdown', 1001, 'gateway shutting down')));
+        // Their workflows learn it now (the media session fails), not when the watchdog misses
+        // this gateway; a row marked stopped is never judged lost, so only then may it say so.
+        await presence?.stop(await reportsDelivered(held, STOP_REPORTS_WAIT_MS));
         await ttsSpares.close();
         for (const ws of wss.clients) ws.terminate();
         if (worker.getState() === 'RUNNING') worker.shutdown();

@@ -1,7 +1,7 @@
 /**
  * Starts the processes of the platform in one Node process for `npm start`, or one of them for
  * scaled deployments (`npm run api|worker|gateway`). Every part has a stop function; stopping runs
- * them in reverse order.
+ * them in reverse order. A gateway part drains first (stop-signals.ts).
  */
 import crypto from 'node:crypto';
 import type { Client } from '@temporalio/client';
@@ -10,7 +10,7 @@ import { loadConfig, type Config } from '../config';
 import { ensureAdmin } from '../api/auth/accounts';
 import { logNotifier } from '../api/notifier';
 import { startApi } from '../api/server';
-import { startGateway } from '../gateway/server';
+import { startGateway, type RunningGateway } from '../gateway/server';
 import { SecretBox } from '../security/crypto';
 import { resolveSecrets } from '../security/local-secrets';
 import { secureDataDir } from '../security/data-files';
@@ -22,6 +22,7 @@ import { startWorker } from '../worker/worker';
 import { openDatabase } from './database';
 import { applyNice } from './priority';
 import { Readiness } from './readiness';
+import { stopOnSignals } from './stop-signals';
 import { resolveTemporal } from './temporal';
 
 export type Part = 'api' | 'worker' | 'gateway';
@@ -29,21 +30,33 @@ export type Part = 'api' | 'worker' | 'gateway';
 export interface Platform {
   config: Config;
   urls: Record<string, string>;
+  /** Calls a gateway part holds (0 without one). */
+  liveCalls(): number;
+  /**
+   * A gateway part takes no new calls and lets its live ones end (GATEWAY_DRAIN_SECS); resolves
+   * when they have. Everything else in the process keeps serving them meanwhile.
+   */
+  drain(): Promise<void>;
+  /** Stops every part, gracefully, in reverse order (once); a drain not done is cut short. */
   stop(): Promise<void>;
 }
 
 export async function startPlatform(parts: Part[], options: { allInOne: boolean }): Promise<Platform> {
   const config = loadConfig();
   setLogLevel(config.LOG_LEVEL);
-  // The Temporal SDK logs every worker state change and the workflow bundle at INFO.
-  Runtime.install({ logger: new DefaultLogger(config.LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN') });
+  // The Temporal SDK logs every worker state change and the workflow bundle at INFO. It would also
+  // stop every worker on SIGINT/SIGTERM itself; signals are ours (a gateway drains first).
+  Runtime.install({ logger: new DefaultLogger(config.LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN'), shutdownSignals: [] });
   const log = createLogger('platform');
   initProcessMetrics();
   applyNice(config.NICE, log);
   const stops: Array<() => Promise<void>> = [];
-  const stopAll = async () => {
-    for (const stop of stops.reverse()) await stop().catch((err) => log.error('stop failed', { error: err }));
-  };
+  let stopping: Promise<void> | null = null;
+  const stopAll = () =>
+    (stopping ??= (async () => {
+      for (const stop of stops.reverse()) await stop().catch((err) => log.error('stop failed', { error: err }));
+    })());
+  let gatewayPart: RunningGateway | null = null;
   const urls: Record<string, string> = {};
   // The API starts first; its /healthz says ready once the worker and gateway here are too.
   const readiness = new Readiness();
@@ -126,14 +139,21 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
         config.HOST,
       );
       stops.push(gateway.stop);
-      readiness.started('gateway', gateway.isReady);
+      gatewayPart = gateway;
+      readiness.started('gateway', gateway.state);
       urls['Media gateway'] = `ws://localhost:${gateway.port}`;
     }
   } catch (err) {
     await stopAll();
     throw err;
   }
-  return { config, urls, stop: stopAll };
+  return {
+    config,
+    urls,
+    liveCalls: () => gatewayPart?.calls.size ?? 0,
+    drain: () => gatewayPart?.drain() ?? Promise.resolve(),
+    stop: stopAll,
+  };
 }
 
 /** Runs parts until SIGINT/SIGTERM, printing where everything is. */
@@ -143,15 +163,7 @@ export function runUntilSignal(parts: Part[], options: { allInOne: boolean }): v
       console.log('\nVoice Agent Platform is running:');
       for (const [name, url] of Object.entries(platform.urls)) console.log(`  ${name.padEnd(18)} ${url}`);
       console.log('\nPress Ctrl-C to stop.\n');
-      let stopping = false;
-      const shutdown = () => {
-        if (stopping) return;
-        stopping = true;
-        console.log('\nStopping…');
-        platform.stop().then(() => process.exit(0));
-      };
-      process.on('SIGINT', shutdown);
-      process.on('SIGTERM', shutdown);
+      stopOnSignals(platform, { log: createLogger('platform'), drainSecs: platform.config.GATEWAY_DRAIN_SECS });
     })
     .catch((err: Error) => {
       console.error(`\nFailed to start: ${err.message}`);

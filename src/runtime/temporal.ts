@@ -47,6 +47,7 @@ export async function resolveTemporal(config: Config, log: Logger, options: { st
     uiPort: config.TEMPORAL_UI_PORT,
     dbFile,
     namespace: config.TEMPORAL_NAMESPACE,
+    ownProcessGroup: true,
   });
   // Created under the platform's umask (0077); tightened here too in case it already existed.
   privateFile(dbFile);

@@ -15,6 +15,11 @@ export interface DevServerOptions {
   headless?: boolean;
   namespace?: string;
   extraArgs?: string[];
+  /**
+   * In a process group of its own: a Ctrl-C in the terminal (SIGINT to the whole foreground group)
+   * then reaches only the platform, which drains its calls and stops this server last.
+   */
+  ownProcessGroup?: boolean;
 }
 
 export interface DevServer {
@@ -60,7 +65,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   for (const key of CALL_SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${CLI_TYPE_NAME[key.type]}`);
   args.push(...(options.extraArgs ?? []));
 
-  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: options.ownProcessGroup === true });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
   const exited = new Promise<never>((_, reject) =>

@@ -8,10 +8,14 @@ import { createActivities, type ActivityDeps } from '../../activities';
 import { startGatewayWatchdog } from '../calls/gateway-watchdog';
 import { ensureSearchAttributes } from '../temporal/search-attributes';
 
+/** After the grace, how long cancelled activities get to end before the worker stops regardless. */
+const SHUTDOWN_FORCE_MARGIN_SECS = 5;
+
 export interface RunningWorker {
   worker: Worker;
   /** Polling its task queue. */
   isRunning(): boolean;
+  /** Stops polling; activities in flight finish first (up to SHUTDOWN_GRACE_SECS). */
   stop(): Promise<void>;
 }
 
@@ -37,6 +41,11 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
       : { workflowsPath: require.resolve('../../workflows') }),
     // Calls are long-lived and mostly idle; keep their state cached so a turn needs no replay.
     maxCachedWorkflows: 1000,
+    // Stopping (a deploy): activities in flight may finish; those still running after the grace
+    // are cancelled and retried by another worker. One that ignores its cancellation is left
+    // behind a few seconds later, so the process always ends.
+    shutdownGraceTime: settings.deps.config.SHUTDOWN_GRACE_SECS * 1000,
+    shutdownForceTime: (settings.deps.config.SHUTDOWN_GRACE_SECS + SHUTDOWN_FORCE_MARGIN_SECS) * 1000,
   });
   const running = worker.run();
   // Signals go through the worker's own native connection: no second connection per worker.

@@ -13,19 +13,16 @@ import { getFreePort, startDevServer, type DevServer } from '../../src/temporal/
 import { startFakeCartesia, type FakeCartesia } from '../fakes/cartesia-server';
 import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
-import { FRAME_MS, type TwilioCaller } from '../fakes/twilio-caller';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
-import { eventually } from '../support/fixtures';
 import { startHarness, type Harness } from '../support/harness';
+import { phoneTurns } from '../support/phone-turns';
 import { configureTwilio } from '../support/telephony';
 import { voiceCallApi } from '../support/voice-call-api';
 import { killHard, spawnGatewayProcess, spawnWorkerProcess } from '../support/worker-process-control';
 
-const HELLO_WAV = path.join(__dirname, '..', 'fixtures', 'audio', 'hello-appointment.wav');
 const ACCOUNT_SID = `AC${'5e'.repeat(16)}`;
 const AUTH_TOKEN = 'outage-test-auth-token-0123456789ab';
 const OUR_NUMBER = '+15005550006';
-const MS_PER_CHAR = 60; // the TTS fake's audio per character
 const GREETING = 'Sunrise Clinic.';
 
 let h: Harness;
@@ -85,32 +82,7 @@ afterAll(async () => {
 });
 
 const { events, finalCall, createVoiceAgent } = voiceCallApi(() => h);
-const heardMs = (caller: TwilioCaller) => caller.speechFrames().length * FRAME_MS;
-
-async function inboundCall(from: string) {
-  const fake = await twilio.simulateInbound({ webhookUrl: `${h.api.url}/telephony/twilio/inbound/outage-clinic`, from, to: OUR_NUMBER });
-  const verb = fake.verbs![0]!;
-  if (verb.verb !== 'Connect') throw new Error(`expected <Connect>, got ${fake.twiml}`);
-  const caller = fake.caller!;
-  await eventually(async () => heardMs(caller) >= (GREETING.length - 2) * MS_PER_CHAR, 20_000, 20);
-  return { caller, callId: verb.stream.parameters.call_id! };
-}
-
-/** The caller asks (`call X turn N`) and hears the answer (`Answer XN.`) in audio. */
-async function ask(call: { caller: TwilioCaller }, label: string): Promise<void> {
-  deepgram.script([`Question for call ${label[0]} turn ${label.slice(1)}.`]);
-  const before = heardMs(call.caller);
-  await call.caller.say(HELLO_WAV);
-  await eventually(async () => heardMs(call.caller) >= before + (`Answer ${label}.`.length - 2) * MS_PER_CHAR, 20_000, 20);
-  // …to its end: the agent's audio has stopped for a moment.
-  let last = -1;
-  await eventually(async () => {
-    const now = heardMs(call.caller);
-    const still = now === last;
-    last = now;
-    return still;
-  }, 10_000, 300);
-}
+const { inboundCall, ask } = phoneTurns({ harness: () => h, twilio: () => twilio, deepgram: () => deepgram, agent: 'outage-clinic', ourNumber: OUR_NUMBER, greeting: GREETING });
 
 async function transcriptOf(callId: string): Promise<string[]> {
   const call = await finalCall(callId, 60_000);

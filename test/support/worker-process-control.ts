@@ -63,6 +63,40 @@ export async function spawnGatewayProcess(h: Harness, env: Record<string, string
   return { child, ...(JSON.parse(match[1]!) as { url: string; taskQueue: string }) };
 }
 
+/** How a process ended: its exit code, or the signal that killed it, and when. */
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  atMs: number;
+}
+
+export function exitOf(child: ChildProcess): Promise<ProcessExit> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode, atMs: Date.now() });
+    else child.once('exit', (code, signal) => resolve({ code, signal, atMs: Date.now() }));
+  });
+}
+
+export interface GatewayMainProcess {
+  child: ChildProcess;
+  port: number;
+  url: string;
+  taskQueue: string;
+  exited: Promise<ProcessExit>;
+}
+
+/**
+ * `npm run gateway` itself (src/gateway/main.ts) in its own process: its signal handling (the
+ * drain) is what runs, as in production. Ready once it prints where it listens.
+ */
+export async function spawnGatewayMain(h: Harness, env: Record<string, string> = {}): Promise<GatewayMainProcess> {
+  const { child, match } = await spawnReady(path.join('..', '..', 'src', 'gateway', 'main.ts'), { ...harnessEnv(h), ...env }, /Media gateway\s+ws:\/\/localhost:(\d+)/);
+  const exited = exitOf(child);
+  const port = Number(match[1]);
+  const health = (await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as { task_queue: string };
+  return { child, port, url: `ws://127.0.0.1:${port}`, taskQueue: health.task_queue, exited };
+}
+
 export function killHard(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve();

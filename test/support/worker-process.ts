@@ -1,27 +1,42 @@
 /**
- * A call worker in its own OS process, so tests can kill it (SIGKILL) in the middle of a call.
- * Configured entirely by environment, like `npm run worker`, plus a pre-built workflow bundle.
+ * A call worker in its own OS process, so tests can kill it (SIGKILL) in the middle of a call, or
+ * stop it as a deploy does (SIGTERM: stop-signals.ts, as `npm run worker`). Configured entirely by
+ * environment, like `npm run worker`, plus a pre-built workflow bundle.
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../../src/config';
 import { connectDatabase } from '../../src/db/database';
 import { applyNice } from '../../src/runtime/priority';
+import { stopOnSignals } from '../../src/runtime/stop-signals';
 import { SecretBox } from '../../src/security/crypto';
 import { createLogger } from '../../src/shared/logger';
 import { startWorker } from '../../src/worker/worker';
 
 async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  // Signals are the platform's, as in src/runtime/platform.ts.
+  Runtime.install({ logger: new DefaultLogger('ERROR'), shutdownSignals: [] });
   const config = loadConfig();
-  applyNice(config.NICE, createLogger('worker'));
+  const log = createLogger('worker');
+  applyNice(config.NICE, log);
   const db = connectDatabase(config.DATABASE_URL!, { poolMax: 3 });
-  await startWorker({
+  const worker = await startWorker({
     address: config.TEMPORAL_ADDRESS!,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
-    deps: { config, db, box: new SecretBox(config.ENCRYPTION_KEY!), log: createLogger('worker') },
+    deps: { config, db, box: new SecretBox(config.ENCRYPTION_KEY!), log },
     workflowBundle: { codePath: process.env.VAP_TEST_WORKFLOW_BUNDLE! },
   });
+  stopOnSignals(
+    {
+      liveCalls: () => 0,
+      drain: async () => undefined,
+      stop: async () => {
+        await worker.stop();
+        await db.close();
+      },
+    },
+    { log, drainSecs: 0 },
+  );
   process.stdout.write('worker ready\n');
 }
 

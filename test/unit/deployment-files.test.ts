@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { loadConfig } from '../../src/config';
+import { DRAIN_OVERRUN_MAX_SECS } from '../../src/gateway/drain';
 
 const root = path.join(__dirname, '..', '..');
 
@@ -52,6 +54,13 @@ describe('deployment files', () => {
     // Temporal's gRPC frontend and Web UI have no login of their own: reachable from this host only.
     expect(compose.services.temporal.ports).toEqual(['127.0.0.1:7233:7233']);
     expect(compose.services['temporal-ui'].ports).toEqual(['127.0.0.1:8080:8080']);
+    // `docker compose stop` waits out a gateway's drain, and the others' in-flight work.
+    const secs = (duration: string) => Number(/^(\d+)s$/.exec(duration)?.[1]);
+    const drainSecs = Number(compose.services.gateway.environment.GATEWAY_DRAIN_SECS);
+    expect(drainSecs).toBeGreaterThanOrEqual(1800);
+    expect(secs(compose.services.gateway.stop_grace_period)).toBeGreaterThanOrEqual(drainSecs + DRAIN_OVERRUN_MAX_SECS);
+    const { SHUTDOWN_GRACE_SECS } = loadConfig({});
+    for (const role of ['api', 'worker']) expect(secs(compose.services[role].stop_grace_period)).toBeGreaterThan(SHUTDOWN_GRACE_SECS);
     const dyn = compose.services.temporal.environment.DYNAMIC_CONFIG_FILE_PATH as string;
     expect(fs.existsSync(path.join(root, 'temporal-config', 'dynamicconfig', path.basename(dyn)))).toBe(true);
   });

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { loadConfig } from '../../src/config';
+import { DRAIN_OVERRUN_MAX_SECS } from '../../src/gateway/drain';
 import { chartToolVersions, schemaRoot } from '../../scripts/kube-schemas';
 
 const root = path.join(__dirname, '..', '..');
@@ -78,7 +79,15 @@ describe.each([
     const gateway = find(all, 'Deployment', 'voice-voice-agent-platform-gateway').spec;
     const drainSecs = Number(gateway.template.spec.containers[0].env.find((e: { name: string }) => e.name === 'GATEWAY_DRAIN_SECS').value);
     expect(drainSecs).toBeGreaterThanOrEqual(1800);
-    expect(gateway.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(drainSecs);
+    // The drain, then what it may take past its deadline (the goodbyes, the final records, exiting).
+    expect(gateway.template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(drainSecs + DRAIN_OVERRUN_MAX_SECS);
+    // Workers finish their activities and the API its requests (SHUTDOWN_GRACE_SECS) before Kubernetes kills them.
+    const config = find(all, 'ConfigMap', 'voice-voice-agent-platform-config').data!;
+    const { SHUTDOWN_GRACE_SECS } = loadConfig({ ...config, ...Object.fromEntries(container(all, 'api').env.map((e: { name: string; value: string }) => [e.name, e.value])) });
+    const api = find(all, 'Deployment', 'voice-voice-agent-platform-api').spec.template.spec;
+    const preStopSecs = Number(api.containers[0].lifecycle.preStop.exec.command[1]);
+    expect(api.terminationGracePeriodSeconds).toBeGreaterThan(preStopSecs + SHUTDOWN_GRACE_SECS);
+    expect(find(all, 'Deployment', 'voice-voice-agent-platform-worker').spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(SHUTDOWN_GRACE_SECS + 5);
     // New gateways first; old ones drain after.
     expect(gateway.strategy.rollingUpdate.maxUnavailable).toBe(0);
     const gw = container(all, 'gateway');
@@ -183,6 +192,10 @@ describe('the chart', () => {
     const drain = run('helm', ['template', 'voice', chart, '--set', 'gateway.drainSecs=half-an-hour']);
     expect(drain.status).not.toBe(0);
     expect(drain.output).toContain("'/gateway/drainSecs': got string, want integer");
+    // A margin shorter than a drain's overrun would let Kubernetes kill the goodbyes.
+    const margin = run('helm', ['template', 'voice', chart, '--set', `gateway.shutdownMarginSecs=${DRAIN_OVERRUN_MAX_SECS - 1}`]);
+    expect(margin.status).not.toBe(0);
+    expect(margin.output).toContain(`'/gateway/shutdownMarginSecs': minimum: got ${DRAIN_OVERRUN_MAX_SECS - 1}, want ${DRAIN_OVERRUN_MAX_SECS}`);
   });
 
   it('fails the check when a manifest breaks the Kubernetes schema', () => {

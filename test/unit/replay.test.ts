@@ -14,6 +14,8 @@ describe('workflow replay', () => {
 
   it('has recorded histories of calls and webhook deliveries', () => {
     expect(files).toEqual(expect.arrayContaining(['freeform-tool-call.binpb', 'flow-to-terminal.binpb', 'idle-timeout.binpb', 'webhook-delivery-retried.binpb', 'voice-armed-turns.binpb', 'post-call-analysis.binpb', 'analysis-rerun.binpb']));
+    // A phone call its gateway drained (docs/call-lifecycle.md, "Draining").
+    expect(files).toContain('voice-drained.binpb');
     // Agent tests (docs/agent-tests.md): a run, one of its attempts and that attempt's call.
     expect(files).toEqual(expect.arrayContaining(['agent-test-run.binpb', 'agent-test-attempt.binpb', 'agent-test-call.binpb']));
     // A phone call that rode through a Temporal outage (scripts/record-outage-history.ts).

@@ -12,7 +12,9 @@ function withTimeout(p: Promise<boolean>): Promise<boolean> {
 /**
  * GET /healthz (no auth): 200 when PostgreSQL and Temporal answer and every other part of this
  * process (the worker and the media gateway under `npm start`) accepts work; else 503, with
- * `status` `starting` while parts are still starting and `degraded` when something is down.
+ * `status` `starting` while parts are still starting and `degraded` when something is down. A
+ * gateway part that drains shows as `gateway: "draining"` and leaves the API ready: it still
+ * serves the provider webhooks of the calls being drained.
  */
 export function healthHandler(ctx: ApiContext) {
   return async (_req: Request, res: Response) => {

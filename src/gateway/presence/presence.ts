@@ -70,10 +70,15 @@ export class GatewayPresence {
     await this.tick();
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops writing. `markStopped: false` leaves the row to go stale: the watchdog then judges the
+   * gateway lost and its calls' workflows find out (for calls this gateway could not tell itself).
+   */
+  async stop(markStopped = true): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.setState('stopped');
+    if (markStopped) await this.setState('stopped');
+    else await this.writing;
     this.meter.stop();
     await this.pool.end().catch(() => undefined);
   }
