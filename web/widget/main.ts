@@ -66,7 +66,22 @@ function mount(script: HTMLScriptElement): void {
       return show('error', label, `Could not start the call${typeof body.detail === 'string' ? `: ${body.detail}` : ''}.`);
     }
     host.dataset.callId = (body as WebCallGrant).call_id;
-    call = await WebVoiceCall.start(body as WebCallGrant, mic, {
+    try {
+      call = await startCall(body as WebCallGrant, mic);
+    } catch (err) {
+      for (const track of mic.getTracks()) track.stop();
+      return show('error', label, `This browser cannot play the call: ${(err as Error).message}`);
+    }
+    const stats = call.stats;
+    const tick = setInterval(() => {
+      host.dataset.heardMs = String(stats.heardMs);
+      host.dataset.clears = String(stats.clears);
+      if (!call) clearInterval(tick);
+    }, 100);
+  };
+
+  const startCall = (grant: WebCallGrant, mic: MediaStream) =>
+    WebVoiceCall.start(grant, mic, {
       onState: (state, detail) => {
         if (state === 'live') show('live', 'Hang up');
         else {
@@ -77,13 +92,6 @@ function mount(script: HTMLScriptElement): void {
       onLevel: (rms) => level.style.setProperty('--level', String(Math.min(1, 0.3 + rms * 6))),
       onTurnLatency: (ms) => (host.dataset.turnLatencyMs = String(ms)),
     });
-    const stats = call.stats;
-    const tick = setInterval(() => {
-      host.dataset.heardMs = String(stats.heardMs);
-      host.dataset.clears = String(stats.clears);
-      if (!call) clearInterval(tick);
-    }, 100);
-  };
 
   button.addEventListener('click', () => {
     if (call) call.hangup();
