@@ -8,7 +8,7 @@
  * stream for an unknown, finished or already streaming call, a stream the codec refuses
  * (unsupported audio format), a flood (more than MAX_MESSAGES_PER_SEC sustained), a peer that
  * stops reading. On an authenticated stream everything else — malformed JSON, a message for
- * another stream, a mark echo missing a field, a binary frame, an event nobody knows — is logged
+ * another stream, a mark echo missing a field, a binary frame where the vendor sends text, an event nobody knows — is logged
  * (the first few per stream), counted in the gateway's stream statistics and ignored: one bad
  * message never hangs up a live call.
  */

@@ -135,6 +135,7 @@ describe('the Talk button', () => {
 
     await drawer.getByRole('link', { name: 'Open call page' }).click();
     await page.waitForURL(new RegExp(`/calls/${callId}$`));
+    await page.getByRole('heading', { name: 'Web call' }).waitFor();
     await page.getByLabel('Status completed').waitFor();
     // The figure docs/performance.md reports, beside the gateway's own for the same turn.
     const e2e = (await events(callId)).find((e) => e.event_type === 'ttfb_metric' && (e.data as { processor?: string }).processor === 'e2e')!.data as { ms: number; after_vad_stop_ms: number };
