@@ -116,6 +116,11 @@ export const coreConfigSchema = z.object({
   // On SIGTERM a worker lets its in-flight activities finish, and the API its in-flight requests,
   // for up to this long (Temporal gives unfinished activities to other workers).
   SHUTDOWN_GRACE_SECS: z.coerce.number().int().min(0).max(3600).default(30),
+  // Web calls (docs/web-calls.md): how long a minted stream token may be used to connect, and how
+  // many web calls a publishable key, and one client address using any key, may start a minute.
+  WEB_CALL_TOKEN_TTL_SECS: z.coerce.number().int().min(5).max(600).default(60),
+  WEB_CALL_KEY_RATE_PER_MIN: z.coerce.number().int().min(1).max(10_000).default(30),
+  WEB_CALL_ADDRESS_RATE_PER_MIN: z.coerce.number().int().min(1).max(10_000).default(10),
   // Agent tests (docs/agent-tests.md): conversations a run may hold at once, and the LLM that
   // plays simulated callers and judges (unset: the tested agent's own provider and model).
   AGENT_TEST_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(5),

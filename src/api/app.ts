@@ -9,6 +9,7 @@ import { authenticate } from './auth/authenticate';
 import { errorHandler, notFoundRoute } from './errors';
 import { cleanInput } from './http/clean-input';
 import { dashboardRouter } from './http/dashboard';
+import { webCallCors } from './http/web-call-cors';
 import { docsRouter } from './docs';
 import { buildOpenApi } from './openapi';
 import { mountRoutes, type AnyRoute } from './route';
@@ -47,6 +48,8 @@ export function createApp(ctx: ApiContext, extraRoutes: AnyRoute[] = []) {
   mountRoutes(publicRouter, routes.filter((r) => r.public));
   app.use(publicRouter);
 
+  // Before authentication: a CORS preflight carries no credentials.
+  app.use(webCallCors(ctx.db));
   const protectedRouter = express.Router();
   protectedRouter.use('/api', authenticate(ctx.db, ctx.jwtSecret));
   mountRoutes(protectedRouter, routes.filter((r) => !r.public));

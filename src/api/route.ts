@@ -9,6 +9,7 @@
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { describeIssues, HttpError, forbidden, unauthorized } from './errors';
+import type { PublishableKeyContext } from './auth/publishable-keys';
 
 export type Role = 'admin' | 'member';
 
@@ -41,7 +42,10 @@ export interface HandlerContext<B, Q, P> {
   body: Infer<B>;
   query: Infer<Q>;
   params: Infer<P>;
+  /** The signed-in user; absent only on a `publishableKey` route called with a publishable key. */
   auth: AuthContext;
+  /** The publishable key the request came with (routes declaring `publishableKey` only). */
+  publishableKey?: PublishableKeyContext;
   req: Request;
   res: Response;
 }
@@ -62,6 +66,11 @@ export interface RouteDef<B, Q, P> {
   public?: boolean;
   /** Who may call an authenticated route: any signed-in user (`member`) or `admin` only (the default). */
   access?: Role;
+  /**
+   * Also accepts a publishable key (`pk_…`, docs/web-calls.md) in place of a user's credentials;
+   * every other route answers a publishable key 401.
+   */
+  publishableKey?: boolean;
   /**
    * The resource the route changes has an owner: a member may act only on their own (an admin on
    * any). `owner` answers the owner's id, null for a resource of the administrators, undefined
@@ -99,9 +108,10 @@ export function mountRoutes(router: Router, routes: AnyRoute[]): void {
   for (const def of routes) {
     router[def.method](toExpressPath(def.path), async (req, res, next) => {
       try {
-        const auth = (req as Request & { authContext?: AuthContext }).authContext;
-        if (!def.public && !auth) throw unauthorized();
-        if (!def.public && requiredRole(def) === 'admin' && auth?.role !== 'admin') throw forbidden('Administrator role required');
+        const { authContext: auth, publishableKey } = req as Request & { authContext?: AuthContext; publishableKey?: PublishableKeyContext };
+        if (!def.public && !auth && publishableKey && !def.publishableKey) throw unauthorized('A publishable key can only start web calls (POST /api/calls/web)');
+        if (!def.public && !auth && !publishableKey) throw unauthorized();
+        if (!def.public && auth && requiredRole(def) === 'admin' && auth.role !== 'admin') throw forbidden('Administrator role required');
         const params = parse(def.params, req.params, 'path');
         if (!def.public && def.owned && auth?.role !== 'admin') {
           const owner = await def.owned.owner(params as never);
@@ -114,6 +124,7 @@ export function mountRoutes(router: Router, routes: AnyRoute[]): void {
           query: parse(def.query, req.query, 'query'),
           body: parse(def.body, req.body, ''),
           auth: auth as AuthContext,
+          ...(def.publishableKey && !auth ? { publishableKey } : {}),
           req,
           res,
         };

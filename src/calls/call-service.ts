@@ -21,11 +21,11 @@ import {
   finalRecordUpdate,
   greetingUpdate,
   sendTextUpdate,
-  type CallChannel,
   type CallWorkflowInput,
   type EndReason,
   type TextTurnResult,
 } from '../../workflows/call-definitions';
+import type { CallChannel } from '../db/models/calls';
 import { recordForcedEnd } from './forced-end';
 import { loadAgentSnapshot } from './snapshot';
 import { VOICE_MEMO_KEY, voiceSetup } from '../../workflows/voice-setup';
@@ -51,6 +51,7 @@ export interface StartCallRequest {
   agentName: string;
   phoneNumber: string;
   direction: 'inbound' | 'outbound';
+  /** The record's channel; a web call's workflow runs as a voice call (its audio is a media stream too). */
   channel: CallChannel;
   customParameters?: Record<string, string | number>;
   metadata?: Record<string, unknown>;
@@ -131,7 +132,7 @@ export async function startCall(deps: CallDeps, req: StartCallRequest): Promise<
     agent,
     phoneNumber: req.phoneNumber,
     direction: req.direction,
-    channel: req.channel,
+    channel: req.channel === 'web' ? 'voice' : req.channel,
     customParameters,
     initialStatus: req.initialStatus,
     gatewayTaskQueue: req.gatewayTaskQueue,
@@ -148,7 +149,7 @@ export async function startCall(deps: CallDeps, req: StartCallRequest): Promise<
       { key: PhoneNumber, value: req.phoneNumber },
     ],
     // The media gateway reads the voice setup from here when the stream connects (no worker round trip).
-    ...(req.channel === 'voice' ? { memo: { [VOICE_MEMO_KEY]: voiceSetup(input) } } : {}),
+    ...(input.channel === 'voice' ? { memo: { [VOICE_MEMO_KEY]: voiceSetup(input) } } : {}),
     staticSummary: `${req.direction} ${req.channel} call ${req.phoneNumber} · agent ${agent.name} v${agent.version}`,
   };
   try {

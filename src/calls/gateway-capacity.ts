@@ -19,7 +19,7 @@ import { ACTIVE_CALL_STATUSES } from './concurrency';
 export const GATEWAY_RETRY_AFTER_SECS = 5;
 
 /** Channels whose audio runs through a media gateway. */
-export const GATEWAY_CHANNELS = ['voice'] as const;
+export const GATEWAY_CHANNELS = ['voice', 'web'] as const;
 
 export type RefusalReason = 'no_gateway' | 'at_capacity';
 

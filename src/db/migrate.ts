@@ -12,6 +12,7 @@ import * as m0006 from './migrations/0006-gateways';
 import * as m0005 from './migrations/0005-telephony-provider-settings';
 import * as m0007 from './migrations/0007-call-analysis';
 import * as m0008 from './migrations/0008-agent-tests';
+import * as m0011 from './migrations/0011-publishable-keys';
 
 const MIGRATIONS = [
   { name: '0001-initial', module: m0001 },
@@ -21,6 +22,7 @@ const MIGRATIONS = [
   { name: '0005-telephony-provider-settings', module: m0005 },
   { name: '0007-call-analysis', module: m0007 },
   { name: '0008-agent-tests', module: m0008 },
+  { name: '0011-publishable-keys', module: m0011 },
 ];
 
 // Any fixed number: several processes starting at once (API, workers) take turns migrating.

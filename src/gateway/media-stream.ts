@@ -8,7 +8,7 @@
  * stream for an unknown, finished or already streaming call, a stream the codec refuses
  * (unsupported audio format), a flood (more than MAX_MESSAGES_PER_SEC sustained), a peer that
  * stops reading. On an authenticated stream everything else — malformed JSON, a message for
- * another stream, a mark echo missing a field, a binary frame, an event nobody knows — is logged
+ * another stream, a mark echo missing a field, a binary frame where the vendor sends text, an event nobody knows — is logged
  * (the first few per stream), counted in the gateway's stream statistics and ignored: one bad
  * message never hangs up a live call.
  */
@@ -179,9 +179,13 @@ class MediaStream {
     this.sampleRate = start.format.sampleRate;
     if (!isSupportedStreamFormat(start.format)) return this.reject(CLOSE_POLICY, `unsupported media format ${describeFormat(start.format)}`);
     const callId = start.callId ?? '';
-    if (!CALL_ID.test(callId) || !verifyStreamToken(this.ctx.streamSecret, callId, start.token)) {
-      return this.reject(CLOSE_POLICY, 'invalid stream token');
-    }
+    if (!CALL_ID.test(callId)) return this.reject(CLOSE_POLICY, 'invalid stream token');
+    const verdict = this.codec.authenticate
+      ? this.codec.authenticate(this.ctx.streamSecret, callId, start.token, Date.now())
+      : verifyStreamToken(this.ctx.streamSecret, callId, start.token)
+        ? ({ ok: true } as const)
+        : ({ ok: false, reason: 'invalid stream token' } as const);
+    if (!verdict.ok) return this.reject(CLOSE_POLICY, verdict.reason);
     if (!this.ctx.calls.reserve(callId, this.protocol.name)) return this.reject(CLOSE_POLICY, 'call already streaming or finished');
     this.callId = callId;
     const startPerf = performance.now();
@@ -251,13 +255,13 @@ class MediaStream {
   }
 
   private output(): StreamOutput {
-    const send = (text: string) => {
+    const send = (message: string | Buffer) => {
       if (this.ws.readyState !== WebSocket.OPEN) return;
       if (this.ws.bufferedAmount > MAX_BUFFERED_BYTES) {
         this.reject(CLOSE_POLICY, 'peer is not reading');
         return;
       }
-      this.ws.send(text);
+      this.ws.send(message);
     };
     return {
       media: (frame) => send(this.codec.media(frame)),

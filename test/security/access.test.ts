@@ -65,6 +65,11 @@ const ROLE_TABLE: Record<string, Access> = {
   'POST /api/calls/end': 'member',
   'POST /api/calls/{call_id}/analyze': 'member',
   'POST /api/calls/outbound': 'admin',
+  // Web calls (docs/web-calls.md): anyone may talk to an agent; its publishable keys are its owner's.
+  'POST /api/calls/web': 'member',
+  'GET /api/agents/{agent_id}/publishable-keys': 'member',
+  'POST /api/agents/{agent_id}/publishable-keys': 'owner',
+  'DELETE /api/agents/{agent_id}/publishable-keys/{key_id}': 'owner',
   // Agent tests (docs/agent-tests.md): an agent's suite is changed by its owner; anyone may run it.
   'GET /api/agents/{agent_id}/tests': 'member',
   'POST /api/agents/{agent_id}/tests': 'owner',
@@ -168,6 +173,7 @@ describe('walking every operation', () => {
       jwt.sign({ email: 'ghost@example.com', role: 'admin' }, h.config.JWT_SECRET!, { subject: crypto.randomUUID(), expiresIn: 600 }),
       jwt.sign({ email: ADMIN_EMAIL, role: 'admin' }, h.config.JWT_SECRET!, { subject: 'not-a-uuid', expiresIn: 600 }),
       `vap_${crypto.randomBytes(32).toString('base64url')}`,
+      `pk_${crypto.randomBytes(24).toString('base64url')}`,
     ];
     for (const op of operations.filter((o) => !isProviderCallback(o.path) && ROLE_TABLE[`${o.method} ${o.path}`] !== 'public')) {
       for (const token of forged) {
@@ -192,6 +198,22 @@ describe('walking every operation', () => {
     // Nothing the member tried changed the administrator's resources.
     expect((await h.request('GET', `/api/agents/${params.agent_id}/nodes`)).body).toHaveLength(1);
     expect((await h.request('GET', `/api/tools/${params.tool_id}`)).status).toBe(200);
+  });
+});
+
+describe('a publishable key', () => {
+  it('is refused (401) by every operation but POST /api/calls/web', async () => {
+    const created = await h.request('POST', `/api/agents/${params.agent_id}/publishable-keys`, { body: { name: 'site', allowed_origins: ['https://shop.example'] } });
+    expect(created.status).toBe(201);
+    const pk = created.body.key as string;
+    for (const op of operations.filter((o) => !isProviderCallback(o.path) && ROLE_TABLE[`${o.method} ${o.path}`] !== 'public')) {
+      const res = await send(op, pk);
+      if (op.method === 'POST' && op.path === '/api/calls/web') expect({ op, status: res.status }).toEqual({ op, status: 422 });
+      else {
+        expect({ op, status: res.status }).toEqual({ op, status: 401 });
+        expect(res.body.detail).toMatch(/publishable key can only start web calls/);
+      }
+    }
   });
 });
 

@@ -126,7 +126,7 @@ describe('Exotel media codec (neutral events)', () => {
     expect(codec.decode(msg(real.mark), false)).toEqual({ type: 'mark', name: 'utt-1' });
     expect(codec.decode(msg(real.dtmf), false)).toEqual({ type: 'dtmf', digit: '5' });
     expect(codec.decode(msg(real.stop), false)).toEqual({ type: 'stop' });
-    expect(JSON.parse(codec.media(Buffer.alloc(3200)))).toMatchObject({ event: 'media', stream_sid: STREAM });
+    expect(JSON.parse(codec.media(Buffer.alloc(3200)) as string)).toMatchObject({ event: 'media', stream_sid: STREAM });
     expect(JSON.parse(codec.clear())).toEqual({ event: 'clear', stream_sid: STREAM });
   });
 

@@ -300,7 +300,7 @@ describe('Plivo media codec (neutral events)', () => {
     expect(codec.decode(Buffer.from(JSON.stringify(real.playedStream)), false)).toEqual({ type: 'mark', name: 'utt-1' });
     expect(codec.decode(Buffer.from(JSON.stringify(real.clearedAudio)), false)).toEqual({ type: 'cleared' });
     expect(codec.decode(Buffer.from(JSON.stringify(real.dtmf)), false)).toEqual({ type: 'dtmf', digit: '5' });
-    expect(JSON.parse(codec.media(Buffer.from([1, 2])))).toEqual({ event: 'playAudio', media: { contentType: 'audio/x-mulaw', sampleRate: 8000, payload: 'AQI=' } });
+    expect(JSON.parse(codec.media(Buffer.from([1, 2])) as string)).toEqual({ event: 'playAudio', media: { contentType: 'audio/x-mulaw', sampleRate: 8000, payload: 'AQI=' } });
     expect(JSON.parse(codec.mark('m1'))).toEqual({ event: 'checkpoint', streamId: STREAM, name: 'm1' });
     expect(JSON.parse(codec.clear())).toEqual({ event: 'clearAudio', streamId: STREAM });
   });
@@ -313,7 +313,7 @@ describe('Plivo media codec (neutral events)', () => {
     expect(audio.type === 'audio' && Array.from(audio.pcm)).toEqual([1234, -4321]);
     // An odd number of bytes is not L16 audio.
     expect(codec.decode(mediaOf(Buffer.from([1, 2, 3])), false)).toMatchObject({ type: 'invalid' });
-    expect(JSON.parse(codec.media(Buffer.from(samples.buffer))).media).toMatchObject({ contentType: 'audio/x-l16', sampleRate: 16000 });
+    expect(JSON.parse(codec.media(Buffer.from(samples.buffer)) as string).media).toMatchObject({ contentType: 'audio/x-l16', sampleRate: 16000 });
   });
 
   it('reports bad or out-of-place messages without throwing, and refuses formats it cannot play', () => {

@@ -1,6 +1,7 @@
 /**
  * Bearer authentication for /api: a JWT from login (verified by express-jwt) or an API key,
- * recognised by its `vap_` prefix and looked up by hash. The role always comes from the users
+ * recognised by its `vap_` prefix and looked up by hash. A publishable key (`pk_`) is looked up
+ * too but grants no user: only routes that declare `publishableKey` accept it (route.ts). The role always comes from the users
  * table, never from the token, and a JWT carries the user's token version (`tv`): a password
  * change or reset raises it, and every older token is refused.
  */
@@ -11,6 +12,7 @@ import type { Database } from '../../db/database';
 import { unauthorized } from '../errors';
 import type { AuthContext } from '../route';
 import { API_KEY_PREFIX, findUserByApiKey } from './accounts';
+import { findPublishableKey, PUBLISHABLE_KEY_PREFIX, type PublishableKeyContext } from './publishable-keys';
 import { plain } from '../../db/database';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -37,7 +39,17 @@ export function authenticate(db: Database, jwtSecret: string) {
     const header = req.headers.authorization ?? '';
     const [scheme, token] = header.split(' ');
     if (!token || scheme?.toLowerCase() !== 'bearer') return next(unauthorized('Missing bearer token'));
-    const request = req as Request & { authContext?: AuthContext; jwtClaims?: JwtClaims };
+    const request = req as Request & { authContext?: AuthContext; jwtClaims?: JwtClaims; publishableKey?: PublishableKeyContext };
+    if (token.startsWith(PUBLISHABLE_KEY_PREFIX)) {
+      try {
+        const key = await findPublishableKey(db, token);
+        if (!key) return next(unauthorized('Invalid or revoked publishable key'));
+        request.publishableKey = key;
+        return next();
+      } catch (err) {
+        return next(err);
+      }
+    }
     if (token.startsWith(API_KEY_PREFIX)) {
       try {
         const user = await findUserByApiKey(db, token);

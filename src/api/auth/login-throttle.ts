@@ -32,22 +32,37 @@ const COUNT_ATTEMPT = `
     attempts = CASE WHEN a.window_started_at <= now() - make_interval(secs => $2) THEN 1 ELSE a.attempts + 1 END
   RETURNING a.attempts AS attempts, EXTRACT(EPOCH FROM a.window_started_at + make_interval(secs => $2) - now())::float AS remaining_secs`;
 
-/** Counts one attempt under every key; refused when any key is over the limit in its window. */
-export async function countAttempt(db: Database, keys: string[]): Promise<ThrottleVerdict> {
+export interface WindowLimit {
+  key: string;
+  windowSecs: number;
+  max: number;
+}
+
+/**
+ * Counts one attempt under every key, each in its own fixed window; refused when any key is over
+ * its limit. The login throttle uses it, and so does the publishable keys' rate limit
+ * (docs/web-calls.md), whose keys are prefixed apart in the same table.
+ */
+export async function countInWindows(db: Database, limits: WindowLimit[]): Promise<ThrottleVerdict> {
   let allowed = true;
   let retryAfterSecs = 0;
   // One statement per key, each atomic on its own row; keys in a fixed order never deadlock.
-  for (const key of [...keys].sort()) {
+  for (const limit of [...limits].sort((a, b) => a.key.localeCompare(b.key))) {
     const [row] = await db.sequelize.query<{ attempts: number; remaining_secs: number }>(COUNT_ATTEMPT, {
-      bind: [key, LOGIN_WINDOW_SECS],
+      bind: [limit.key, limit.windowSecs],
       type: QueryTypes.SELECT,
     });
-    if (row!.attempts > LOGIN_MAX_ATTEMPTS) {
+    if (row!.attempts > limit.max) {
       allowed = false;
       retryAfterSecs = Math.max(retryAfterSecs, Math.max(1, Math.ceil(row!.remaining_secs)));
     }
   }
   return { allowed, retryAfterSecs };
+}
+
+/** Counts one login attempt under every key; refused when any key is over the limit in its window. */
+export async function countAttempt(db: Database, keys: string[]): Promise<ThrottleVerdict> {
+  return countInWindows(db, keys.map((key) => ({ key, windowSecs: LOGIN_WINDOW_SECS, max: LOGIN_MAX_ATTEMPTS })));
 }
 
 /** After a successful login: the counters start over, and windows that ran out are dropped. */

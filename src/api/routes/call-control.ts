@@ -4,6 +4,7 @@
  * workflow with typed messages instead of audio.
  */
 import { z } from 'zod';
+import { CustomParameters } from '../schemas/call-input';
 import { plain, plainAll } from '../../db/database';
 import { CallError, endCall, sendText, startCall, type CallDeps } from '../../calls/call-service';
 import { CALL_STATUSES, DIRECTIONS } from '../../shared/catalog';
@@ -15,10 +16,6 @@ import { callDetailJson } from '../serializers/call';
 // Fictional number (NANP 555-01xx range) used when a text test call does not give one.
 const TEST_PHONE_NUMBER = '+15555550100';
 const E164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 number such as +14155550100');
-const CustomParameters = z
-  .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'names are letters, digits and _'), z.union([z.string().max(2000), z.number()]))
-  .refine((o) => Object.keys(o).length <= 50, 'at most 50 parameters')
-  .default({});
 
 const StartBody = z.strictObject({
   phone_number: E164,
@@ -156,6 +153,7 @@ export function callControlRoutes(ctx: ApiContext) {
       async handler({ params, body }) {
         const call = await requireCall(params.call_id as string);
         if (call.channel === 'voice') throw new HttpError(409, 'This is a phone call; speak to it on the phone');
+        if (call.channel === 'web') throw new HttpError(409, 'This is a web call; speak to it through the browser');
         const result = await sendText(deps, call.id, body.text).catch(asHttp);
         return { status: 200, body: result };
       },

@@ -4,6 +4,7 @@
  * the call list with its outcome.
  */
 import { z } from 'zod';
+import { CustomParameters } from '../schemas/call-input';
 import type { ApiContext } from '../context';
 import { badRequest, HttpError, unprocessable, callHttpError } from '../errors';
 import { route } from '../route';
@@ -23,10 +24,6 @@ import { countProviderError, countRefusedCall } from '../../observability/metric
 // How long a refused call may take to be recorded as failed before the API answers anyway.
 const FAILURE_RECORD_WAIT_MS = 5_000;
 
-const CustomParameters = z
-  .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'names are letters, digits and _'), z.union([z.string().max(2000), z.number()]))
-  .refine((o) => Object.keys(o).length <= 50, 'at most 50 parameters')
-  .default({});
 
 const outboundBody = () => z.strictObject({
   phone_number: PhoneNumberSchema.describe('destination, E.164 with country code'),

@@ -26,8 +26,8 @@ export const CallSchema = z.object({
   agent_name: z.string(),
   direction: z.enum(DIRECTIONS),
   channel: z
-    .enum(['voice', 'text', 'manual'])
-    .describe('how the audio reaches the platform: a phone stream, the text test channel, or the client (POST /api/calls/start)'),
+    .enum(['voice', 'web', 'text', 'manual'])
+    .describe('how the audio reaches the platform: a phone stream, a browser (POST /api/calls/web), the text test channel, or the client (POST /api/calls/start)'),
   status: z.enum(CALL_STATUSES),
   start_time: timestamp.nullable().describe('when the call connected'),
   end_time: timestamp.nullable(),

@@ -5,7 +5,7 @@ import { jsonb, modelOptions, nullableInt, nullableText, requiredText, uuidPk, t
 export type CallStatus = 'ringing' | 'in_progress' | 'completed' | 'failed' | 'no_answer';
 export type EndReason = 'agent_ended' | 'user_ended' | 'idle_timeout' | 'error';
 export type Direction = 'inbound' | 'outbound';
-export type CallChannel = 'voice' | 'text' | 'manual';
+export type CallChannel = 'voice' | 'web' | 'text' | 'manual';
 
 export interface CallRow extends Timestamps {
   id: string;
@@ -29,7 +29,7 @@ export interface CallRow extends Timestamps {
   tts_characters: number;
   metadata: Record<string, unknown>;
   context: Record<string, string | number>;
-  /** How the audio reaches the platform: `voice` (phone stream), `text` (test channel), `manual` (client-managed). */
+  /** How the audio reaches the platform: `voice` (phone stream), `web` (a browser's microphone), `text` (test channel), `manual` (client-managed). */
   channel: CallChannel;
   /** The media gateway (its task queue) holding the call's audio; null for calls without a stream. */
   gateway_id: string | null;

@@ -2,6 +2,7 @@ import type { Sequelize } from 'sequelize';
 import { defineAgentModels } from './agents';
 import { defineAgentTestModels } from './agent-tests';
 import { defineCallModels } from './calls';
+import { definePublishableKeyModels } from './publishable-keys';
 import { defineTelephonyModels } from './telephony';
 import { defineToolModels } from './tools';
 import { defineUserModels } from './users';
@@ -14,6 +15,7 @@ export function defineModels(sequelize: Sequelize) {
     ...defineTelephonyModels(sequelize),
     ...defineCallModels(sequelize),
     ...defineAgentTestModels(sequelize),
+    ...definePublishableKeyModels(sequelize),
   };
 }
 
@@ -21,6 +23,7 @@ export type Models = ReturnType<typeof defineModels>;
 export * from './agents';
 export * from './agent-tests';
 export * from './calls';
+export * from './publishable-keys';
 export * from './telephony';
 export * from './tools';
 export * from './users';

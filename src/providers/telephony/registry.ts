@@ -7,6 +7,7 @@
  * Importing this module loads only the light descriptors (settings, capabilities, codecs): the
  * media gateway uses it too. A vendor's REST SDK is loaded by `telephonyVendor()`, on first use.
  */
+import { mediaChannels } from '../channels/registry';
 import type { TelephonyVendorDescriptor } from './descriptor';
 import { descriptor as exotel } from './exotel';
 import { descriptor as plivo } from './plivo';
@@ -23,6 +24,8 @@ const NAME = /^[a-z][a-z0-9]*$/;
  */
 export function registerTelephonyVendor(vendor: TelephonyVendorDescriptor): void {
   if (!NAME.test(vendor.name)) throw new Error(`telephony vendor name ${JSON.stringify(vendor.name)}: lowercase letters and digits, starting with a letter`);
+  // The gateway serves vendors and media channels side by side at /media/<name>.
+  if (mediaChannels().some((c) => c.name === vendor.name)) throw new Error(`telephony vendor name ${vendor.name} is a media channel's`);
   if (VENDORS.some((v) => v.name === vendor.name || (vendor.alias !== null && v.alias === vendor.alias))) {
     throw new Error(`telephony vendor ${vendor.name} (alias ${vendor.alias}) is registered already`);
   }

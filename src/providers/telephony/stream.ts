@@ -70,12 +70,21 @@ export type StreamEvent =
 export interface MediaStreamCodec {
   /** One WebSocket message from the vendor. Never throws. */
   decode(data: Buffer, isBinary: boolean): StreamEvent;
-  /** A message carrying agent audio: `audio` is exactly one frame (frameMs) in the stream's format. */
-  media(audio: Buffer): string;
+  /**
+   * A message carrying agent audio: `audio` is exactly one frame (frameMs) in the stream's format.
+   * A string is sent as a text frame, a Buffer as a binary one.
+   */
+  media(audio: Buffer): string | Buffer;
   /** A marker the vendor reports back (as a `mark` event) once the audio sent before it has played. */
   mark(name: string): string;
   /** Drops the audio the vendor has buffered (barge-in). */
   clear(): string;
+  /**
+   * Checks the start's token for `callId` when the protocol's tokens are its own (expiring ones,
+   * bound to the page origin of the upgrade); without it the gateway checks the per-call stream
+   * token (src/gateway/stream-token.ts).
+   */
+  authenticate?(secret: string, callId: string, token: string | null, nowMs: number): { ok: true } | { ok: false; reason: string };
 }
 
 export interface MediaStreamProtocol {

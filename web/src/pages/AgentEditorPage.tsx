@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { Alert, Badge, Button, Code, CopyButton, Group, Menu, Stack, Text } from '@mantine/core';
 import { useForm } from '@mantine/form';
 import { notifications } from '@mantine/notifications';
-import { IconChecklist, IconChevronDown, IconDeviceFloppy, IconDownload, IconMessage, IconPhoneOutgoing, IconRefresh, IconTrash, IconVectorTriangle } from '@tabler/icons-react';
+import { IconChecklist, IconChevronDown, IconCode, IconDeviceFloppy, IconDownload, IconMessage, IconMicrophone, IconPhoneOutgoing, IconRefresh, IconTrash, IconVectorTriangle } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
 import { api, ApiError, unwrap } from '../api/client';
@@ -11,6 +11,8 @@ import { AgentForm } from '../components/AgentForm';
 import { ApiErrorAlert, QueryState } from '../components/ApiErrorAlert';
 import { ConfirmModal } from '../components/ConfirmModal';
 import { PageHeader } from '../components/PageHeader';
+import { TalkDrawer } from '../components/TalkDrawer';
+import { WidgetKeysModal } from '../components/WidgetKeysModal';
 import { FormInputError, formPathOf, toFormValues, toRequestBody, warningsByField, type AgentFormValues } from '../lib/agent-form';
 import { splitFieldErrors } from '../lib/field-errors';
 import { downloadJson } from '../lib/format';
@@ -44,6 +46,8 @@ function Editor({ agent, draft, tools }: { agent?: Agent; draft?: Partial<AgentC
   const [warnings, setWarnings] = useState<string[]>((agent as WithWarnings | undefined)?.warnings ?? []);
   const [secret, setSecret] = useState<string | null>((location.state as { webhookSecret?: string } | null)?.webhookSecret ?? null);
   const [confirmDelete, setConfirmDelete] = useState(false);
+  const [talking, setTalking] = useState(false);
+  const [widgetKeys, setWidgetKeys] = useState(false);
   const [actionError, setActionError] = useState<unknown>(null);
 
   useEffect(() => {
@@ -141,6 +145,9 @@ function Editor({ agent, draft, tools }: { agent?: Agent; draft?: Partial<AgentC
             <Button variant="default" leftSection={<IconMessage size={16} />} onClick={() => panels.openTestChat(agent.name)}>
               Test chat
             </Button>
+            <Button leftSection={<IconMicrophone size={16} />} onClick={() => setTalking(true)}>
+              Talk
+            </Button>
             <Menu position="bottom-end">
               <Menu.Target>
                 <Button variant="default" rightSection={<IconChevronDown size={14} />}>
@@ -150,6 +157,9 @@ function Editor({ agent, draft, tools }: { agent?: Agent; draft?: Partial<AgentC
               <Menu.Dropdown>
                 <Menu.Item leftSection={<IconPhoneOutgoing size={16} />} onClick={() => panels.openOutboundCall(agent.name)}>
                   Place a call
+                </Menu.Item>
+                <Menu.Item leftSection={<IconCode size={16} />} onClick={() => setWidgetKeys(true)}>
+                  Web widget
                 </Menu.Item>
                 <Menu.Item leftSection={<IconDownload size={16} />} onClick={() => void exportBundle()}>
                   Export bundle
@@ -201,6 +211,8 @@ function Editor({ agent, draft, tools }: { agent?: Agent; draft?: Partial<AgentC
 
       <AgentForm form={form} tools={tools} warnings={byField} isNew={isNew} />
 
+      {!isNew && <TalkDrawer opened={talking} agentName={agent.name} onClose={() => setTalking(false)} />}
+      {!isNew && <WidgetKeysModal opened={widgetKeys} agentId={agent.id} agentName={agent.name} onClose={() => setWidgetKeys(false)} />}
       {!isNew && (
         <ConfirmModal opened={confirmDelete} title="Delete agent" confirmLabel="Delete" danger busy={remove.isPending} onClose={() => setConfirmDelete(false)} onConfirm={() => remove.mutate()}>
           Delete <b>{agent.name}</b> and its flow? Its calls are kept.

@@ -74,7 +74,7 @@ function CallView({ call }: { call: CallDetail }) {
     <Stack gap="md">
       <Group justify="space-between">
         <Group gap="sm">
-          <Title order={2}>Call with {call.phone_number}</Title>
+          <Title order={2}>{call.channel === 'web' ? 'Web call' : `Call with ${call.phone_number}`}</Title>
           <Badge color={STATUS_COLOR[call.status]} size="lg" variant="light" aria-label={`Status ${call.status}`}>
             {call.status}
           </Badge>

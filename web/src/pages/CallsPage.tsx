@@ -102,7 +102,7 @@ export function CallsPage() {
                     </Anchor>
                   </Table.Td>
                   <Table.Td>{call.agent_name}</Table.Td>
-                  <Table.Td>{call.phone_number}</Table.Td>
+                  <Table.Td>{call.channel === 'web' ? 'browser' : call.phone_number}</Table.Td>
                   <Table.Td>{call.direction}</Table.Td>
                   <Table.Td>
                     <Badge color={STATUS_COLOR[call.status]} variant="light">
