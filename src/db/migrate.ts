@@ -8,8 +8,8 @@ import type { QueryInterface, Sequelize } from 'sequelize';
 import * as m0001 from './migrations/0001-initial';
 import * as m0002 from './migrations/0002-security';
 import * as m0004 from './migrations/0004-call-channel';
-import * as m0006 from './migrations/0006-gateways';
 import * as m0005 from './migrations/0005-telephony-provider-settings';
+import * as m0006 from './migrations/0006-gateways';
 import * as m0007 from './migrations/0007-call-analysis';
 import * as m0008 from './migrations/0008-agent-tests';
 import * as m0011 from './migrations/0011-publishable-keys';
@@ -18,8 +18,8 @@ const MIGRATIONS = [
   { name: '0001-initial', module: m0001 },
   { name: '0002-security', module: m0002 },
   { name: '0004-call-channel', module: m0004 },
-  { name: '0006-gateways', module: m0006 },
   { name: '0005-telephony-provider-settings', module: m0005 },
+  { name: '0006-gateways', module: m0006 },
   { name: '0007-call-analysis', module: m0007 },
   { name: '0008-agent-tests', module: m0008 },
   { name: '0011-publishable-keys', module: m0011 },
