@@ -65,6 +65,21 @@ describe('deployment files', () => {
     expect(fs.existsSync(path.join(root, 'temporal-config', 'dynamicconfig', path.basename(dyn)))).toBe(true);
   });
 
+  it('compose scales gateways behind a media proxy that balances /media/ WebSockets', () => {
+    const compose = parse(fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true });
+    // `--scale gateway=2` works only if no replica binds a fixed host port.
+    expect(compose.services.gateway.ports).toBeUndefined();
+    const proxy = compose.services['media-proxy'];
+    expect(proxy.ports).toEqual(['8001:8001']);
+    const mount = (proxy.volumes as string[]).find((v) => v.includes('media-gateways.conf')) ?? '';
+    const conf = fs.readFileSync(path.join(root, mount.split(':')[0]), 'utf8');
+    // Every replica by Docker DNS, followed as it scales; upgrades forwarded; a 503 (draining) retried elsewhere.
+    expect(conf).toMatch(/server gateway:8001 resolve;/);
+    expect(conf).toMatch(/location \/media\/ \{[^}]*proxy_pass http:\/\/gateways;/s);
+    expect(conf).toMatch(/proxy_set_header Upgrade \$http_upgrade;/);
+    expect(conf).toMatch(/proxy_next_upstream error timeout http_503;/);
+  });
+
   it('the Temporal dynamic config parses in the key/value/constraints form', () => {
     const dyn = parse(fs.readFileSync(path.join(root, 'temporal-config/dynamicconfig/production.yaml'), 'utf8'));
     for (const entries of Object.values(dyn) as Array<Array<{ value: unknown; constraints: object }>>) {
