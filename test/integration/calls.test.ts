@@ -62,7 +62,7 @@ describe('GET /api/calls', () => {
     const last = await h.request('GET', '/api/calls?page=3&page_size=10');
     expect(last.body.calls).toHaveLength(5);
     const beyond = await h.request('GET', '/api/calls?page=9&page_size=10');
-    expect(beyond.body).toEqual({ calls: [], total: 25 });
+    expect(beyond.body).toEqual({ calls: [], total: 25, total_exact: true });
     const max = await h.request('GET', '/api/calls?page_size=100');
     expect(max.body.calls).toHaveLength(25);
   });
@@ -88,7 +88,31 @@ describe('GET /api/calls', () => {
     const combined = await h.request('GET', '/api/calls?status=completed&direction=outbound&created_after=2024-05-01T12:01:00');
     expect(combined.body.total).toBe(4);
     const none = await h.request('GET', '/api/calls?agent_name=nobody');
-    expect(none.body).toEqual({ calls: [], total: 0 });
+    expect(none.body).toEqual({ calls: [], total: 0, total_exact: true });
+  });
+
+  it('stops counting at 10,000 unless asked for the exact total, and still serves every page', async () => {
+    // 10,001 calls of one agent, written in one statement (the API would take minutes to make them).
+    await h.db.sequelize.query(`
+      INSERT INTO calls (id, agent_name, phone_number, direction, status, workflow_id, created_at, updated_at)
+      SELECT gen_random_uuid(), 'bulk-bot', '+14155550100', 'outbound', 'completed', 'call-bulk-' || n,
+             TIMESTAMP '2023-01-01' + n * INTERVAL '1 second', now()
+      FROM generate_series(1, 10001) AS n`);
+    try {
+      const capped = await h.request('GET', '/api/calls?agent_name=bulk-bot&page_size=1&include_transcript=false');
+      expect(capped.status).toBe(200);
+      expect(capped.body).toMatchObject({ total: 10_000, total_exact: false });
+      const exact = await h.request('GET', '/api/calls?agent_name=bulk-bot&page_size=1&exact_total=true');
+      expect(exact.body).toMatchObject({ total: 10_001, total_exact: true });
+      // Past the cap pages still work: the oldest call is on the last page.
+      const last = await h.request('GET', '/api/calls?agent_name=bulk-bot&page_size=1&page=10001&include_transcript=false');
+      expect(last.body.calls.map((c: any) => c.created_at)).toEqual(['2023-01-01T00:00:01']);
+      const bad = await h.request('GET', '/api/calls?exact_total=maybe');
+      expect(bad.status).toBe(422);
+      expect(bad.body.detail).toMatch(/exact_total/);
+    } finally {
+      await h.db.sequelize.query(`DELETE FROM calls WHERE agent_name = 'bulk-bot'`);
+    }
   });
 
   it.each([

@@ -5,7 +5,7 @@ import { route, uuidParam } from '../route';
 import { plain, plainAll } from '../../db/database';
 import type { CallEventRow, CallRow } from '../../db/models';
 import { CALL_STATUSES, DIRECTIONS } from '../../shared/catalog';
-import { listCalls } from '../../calls/call-list';
+import { CALL_COUNT_CAP, listCalls } from '../../calls/call-list';
 import { ANALYSIS_FIELD_NAME } from '../schemas/analysis';
 import { callDetailJson, callJson, eventJson, transcriptOf } from '../serializers/call';
 import { CallDetailSchema, CallEventSchema, CallListSchema } from '../schemas/call';
@@ -61,6 +61,11 @@ const CallListQuery = z
       .default('false')
       .transform((v) => v === 'true')
       .describe('true also lists the calls of agent test runs (docs/agent-tests.md)'),
+    exact_total: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true')
+      .describe(`true counts every matching call in \`total\`; by default the count stops at ${CALL_COUNT_CAP.toLocaleString('en')} (\`total_exact: false\`), which keeps broad filters fast on big tables`),
   })
   .catchall(z.unknown())
   .superRefine((q, ctx) => {
@@ -90,13 +95,14 @@ export function callRoutes(ctx: ApiContext) {
       tag: 'Calls',
       access: 'member',
       summary: 'List calls, newest first',
-      description: `Paginated (\`page\` from 1, \`page_size\` default ${CALLS_PAGE_SIZE_DEFAULT}, max ${CALLS_PAGE_SIZE_MAX}); filters combine with AND. Post-call analysis: \`success=true|false\`, and \`field.<name>=<value>\` for an analysis field's value (e.g. \`field.booked=true&field.date=2026-12-03\`; \`true\`/\`false\` and numbers also match booleans and numbers). \`total\` counts all matching calls. Calls of agent test runs are left out unless \`include_tests=true\`. The time range is half-open: created_after <= created_at < created_before. Each call carries its transcript unless \`include_transcript=false\`.`,
+      description: `Paginated (\`page\` from 1, \`page_size\` default ${CALLS_PAGE_SIZE_DEFAULT}, max ${CALLS_PAGE_SIZE_MAX}); filters combine with AND. Post-call analysis: \`success=true|false\`, and \`field.<name>=<value>\` for an analysis field's value (e.g. \`field.booked=true&field.date=2026-12-03\`; \`true\`/\`false\` and numbers also match booleans and numbers). \`total\` counts the matching calls exactly up to ${CALL_COUNT_CAP.toLocaleString('en')}; past that it stops there and \`total_exact\` is false (\`exact_total=true\` counts them all, slowly on big tables). Calls of agent test runs are left out unless \`include_tests=true\`. The time range is half-open: created_after <= created_at < created_before. Each call carries its transcript unless \`include_transcript=false\`.`,
       query: CallListQuery,
       responses: { 200: { description: 'One page of calls', schema: CallListSchema } },
       async handler({ query }) {
-        const { rows, total: count } = await listCalls(db, { ...query, includeTests: query.include_tests }, { limit: query.page_size, offset: (query.page - 1) * query.page_size });
+        const page = { limit: query.page_size, offset: (query.page - 1) * query.page_size, exactTotal: query.exact_total };
+        const { rows, total: count, totalExact } = await listCalls(db, { ...query, includeTests: query.include_tests }, page);
         const calls = plainAll(rows);
-        if (!query.include_transcript) return { status: 200, body: { calls: calls.map((r) => callJson(r)), total: count } };
+        if (!query.include_transcript) return { status: 200, body: { calls: calls.map((r) => callJson(r)), total: count, total_exact: totalExact } };
         // One query for the whole page's speech events.
         const speech = calls.length
           ? plainAll(await CallEvent.findAll({ where: { call_id: calls.map((c) => c.id), event_type: SPEECH_EVENTS }, order: [['seq', 'ASC']] }))
@@ -106,7 +112,7 @@ export function callRoutes(ctx: ApiContext) {
           if (!byCall.has(e.call_id)) byCall.set(e.call_id, []);
           byCall.get(e.call_id)!.push(e);
         }
-        return { status: 200, body: { calls: calls.map((r) => callJson(r, { transcript: transcriptOf(byCall.get(r.id) ?? []) })), total: count } };
+        return { status: 200, body: { calls: calls.map((r) => callJson(r, { transcript: transcriptOf(byCall.get(r.id) ?? []) })), total: count, total_exact: totalExact } };
       },
     }),
     route({

@@ -77,4 +77,8 @@ export const CallListItemSchema = CallSchema.extend({
   transcript: z.array(TranscriptEntrySchema).optional().describe('as in GET /api/calls/{call_id}; left out with include_transcript=false'),
 });
 
-export const CallListSchema = z.object({ calls: z.array(CallListItemSchema), total: z.number().int() });
+export const CallListSchema = z.object({
+  calls: z.array(CallListItemSchema),
+  total: z.number().int().describe('matching calls; exact up to 10,000, past that 10,000 with total_exact false (unless exact_total=true)'),
+  total_exact: z.boolean().describe('false when the count stopped at 10,000: there are more matching calls'),
+});

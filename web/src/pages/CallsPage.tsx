@@ -85,7 +85,7 @@ export function CallsPage() {
         <Select label="Outcome" placeholder="any" clearable data={OUTCOMES} value={filters.success ?? null} onChange={(v) => setFilter('success', v)} w={170} />
       </Group>
       <QueryState query={calls}>
-        {({ calls: list, total }) => (
+        {({ calls: list, total, total_exact }) => (
           <>
             <ListTable
               label="Calls"
@@ -119,7 +119,7 @@ export function CallsPage() {
             />
             <Group justify="space-between" mt="md">
               <Text size="sm" c="dimmed">
-                {total} calls
+                {total_exact === false ? `More than ${total.toLocaleString('en')} calls` : `${total} calls`}
               </Text>
               {total > PAGE_SIZE && (
                 <Pagination
