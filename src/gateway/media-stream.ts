@@ -147,7 +147,7 @@ class MediaStream {
         this.call?.speech.playback.onMark(event.name);
         return;
       case 'dtmf':
-        this.ctx.log.debug('dtmf', { callId: this.callId, digit: event.digit });
+        this.call?.onDtmf(event.digit);
         return;
       case 'cleared':
         return;
