@@ -62,10 +62,11 @@ describe.each(fakeTelephonyProviders())('%s: keypresses in and out', (provider) 
   const events = async (callId: string): Promise<Array<{ event_type: string; data: any; timestamp: string }>> =>
     (await h.request('GET', `/api/calls/${callId}/events`)).body;
 
-  async function ring(agentName: string, from: string) {
-    const endpoint = await h.request('POST', '/api/settings/endpoints', { body: { phone_number: OUR_NUMBER, provider, inbound_agent_name: agentName } });
-    expect([200, 201]).toContain(endpoint.status);
-    const call = await phone.ringInbound({ webhookUrl: `${h.api.url}/telephony/${provider}/inbound/${agentName}`, from, to: OUR_NUMBER });
+  /** An inbound call to `to`, a number of ours answered by the agent. */
+  async function ring(agentName: string, from: string, to: string) {
+    const endpoint = await h.request('POST', '/api/settings/endpoints', { body: { phone_number: to, provider, inbound_agent_name: agentName } });
+    expect(endpoint.status).toBe(201);
+    const call = await phone.ringInbound({ webhookUrl: `${h.api.url}/telephony/${provider}/inbound/${agentName}`, from, to });
     expect(call.callId).toBeDefined();
     return { caller: call.caller!, callId: call.callId! };
   }
@@ -76,7 +77,7 @@ describe.each(fakeTelephonyProviders())('%s: keypresses in and out', (provider) 
       const last = lastMessage(body);
       return { content: last.role === 'user' && last.content.startsWith('The caller pressed') ? CODE_REPLY : 'Sorry?' };
     });
-    const { caller, callId } = await ring(`keys-${provider}`, '+14155550301');
+    const { caller, callId } = await ring(`keys-${provider}`, '+14155550301', OUR_NUMBER);
 
     // The caller hears the first of the greeting: the call already reads in progress.
     await eventually(async () => caller.speechFrames().length > 0, 15_000, 5);
@@ -136,7 +137,7 @@ describe.each(fakeTelephonyProviders())('%s: keypresses in and out', (provider) 
       if (last.role === 'tool') return { content: 'Waiting for billing.' };
       return { content: 'Sorry?' };
     });
-    const { caller, callId } = await ring(agent, '+14155550302');
+    const { caller, callId } = await ring(agent, '+14155550302', '+15005550007');
     await eventually(async () => (await events(callId)).some((e) => e.event_type === 'agent_spoke'), 15_000, 50);
     // The company's menu speaks (the fake STT hears its words).
     deepgram.script(['For sales press 1, for billing press 2 then your extension and the pound key.']);
