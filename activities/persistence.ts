@@ -49,7 +49,15 @@ export function createPersistenceActivities({ db }: ActivityDeps) {
           // terminated) is not reopened by a write that was still in flight.
           const reopens = typeof values.status === 'string' && !isFinal(values.status as CallStatus);
           const where = reopens ? { id: callId, status: { [Op.notIn]: CALL_STATUSES_FINAL } } : { id: callId };
-          if (Object.keys(values).length) await db.models.Call.update(values, { where, transaction });
+          if (values.status === 'ringing') {
+            // The gateway may have marked the call in progress at stream start (before the
+            // workflow knew): a write from the ringing phase keeps that status and start time.
+            const [kept] = await db.models.Call.update(values, { where: { id: callId, status: 'ringing' }, transaction });
+            if (kept === 0) {
+              const { status: _status, start_time: _start, ...others } = values;
+              if (Object.keys(others).length) await db.models.Call.update(others, { where, transaction });
+            }
+          } else if (Object.keys(values).length) await db.models.Call.update(values, { where, transaction });
         });
       } catch (err) {
         throw writeFailure(err);

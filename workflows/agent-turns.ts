@@ -8,8 +8,10 @@ import { substitute, substituteDeep } from '../src/shared/template';
 import type { LlmTurnRequest, SnapshotNode } from './call-definitions';
 import { GatewayLost, VoiceChannel, type Thought } from './channels';
 import {
+  dtmfDigits,
   END_CALL,
   findNode,
+  SEND_DTMF,
   offeredTools,
   stringify,
   systemMessages,
@@ -78,7 +80,7 @@ export abstract class AgentTurns extends CallState {
       temperature: agent.llm_settings.temperature,
       maxTokens: agent.llm_settings.max_tokens,
       messages,
-      tools: transientInstruction ? [] : offeredTools(agent, this.conv),
+      tools: transientInstruction ? [] : offeredTools(agent, this.conv, this.input),
     };
   }
 
@@ -115,6 +117,7 @@ export abstract class AgentTurns extends CallState {
       this.requestEnd('agent_ended');
       return 'ok';
     }
+    if (call.name === SEND_DTMF) return this.pressKeys(call.arguments);
     const node = findNode(agent, this.conv.nodeKey);
     const fn = node?.functions.find((f) => f.name === call.name);
     if (fn) {
@@ -132,6 +135,25 @@ export abstract class AgentTurns extends CallState {
     }
     const outcome = await this.runTool(tool.id, toolArguments(call.arguments, this.input.customParameters, this.input), call.id);
     return toolResultText(outcome);
+  }
+
+  /** send_dtmf: the keys go out as tones in the call's audio (the gateway); text calls only record them. */
+  private async pressKeys(args: Record<string, unknown>): Promise<string> {
+    const digits = dtmfDigits(args);
+    if (digits === null) {
+      const error = 'digits must be keys of a phone keypad: 0-9, * and #';
+      this.recorder.record('tool_result', { function: SEND_DTMF, result: null, error });
+      return `Error: ${error}.`;
+    }
+    const channel = this.requireChannel();
+    if (!(channel instanceof VoiceChannel)) {
+      this.recorder.record('tool_result', { function: SEND_DTMF, result: { digits, method: 'none' } });
+      return `ok, pressed ${digits}`;
+    }
+    const sent = await channel.sendDtmf(digits, this.nextSpeechId());
+    this.recordGatewayEvents(sent.events);
+    this.recorder.record('tool_result', { function: SEND_DTMF, result: { digits, method: sent.method }, duration_ms: sent.playedMs });
+    return `ok, pressed ${digits}`;
   }
 
   protected async runTool(toolId: string, args: Record<string, unknown>, toolCallId: string) {

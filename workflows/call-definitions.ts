@@ -262,7 +262,8 @@ export const callWorkflowId = (callId: string) => `call-${callId}`;
 
 /** Something the gateway observed, recorded by the workflow as a call event at `timestampMs`. */
 export interface GatewayEvent {
-  type: 'tts_started' | 'tts_stopped' | 'tts_usage' | 'interruption' | 'ttfb_metric' | 'error';
+  /** `dtmf`: a caller keypress `{digit}` (the gathered input follows as an utterance). */
+  type: 'tts_started' | 'tts_stopped' | 'tts_usage' | 'interruption' | 'ttfb_metric' | 'error' | 'dtmf';
   timestampMs: number;
   data: Record<string, unknown>;
 }
@@ -345,6 +346,21 @@ export interface ArmedTurnResult {
   events: GatewayEvent[];
 }
 
+export interface SendDtmfRequest {
+  callId: string;
+  /** Unique per call, like a speak request's. */
+  utteranceId: string;
+  /** 0–9, *, #, A–D; `w` pauses half a second. */
+  digits: string;
+}
+
+export interface SendDtmfResult {
+  /** How the keys went out: `inband` (tones in the call's audio). */
+  method: 'inband';
+  playedMs: number;
+  events: GatewayEvent[];
+}
+
 export interface MediaSessionResult {
   /**
    * `hangup`: the caller/provider ended the stream; `closed`: the platform closed it; `failed`:
@@ -375,6 +391,8 @@ export const voiceConfigQuery = defineQuery<VoiceConfig>('voiceConfig');
 export interface GatewayActivities {
   speak(req: SpeakRequest): Promise<SpeechOutcome>;
   voiceTurn(req: VoiceTurnRequest): Promise<VoiceTurnResult>;
+  /** Presses keys on the line (send_dtmf): DTMF tones in the call's audio; resolves once played. */
+  sendDtmf(req: SendDtmfRequest): Promise<SendDtmfResult>;
   /** Holds the next turn until the caller speaks (or disarmTurn / the stream closes). */
   armedTurn(req: ArmedTurnRequest): Promise<ArmedTurnResult>;
   /** Takes an armed turn back unless an utterance already took it (its result then says so). */

@@ -27,6 +27,7 @@ import {
   type LlmTurnResult,
   type MediaSessionResult,
   type EndReason,
+  type SendDtmfResult,
 } from './call-definitions';
 
 export interface Spoken {
@@ -203,6 +204,15 @@ export class VoiceChannel implements CallChannel {
     await sleep(this.options.llmRetryInitialSecs * 1000);
     try {
       return await this.run(() => this.retryTurns!.voiceTurn({ ...request, utteranceId }));
+    } catch (err) {
+      throw this.translate(err);
+    }
+  }
+
+  /** send_dtmf: the keys as tones on the line; resolves once they have played. */
+  async sendDtmf(digits: string, utteranceId: string): Promise<SendDtmfResult> {
+    try {
+      return await this.run(() => this.speech.sendDtmf({ callId: this.callId, utteranceId, digits }));
     } catch (err) {
       throw this.translate(err);
     }

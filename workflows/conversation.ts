@@ -17,6 +17,31 @@ const END_CALL_SPEC: LlmToolSpec = {
   },
 };
 
+export const SEND_DTMF = 'send_dtmf';
+
+const SEND_DTMF_SPEC: LlmToolSpec = {
+  type: 'function',
+  function: {
+    name: SEND_DTMF,
+    description:
+      'Press keys on the phone keypad, e.g. to choose an option in an automated phone menu ("press 2 for billing") or enter a number it asks for. ' +
+      'Only for automated menus, never when talking to a person.',
+    parameters: {
+      type: 'object',
+      properties: { digits: { type: 'string', description: 'the keys to press, in order: 0-9, * and #; w waits half a second' } },
+      required: ['digits'],
+    },
+  },
+};
+
+/** The keys of a send_dtmf call, or null when they are not keys (spaces and dashes are dropped). */
+export function dtmfDigits(args: Record<string, unknown>): string | null {
+  const raw = typeof args.digits === 'number' ? String(args.digits) : args.digits;
+  if (typeof raw !== 'string') return null;
+  const digits = raw.replace(/[\s,-]/g, '');
+  return /^[0-9*#A-Dw]{1,64}$/.test(digits) ? digits : null;
+}
+
 function toolSpec(tool: SnapshotTool): LlmToolSpec {
   return {
     type: 'function',
@@ -63,12 +88,22 @@ export function systemMessages(prompt: string, agent: AgentSnapshot, state: Conv
   return messages;
 }
 
-/** The tools offered in the current state: freeform = agent tools + end_call; flow = node's. */
-export function offeredTools(agent: AgentSnapshot, state: ConversationState): LlmToolSpec[] {
+/** What of the call decides builtin tools (absent: none beyond end_call for freeform agents). */
+export interface ToolCallContext {
+  direction: string;
+  channel: string;
+}
+
+/**
+ * The tools offered in the current state: freeform = agent tools + end_call (+ send_dtmf on an
+ * outbound phone call: the agent may meet a company's phone menu); flow = the node's.
+ */
+export function offeredTools(agent: AgentSnapshot, state: ConversationState, call?: ToolCallContext): LlmToolSpec[] {
   const byId = new Map(agent.tools.map((t) => [t.id, t]));
   const node = findNode(agent, state.nodeKey);
   if (!node) {
-    return [...agent.tool_ids.flatMap((id) => (byId.has(id) ? [toolSpec(byId.get(id)!)] : [])), END_CALL_SPEC];
+    const keypad = call?.direction === 'outbound' && call.channel === 'voice' ? [SEND_DTMF_SPEC] : [];
+    return [...agent.tool_ids.flatMap((id) => (byId.has(id) ? [toolSpec(byId.get(id)!)] : [])), END_CALL_SPEC, ...keypad];
   }
   const specs: LlmToolSpec[] = node.functions.map((f) => ({
     type: 'function',
@@ -80,6 +115,7 @@ export function offeredTools(agent: AgentSnapshot, state: ConversationState): Ll
   }));
   for (const id of node.tool_ids) if (byId.has(id)) specs.push(toolSpec(byId.get(id)!));
   if (node.builtin_tools.includes(END_CALL) || node.is_terminal) specs.push(END_CALL_SPEC);
+  if (node.builtin_tools.includes(SEND_DTMF)) specs.push(SEND_DTMF_SPEC);
   return specs;
 }
 

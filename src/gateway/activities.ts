@@ -131,6 +131,13 @@ export function createGatewayActivities(calls: CallRegistry, clientFor: (provide
         return call.delivery.arm(req, run, cancel);
       }),
 
+    sendDtmf: (req) =>
+      answer(calls, req.callId, `sendDtmf ${req.utteranceId}`, async () => {
+        if (nobodyListening(req.callId)) return { method: 'inband' as const, playedMs: 0, events: [] };
+        const call = requireCall(calls, req.callId);
+        return call.pressKeys(req.utteranceId, req.digits);
+      }),
+
     disarmTurn: ({ callId, armId }) =>
       answer(calls, callId, `disarmTurn ${armId}`, async () => {
         calls.get(callId)?.delivery.disarm(armId);

@@ -17,10 +17,13 @@ import type { AsyncCompletionClient, WorkflowHandle } from '@temporalio/client';
 import { toPcm16, type AudioFormat } from '../audio/format';
 import type { Config } from '../config';
 import type { Logger } from '../shared/logger';
-import type { EndReason, GatewayEvent, SpeechOutcome, VoiceConfig } from '../../workflows/call-definitions';
+import { ApplicationFailure } from '@temporalio/common';
+import { DTMF_DIGITS, dtmfAudio } from '../audio/dtmf';
+import type { EndReason, GatewayEvent, SendDtmfResult, SpeechOutcome, VoiceConfig } from '../../workflows/call-definitions';
 import type OpenAI from 'openai';
 import { ArrivalClock } from './arrival-clock';
 import { ConversationMirror } from './conversation-mirror';
+import { DtmfGatherer, dtmfInputText } from './dtmf-gatherer';
 import { LatencyMetrics } from './latency-metrics';
 import type { PipelineObserver } from './pipeline-observer';
 import { WavRecorder } from './recording/wav-recorder';
@@ -117,6 +120,8 @@ export class CallMedia {
   private readonly vad: VadAnalyzer;
   private readonly stt: SttLink;
   private readonly turns: TurnDetector;
+  /** The caller's keypresses, gathered into inputs (dtmf-gatherer.ts). */
+  private readonly keys: DtmfGatherer;
   private agentPcm = new Int16Array(0);
   private closing = false;
   /** The gateway ends the call (Temporal away past the bound, a drain): no further turns. */
@@ -171,6 +176,9 @@ export class CallMedia {
       utterance: (turn) => this.utterance(turn),
       arrivalPerf: (audioMs) => this.arrivals.arrivalOf(audioMs),
     });
+    this.keys = new DtmfGatherer({ timeoutSecs: pipeline.dtmf_timeout_secs ?? 2, maxDigits: pipeline.dtmf_max_digits ?? 32 }, (digits) =>
+      this.utterance({ text: dtmfInputText(digits), duringAgentSpeech: false, speechEndPerf: null, vadStopPerf: null, sttTtfbMs: null }),
+    );
     this.arrivals = new ArrivalClock(format.sampleRate);
     this.vad = new VadAnalyzer(opts.vad.createStream(format.sampleRate as 8000 | 16000), vadParamsFromPipeline(pipeline), (e) => {
       if (e.type === 'speech_started') this.observer.callerSpeechStarted(performance.now());
@@ -208,7 +216,8 @@ export class CallMedia {
         clear: () => out.clear(),
         sent: (frame, slotPerf) => this.recordAgent(frame, slotPerf),
       },
-      hold: () => interruptsOnSpeechStart && this.vad.state === 'starting',
+      // Keys the agent presses play out whole: an IVR talking over them must not cut them.
+      hold: () => interruptsOnSpeechStart && this.vad.state === 'starting' && !this.speech.pressingKeys,
       began: () => this.turns.onAgentSpeech(),
       observer: this.observer,
     });
@@ -234,6 +243,28 @@ export class CallMedia {
     const atMs = timestampMs !== null && Number.isFinite(timestampMs) && timestampMs >= 0 ? timestampMs : performance.now() - this.opts.startPerf;
     this.recorder.writeCaller(pcm, atMs);
     this.stt.send(pcm);
+  }
+
+  /**
+   * A caller keypress (any vendor's `dtmf`): recorded as a `dtmf` event, it interrupts the agent
+   * like speech does, and joins the input being gathered.
+   */
+  onDtmf(digit: string): void {
+    if (this.closing || this.leaving) return;
+    this.reports.events.add('dtmf', { digit });
+    if (this.speech.playback.speaking) this.speech.bargeIn();
+    this.keys.push(digit);
+  }
+
+  /**
+   * send_dtmf: in-band DTMF tones in the stream's own format, after whatever is queued. Every
+   * vendor here gets tones: none has a way to send digits that keeps its media stream running
+   * (docs/phone-operations.md).
+   */
+  async pressKeys(utteranceId: string, digits: string): Promise<SendDtmfResult> {
+    if (!DTMF_DIGITS.test(digits)) throw ApplicationFailure.nonRetryable(`not DTMF digits: ${JSON.stringify(digits)}`, 'InvalidDigits');
+    const { playedMs } = await this.speech.pressKeys(utteranceId, dtmfAudio(digits, this.format));
+    return { method: 'inband', playedMs: Math.round(playedMs), events: this.reports.events.drain() };
   }
 
   // ---- ending ----------------------------------------------------------------------------------
@@ -309,6 +340,7 @@ export class CallMedia {
     this.closedBy = reason;
     const endMs = performance.now() - this.opts.startPerf;
     this.turns.close();
+    this.keys.close();
     this.delivery.close();
     this.speech.close();
     this.opts.out.close(code, message);

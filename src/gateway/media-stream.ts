@@ -23,6 +23,7 @@ import { callWorkflowId, voiceConfigQuery, type VoiceConfig } from '../../workfl
 import { voiceSetupFromMemo } from '../../workflows/voice-setup';
 import { CallMedia, type StreamOutput } from './call-media';
 import { epochMs } from './events';
+import { ANSWERED_WRITE_WAIT_MS, type AnsweredCalls } from './answered-calls';
 import type { CallRegistry } from './call-registry';
 import type { StreamStats } from './stream-stats';
 import { verifyStreamToken } from './stream-token';
@@ -62,6 +63,8 @@ export interface StreamContext {
   ttsSpares?: TtsSpares;
   /** Whether Temporal takes this gateway's reports (shared by its calls' outboxes). */
   reachability?: TemporalReachability;
+  /** Writes `in_progress` to the call's row when its stream starts (none without a database). */
+  answered?: Pick<AnsweredCalls, 'mark'>;
   /** LLM clients by provider (replies given alone while Temporal is away). */
   llm?: (provider: string) => OpenAI;
   stats: StreamStats;
@@ -147,7 +150,7 @@ class MediaStream {
         this.call?.speech.playback.onMark(event.name);
         return;
       case 'dtmf':
-        this.ctx.log.debug('dtmf', { callId: this.callId, digit: event.digit });
+        this.call?.onDtmf(event.digit);
         return;
       case 'cleared':
         return;
@@ -189,13 +192,15 @@ class MediaStream {
     if (!this.ctx.calls.reserve(callId, this.protocol.name)) return this.reject(CLOSE_POLICY, 'call already streaming or finished');
     this.callId = callId;
     const startPerf = performance.now();
-    this.setUp(start, startPerf).catch((err: Error) => {
+    // Written while the workflow is looked up: the call reads in_progress before its greeting plays.
+    const answered = this.ctx.answered?.mark(callId, epochMs(startPerf));
+    this.setUp(start, startPerf, answered).catch((err: Error) => {
       this.ctx.calls.release(callId);
       this.reject(CLOSE_POLICY, err.message);
     });
   }
 
-  private async setUp(start: StreamStart, startPerf: number): Promise<void> {
+  private async setUp(start: StreamStart, startPerf: number, answered?: Promise<void>): Promise<void> {
     const callId = this.callId;
     const workflow = this.ctx.temporal.workflow.getHandle(callWorkflowId(callId));
     let voice: VoiceConfig;
@@ -215,6 +220,7 @@ class MediaStream {
       const e = err as Error;
       throw new Error(e.name === 'WorkflowNotFoundError' ? 'unknown call' : `call lookup failed: ${e.message}`);
     }
+    if (answered) await withTimeout(answered, ANSWERED_WRITE_WAIT_MS, 'slow').catch(() => undefined);
     if (this.phase !== 'starting') {
       this.ctx.calls.release(callId); // the socket closed meanwhile
       return;

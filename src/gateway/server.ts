@@ -22,6 +22,7 @@ import { llmClients } from '../providers/llm/llm-activity-support';
 import { createGatewayActivities } from './activities';
 import { TemporalReachability } from './workflow-outbox';
 import { GatewayPresence } from './presence/presence';
+import { AnsweredCalls } from './answered-calls';
 import { CallRegistry } from './call-registry';
 import type { CallMedia } from './call-media';
 import { GatewayDrain, waitForFinalRecord } from './drain';
@@ -133,6 +134,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   });
 
   let presence: GatewayPresence | null = null;
+  let answered: AnsweredCalls | null = null;
   let drain: GatewayDrain | null = null;
   const state = (): GatewayRunState => (worker.getState() !== 'RUNNING' ? 'down' : drain?.draining ? 'draining' : 'ok');
   const wss = new WebSocketServer({ noServer: true, maxPayload: maxMediaMessageBytes(), perMessageDeflate: false });
@@ -178,7 +180,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     }
     const upgrade = { url, headers: req.headers, remoteAddress: req.socket.remoteAddress ?? '' };
     wss.handleUpgrade(req, socket, head, (ws) => {
-      acceptMediaStream(ws, protocol, upgrade, { calls, streamSecret: deps.streamSecret, temporal: deps.temporal, config: deps.config, taskQueue, vad, ttsSpares, reachability, llm, stats, log });
+      acceptMediaStream(ws, protocol, upgrade, { calls, streamSecret: deps.streamSecret, temporal: deps.temporal, config: deps.config, taskQueue, vad, ttsSpares, reachability, llm, stats, log, answered: answered ?? undefined });
     });
   });
   try {
@@ -197,6 +199,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   const url = `ws://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${actualPort}`;
   log.info('media gateway listening', { port: actualPort, taskQueue });
   const databaseUrl = deps.databaseUrl ?? deps.config.DATABASE_URL;
+  if (databaseUrl) answered = new AnsweredCalls(databaseUrl, log);
   presence = databaseUrl
     ? new GatewayPresence({ databaseUrl, id: taskQueue, url, maxCalls: deps.config.GATEWAY_MAX_CALLS, maxLoad: deps.config.GATEWAY_MAX_LOAD, calls: () => calls.size, log })
     : null;
@@ -241,6 +244,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
         // this gateway; a row marked stopped is never judged lost, so only then may it say so.
         await presence?.stop(await reportsDelivered(held, STOP_REPORTS_WAIT_MS));
         await ttsSpares.close();
+        await answered?.close();
         for (const ws of wss.clients) ws.terminate();
         if (worker.getState() === 'RUNNING') worker.shutdown();
         await running;

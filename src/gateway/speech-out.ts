@@ -47,6 +47,8 @@ export class SpeechOut {
   /** The greeting, started when the stream connected, until its `speak` request claims it. */
   private greeting: { utteranceId: string; text: string; speech: AgentSpeech } | null = null;
   private closed = false;
+  /** Keys being pressed (send_dtmf): not cut by barge-in. */
+  private keyTones = 0;
 
   constructor(private readonly opts: SpeechOutOptions) {
     this.playback = new Playback(
@@ -111,9 +113,32 @@ export class SpeechOut {
     }
   }
 
+  /** True while DTMF tones the agent sends are queued or playing. */
+  get pressingKeys(): boolean {
+    return this.keyTones > 0;
+  }
+
+  /**
+   * send_dtmf: the tones (already in the stream's format) play after whatever is queued, like an
+   * utterance; resolves when they have played. Barge-in does not cut them: an IVR prompt playing
+   * while the agent presses keys is the normal case, and half a tone is a wrong or lost key.
+   */
+  async pressKeys(id: string, audio: Buffer): Promise<{ playedMs: number }> {
+    if (this.closed) return { playedMs: 0 };
+    const speech = this.playback.start(id, `${id}~dtmf`);
+    this.keyTones++;
+    try {
+      this.playback.audio(speech.ttsId, audio);
+      this.playback.ttsFinished(speech.ttsId, true);
+      return { playedMs: (await speech.result).playedMs };
+    } finally {
+      this.keyTones--;
+    }
+  }
+
   /** Barge-in: the line goes silent now; speech, TTS and LLM stop. */
   bargeIn(): void {
-    if (this.closed) return;
+    if (this.closed || this.keyTones > 0) return;
     const atPerf = performance.now();
     this.bargingIn = true;
     let cut: AgentSpeech[];

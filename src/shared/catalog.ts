@@ -44,11 +44,15 @@ export const EVENT_TYPES = [
   'call_status',
   'error',
   'analysis_completed',
+  'dtmf',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** Tools the platform itself provides to flow nodes (freeform agents always have end_call). */
-export const BUILTIN_TOOLS = ['end_call'] as const;
+/**
+ * Tools the platform itself provides to flow nodes (freeform agents always have end_call).
+ * send_dtmf presses keys on the line (an outbound agent in a company's phone menu).
+ */
+export const BUILTIN_TOOLS = ['end_call', 'send_dtmf'] as const;
 
 export const PIPELINE_DEFAULTS = {
   idle_warn_secs: 25,
@@ -58,6 +62,10 @@ export const PIPELINE_DEFAULTS = {
   vad_stop_secs: 0.2,
   vad_min_volume: 0.4,
   min_words: 3,
+  /** Keypresses: a pause this long ends the caller's input (docs/phone-operations.md). */
+  dtmf_timeout_secs: 2,
+  /** Keypresses: this many keys end the caller's input. */
+  dtmf_max_digits: 32,
 };
 export type PipelineSettings = typeof PIPELINE_DEFAULTS;
 

@@ -12,6 +12,7 @@
  */
 import WebSocket from 'ws';
 import { bytesForMs, fromPcm16, silence, silenceByte, toPcm16, type AudioFormat } from '../../src/audio/format';
+import { detectDtmf } from '../../src/audio/dtmf';
 import { Pacer, type Paced } from '../../src/gateway/pacer';
 import {
   FRAME_MS,
@@ -181,6 +182,16 @@ export class PhoneCaller implements Paced {
       at += p.length;
     }
     return out;
+  }
+
+  /**
+   * The keys pressed in the agent's audio so far (DTMF tones decoded with Goertzel, as an IVR
+   * hears them): how a test checks what send_dtmf sent, whatever the vendor's audio format.
+   */
+  heardDigits(): string {
+    return detectDtmf(this.heardAudio(), this.format.sampleRate)
+      .map((d) => d.digit)
+      .join('');
   }
 
   /** Played frames that carry sound (peak above SPEECH_PEAK), e.g. to check the greeting was audio. */

@@ -84,6 +84,8 @@ describe('POST /api/agents', () => {
         vad_stop_secs: 0.2,
         vad_min_volume: 0.4,
         min_words: 3,
+        dtmf_timeout_secs: 2,
+        dtmf_max_digits: 32,
       },
       pre_call_tool_ids: [],
       tool_ids: [],
@@ -254,6 +256,8 @@ describe('PATCH /api/agents/{agent_id}', () => {
       vad_stop_secs: 0.2,
       vad_min_volume: 0.4,
       min_words: 2,
+      dtmf_timeout_secs: 2,
+      dtmf_max_digits: 32,
     });
     expect(res.body.llm_settings).toEqual({ temperature: 1.5, max_tokens: 100 });
     expect(res.body.stt_settings).toEqual({ punctuate: true, diarize: true, model_tier: 'x' });

@@ -59,6 +59,7 @@ function gatewayStandIn() {
   const activities: GatewayActivities = {
     speak: async (req) => ({ heardText: req.text, interrupted: false, characters: req.text.length, events: [] }),
     voiceTurn: async () => ({ content: '', toolCalls: [], usage: { prompt_tokens: 0, completion_tokens: 0 }, ttfbMs: null, heardText: '', interrupted: true, characters: 0, events: [] }),
+    sendDtmf: async () => ({ method: 'inband', playedMs: 0, events: [] }),
     armedTurn: (req) => new Promise((resolve) => armed.push({ req, resolve, taken: false })),
     disarmTurn: async ({ armId }) => {
       disarmed.push(armId);

@@ -49,6 +49,8 @@ const pipelineFields = {
   vad_stop_secs: z.number().positive().max(MAX_VAD_WINDOW_SECS).describe('seconds of silence to end a user turn'),
   vad_min_volume: z.number().min(0).max(1).describe('minimum volume counted as speech'),
   min_words: z.number().int().min(1).max(50).describe('minimum words before the LLM processes a turn'),
+  dtmf_timeout_secs: z.number().min(0.5).max(30).describe("seconds without a keypress that end the caller's keypad input (# ends it at once)"),
+  dtmf_max_digits: z.number().int().min(1).max(64).describe("keypresses that end the caller's keypad input on their own"),
 };
 type PipelineKey = keyof typeof pipelineFields;
 

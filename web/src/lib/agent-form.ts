@@ -19,6 +19,8 @@ export const PIPELINE_FIELDS = [
   { key: 'vad_stop_secs', label: 'VAD stop (s)', step: 0.05 },
   { key: 'vad_min_volume', label: 'VAD minimum volume', step: 0.05 },
   { key: 'min_words', label: 'Minimum words to interrupt', step: 1 },
+  { key: 'dtmf_timeout_secs', label: 'Keypad pause ends input (s)', step: 0.5 },
+  { key: 'dtmf_max_digits', label: 'Keypad input max keys', step: 1 },
 ] as const satisfies ReadonlyArray<{ key: PipelineKey; label: string; step: number }>;
 type Unlisted = Exclude<PipelineKey, (typeof PIPELINE_FIELDS)[number]['key']>;
 const everyPipelineKeyListed: [Unlisted] extends [never] ? true : Unlisted = true;

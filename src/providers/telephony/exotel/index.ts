@@ -19,8 +19,9 @@ export const descriptor: TelephonyVendorDescriptor = {
     transfer: { supported: false, how: 'only through an App Bazaar flow: end the stream and let a Connect applet after the Voicebot applet dial' },
     // The Calls/connect parameters have no answering-machine detection.
     machine_detection: { supported: false, how: 'not offered by the Calls/connect API' },
-    // developer.exotel.com/docs/agentstream/websocket-protocol: dtmf is receive-only on the Voicebot stream.
-    send_dtmf: { supported: false, how: 'the Voicebot stream only receives dtmf events; there is no send' },
+    // developer.exotel.com/docs/agentstream/websocket-protocol: dtmf is receive-only on the Voicebot
+    // stream, so the gateway plays the tones into the stream's audio.
+    send_dtmf: { supported: true, how: 'in-band DTMF tones (ITU-T Q.23) in the stream audio (the Voicebot stream has no dtmf send)' },
     audio_formats: ['pcm16/8000', 'pcm16/16000'],
   },
   docs:

@@ -18,8 +18,9 @@ export const descriptor: TelephonyVendorDescriptor = {
     transfer: { supported: true, how: 'Transfer a call API (POST …/Call/{call_uuid}/ with legs=aleg and aleg_url)' },
     // plivo.com/docs/voice/api/call#make-a-call: machine_detection=true|hangup, machine_detection_url.
     machine_detection: { supported: true, how: 'machine_detection when the call is made; the result comes to machine_detection_url' },
-    // plivo.com/docs/voice/api/call#send-digits: POST …/Call/{call_uuid}/DTMF/.
-    send_dtmf: { supported: true, how: 'Send digits API (POST …/Call/{call_uuid}/DTMF/ with digits)' },
+    // plivo.com/docs/voice/api/call#send-digits (POST …/Call/{call_uuid}/DTMF/) exists, but the
+    // tones in the stream's own audio need no REST round trip and behave as on every vendor.
+    send_dtmf: { supported: true, how: 'in-band DTMF tones (ITU-T Q.23) in the stream audio (the Send digits API is not used)' },
     audio_formats: ['mulaw/8000', 'pcm16/8000', 'pcm16/16000'],
   },
   docs:

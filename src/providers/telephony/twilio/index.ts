@@ -17,8 +17,9 @@ export const descriptor: TelephonyVendorDescriptor = {
     transfer: { supported: true, how: 'update the live call with TwiML <Dial> (Call resource update)' },
     // twilio.com/docs/voice/answering-machine-detection: MachineDetection / AsyncAmd on call create.
     machine_detection: { supported: true, how: 'MachineDetection (or AsyncAmd) when the call is created; AnsweredBy in the callback' },
-    // SendDigits on call create; <Play digits> in TwiML on a live call (which ends the stream's TwiML).
-    send_dtmf: { supported: true, how: 'TwiML <Play digits> on a call update (SendDigits when dialing)' },
+    // <Play digits> needs a call update with new TwiML, which replaces the running <Connect><Stream>
+    // and ends the media stream: the gateway plays the tones into the stream instead.
+    send_dtmf: { supported: true, how: 'in-band DTMF tones (ITU-T Q.23) in the stream audio; <Play digits> would end the <Connect><Stream>' },
     audio_formats: ['mulaw/8000'],
   },
   docs:
