@@ -113,6 +113,10 @@ export const coreConfigSchema = z.object({
   // lets its live calls go on for up to this long; then each hears the goodbye and is ended.
   GATEWAY_DRAIN_SECS: z.coerce.number().int().min(0).max(7 * 24 * 3600).default(1800),
   GATEWAY_DRAIN_GOODBYE: z.string().min(1).default('I am sorry, I have to end this call now. Please call again if you need anything else. Goodbye.'),
+  // A gateway keeps one connected TTS session per voice ready for the next call (its greeting then
+  // needs no handshake) for up to this long without a call taking it; 0: no ready sessions
+  // (docs/media-gateway.md, "Vendor connections").
+  GATEWAY_TTS_SPARE_SECS: z.coerce.number().min(0).max(3600).default(50),
   // On SIGTERM a worker lets its in-flight activities finish, and the API its in-flight requests,
   // for up to this long (Temporal gives unfinished activities to other workers).
   SHUTDOWN_GRACE_SECS: z.coerce.number().int().min(0).max(3600).default(30),

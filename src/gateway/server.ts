@@ -107,7 +107,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   const stats = new StreamStats();
   // Loaded once for every call; a broken model install fails the start, not the first call.
   const vad = SileroBatcher.of(await sharedSileroModel());
-  const ttsSpares = new TtsSpares();
+  const ttsSpares = new TtsSpares(deps.config.GATEWAY_TTS_SPARE_SECS * 1000);
   // One LLM client per provider for the whole gateway (connections stay warm between turns).
   const llm = llmClients(deps.config);
   const reachability = new TemporalReachability();

@@ -10,6 +10,7 @@ import type { AudioFormat } from '../audio/format';
 import type { Config } from '../config';
 import { createAgentTts, type TtsSession } from '../providers/tts';
 import type { SpeechProviderError } from '../providers/speech-socket';
+import { ttsRole, type SocketRole } from '../providers/socket-census';
 import { countProviderError, observeTurnStage } from '../observability/metrics';
 import type { Logger } from '../shared/logger';
 import type { VoiceConfig } from '../../workflows/call-definitions';
@@ -56,14 +57,14 @@ export class TtsLink {
   constructor(private readonly opts: TtsLinkOptions) {
     const { tts } = opts;
     try {
-      const open = () =>
+      const open = (role: SocketRole) =>
         createAgentTts(
           { tts_provider: tts.provider, tts_model: tts.model, voice: tts.voice, tts_language: tts.language, tts_settings: tts.settings },
           opts.config,
-          { format: opts.format },
+          { format: opts.format, role },
         );
       const voice = JSON.stringify([tts.provider, tts.model, tts.voice, tts.language, tts.settings, opts.format]);
-      this.session = opts.spares ? opts.spares.take(voice, open) : open();
+      this.session = opts.spares ? opts.spares.take(voice, open) : open(ttsRole());
       this.session.on('audio', ({ id, audio }) => this.audio(id, audio));
       this.session.on('done', ({ id, reason, characters }) => this.done(id, reason, characters));
       this.session.on('error', (err) => {

@@ -104,6 +104,26 @@ new Gauge({
   },
 });
 
+/**
+ * What a vendor socket is for: a call's speech to text, a call's text to speech, or a TTS session
+ * kept ready for the next call of its voice (src/gateway/tts-spares.ts) that no call holds yet.
+ */
+export type VendorSocketKind = 'stt' | 'tts' | 'tts_spare';
+type SocketCount = { vendor: string; kind: VendorSocketKind; count: number };
+const socketSources = new Set<() => Iterable<SocketCount>>();
+
+new Gauge({
+  name: 'voice_vendor_sockets',
+  help: 'Vendor WebSockets this process holds open (vendors cap concurrent connections per account), by vendor and kind: stt, tts (held by a call), tts_spare (ready for the next call of a voice).',
+  labelNames: ['vendor', 'kind'] as const,
+  collect() {
+    this.reset();
+    for (const source of socketSources) {
+      for (const { vendor, kind, count } of source()) this.inc({ vendor: label(vendor), kind }, count);
+    }
+  },
+});
+
 type StatusCount = { provider: string | null; status: string; count: number };
 const statusSources = new Set<() => Promise<StatusCount[]>>();
 // A scrape must answer even when the database hangs: the gauge is then left out.
@@ -190,6 +210,12 @@ export function trackGatewayCalls(source: () => Iterable<CallCount>): () => void
 export function trackGatewayPresence(source: () => PresenceReading): () => void {
   presenceSources.add(source);
   return () => presenceSources.delete(source);
+}
+
+/** Reports the open vendor sockets on scrape (src/providers/socket-census.ts); returns the untrack function. */
+export function trackVendorSockets(source: () => Iterable<SocketCount>): () => void {
+  socketSources.add(source);
+  return () => socketSources.delete(source);
 }
 
 /** Counts active calls by provider and status on scrape (the API, from the database); returns the untrack function. */

@@ -2,10 +2,12 @@
  * Opening a vendor WebSocket for streaming speech (STT/TTS adapters). The point of this helper
  * is the failure path: a rejected upgrade (bad key → HTTP 401, bad parameter → 400) comes back
  * as a SpeechProviderError carrying the vendor's status and error text instead of ws's bare
- * "Unexpected server response: 401".
+ * "Unexpected server response: 401". Every vendor socket opens here, so here it is counted too
+ * (socket-census.ts).
  */
 import WebSocket from 'ws';
 import type { Logger } from '../shared/logger';
+import { countVendorSocket, type SocketRole } from './socket-census';
 
 export class SpeechProviderError extends Error {
   override name = 'SpeechProviderError';
@@ -28,7 +30,12 @@ export class SpeechProviderError extends Error {
 }
 
 export interface OpenSocketOptions {
+  /** For messages: "Deepgram", "Deepgram TTS". */
   provider: string;
+  /** The registry name, for the open-socket count (`voice_vendor_sockets{vendor}`). */
+  vendor: string;
+  /** What the socket is for (`voice_vendor_sockets{kind}`); see socket-census.ts. */
+  role: SocketRole;
   headers?: Record<string, string>;
   handshakeTimeoutMs?: number;
 }
@@ -56,6 +63,7 @@ export function openSpeechSocket(url: string, options: OpenSocketOptions, failed
     // Audio does not compress and deflate adds latency to every frame.
     perMessageDeflate: false,
   });
+  countVendorSocket(ws, options.vendor, options.role);
   let reported = false;
   let opened = false;
   ws.once('open', () => {

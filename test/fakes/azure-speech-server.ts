@@ -83,6 +83,8 @@ export interface FakeAzureSpeech {
     synthesisConnections: number;
     rejected: Array<{ status: number; path: string }>;
   };
+  /** Connections open now (recognition and synthesis). */
+  openConnections(): number;
   dropConnections(code?: number, reason?: string): void;
   stop(): Promise<void>;
 }
@@ -195,6 +197,7 @@ export async function startFakeAzureSpeech(options: FakeAzureSpeechOptions): Pro
       else queue.push(...texts);
     },
     received,
+    openConnections: () => server.openConnections(),
     dropConnections: server.dropConnections,
     stop: server.stop,
   };

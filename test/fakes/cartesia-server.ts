@@ -48,6 +48,8 @@ export interface FakeCartesia {
     contexts: Map<string, FakeCartesiaContext>;
   };
   /** Closes every open connection from the server side (default 1011), as an outage would. */
+  /** Connections open now (what Cartesia counts against the account's concurrency). */
+  openConnections(): number;
   dropConnections(code?: number, reason?: string): void;
   stop(): Promise<void>;
 }
@@ -76,6 +78,7 @@ export async function startFakeCartesia(options: FakeCartesiaOptions): Promise<F
   return {
     url: server.url,
     received,
+    openConnections: () => server.openConnections(),
     dropConnections: (code, reason) => server.dropConnections(code, reason),
     stop: () => server.stop(),
   };

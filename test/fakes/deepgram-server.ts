@@ -77,6 +77,8 @@ export interface FakeDeepgram {
   outage(on: boolean): void;
   /** What the `/v1/speak` (Aura TTS) endpoint received. */
   speak: FakeDeepgramSpeak;
+  /** Connections open now, of one endpoint or both (Deepgram counts concurrent streams per project). */
+  openConnections(endpoint?: 'listen' | 'speak'): number;
   /** Closes every open connection from the server side (default 1011), as an outage would. */
   dropConnections(code?: number, reason?: string): void;
   stop(): Promise<void>;
@@ -157,6 +159,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
         return streams.flatMap((s) => s.controls);
       },
     },
+    openConnections: (endpoint) => server.openConnections(endpoint ? `/v1/${endpoint}` : ''),
     dropConnections: (code, reason) => server.dropConnections(code, reason),
     stop: () => server.stop(),
   };

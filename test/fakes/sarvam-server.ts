@@ -63,6 +63,8 @@ export interface FakeSarvam {
   /** Texts in order; a function (model, mode, language) answers when the queue is empty. */
   script(texts: string[] | ((q: { model: string; mode?: string; language: string }) => string)): void;
   received: { streams: FakeSarvamStream[]; rejected: Array<{ status: number; body: string }>; rest: FakeSarvamRestRequest[] };
+  /** Streaming connections open now. */
+  openConnections(): number;
   dropConnections(code?: number, reason?: string): void;
   stop(): Promise<void>;
 }
@@ -142,6 +144,7 @@ export async function startFakeSarvam(options: FakeSarvamOptions): Promise<FakeS
       else queue.push(...texts);
     },
     received,
+    openConnections: () => server.openConnections(),
     dropConnections: server.dropConnections,
     stop: server.stop,
   };

@@ -18,6 +18,11 @@ export interface WsFakeServer {
   /** ws://127.0.0.1:<port>, what the *_BASE_URL settings take. */
   url: string;
   port: number;
+  /**
+   * Connections open now (accepted and not yet closed), optionally only those whose path starts
+   * with `pathPrefix` — what a vendor counts against an account's concurrent-connection limit.
+   */
+  openConnections(pathPrefix?: string): number;
   /** Closes every open connection from the server side, as a vendor outage would. */
   dropConnections(code?: number, reason?: string): void;
   stop(): Promise<void>;
@@ -39,6 +44,7 @@ export async function startWsFakeServer(handlers: WsFakeHandlers, port = 0): Pro
       }),
   );
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  const paths = new Map<WebSocket, string>();
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'ws://127.0.0.1');
     const rejection = handlers.check(req, url);
@@ -46,13 +52,22 @@ export async function startWsFakeServer(handlers: WsFakeHandlers, port = 0): Pro
       reject(socket, rejection);
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => handlers.connected(ws, req, url));
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      paths.set(ws, url.pathname);
+      ws.once('close', () => paths.delete(ws));
+      handlers.connected(ws, req, url);
+    });
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const actualPort = (server.address() as AddressInfo).port;
   return {
     url: `ws://127.0.0.1:${actualPort}`,
     port: actualPort,
+    openConnections(pathPrefix = '') {
+      let n = 0;
+      for (const path of paths.values()) if (path.startsWith(pathPrefix)) n++;
+      return n;
+    },
     dropConnections(code = 1011, reason = 'Internal server error') {
       for (const ws of wss.clients) ws.close(code, reason);
     },

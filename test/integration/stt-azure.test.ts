@@ -7,9 +7,11 @@ import { AzureStt, descriptor } from '../../src/providers/stt/azure';
 import type { SttTranscript } from '../../src/providers/stt/types';
 import { startFakeAzureSpeech, type FakeAzureSpeech, type FakeAzureSpeechOptions } from '../fakes/azure-speech-server';
 import { pcmSilenceFrames, pcmToneFrames } from '../support/caller-pcm';
-import { nextEvent, sleep } from '../support/speech';
+import { nextEvent, sleep, until } from '../support/speech';
+import { openVendorSockets } from '../../src/providers/socket-census';
 
 const KEY = 'azure-speech-test-key';
+const azureSockets = () => openVendorSockets().find((c) => c.vendor === 'azure' && c.kind === 'stt')?.count ?? 0;
 
 describe('Azure speech-to-text (Speech SDK)', () => {
   let fake: FakeAzureSpeech;
@@ -114,6 +116,12 @@ describe('Azure speech-to-text (Speech SDK)', () => {
     expect((await final).text).toBe('after the drop');
     expect(fake.received.recognitions).toHaveLength(2);
     expect(errors).toEqual([]);
+    // The dropped socket left the count, the SDK's new one joined it; close() ends both sides.
+    expect(fake.openConnections()).toBe(1);
+    expect(azureSockets()).toBe(1);
+    await stt.close();
+    await until(() => fake.openConnections() === 0);
+    expect(azureSockets()).toBe(0);
   }, 15_000);
 
   it('close() ends the audio: the open phrase still comes back as a final, then the stream closes', async () => {

@@ -8,6 +8,7 @@ import type { TtsSession } from '../../src/providers/tts/types';
 import { startFakeAzureSpeech, type FakeAzureSpeech, type FakeAzureSpeechOptions } from '../fakes/azure-speech-server';
 import { synthesize } from '../fakes/fake-tts-audio';
 import { nextEvent, until } from '../support/speech';
+import { openVendorSockets } from '../../src/providers/socket-census';
 
 const KEY = 'azure-speech-test-key';
 
@@ -24,6 +25,7 @@ function record(tts: TtsSession): Recorded {
   tts.on('error', (e) => r.errors.push(e as Recorded['errors'][number]));
   return r;
 }
+const azureSockets = () => openVendorSockets().find((c) => c.vendor === 'azure' && c.kind === 'tts')?.count ?? 0;
 const audioOf = (r: Recorded, id: string) => Buffer.concat(r.audio.filter((a) => a.id === id).map((a) => a.audio));
 
 describe('Azure text-to-speech (Speech SDK)', () => {
@@ -118,6 +120,12 @@ describe('Azure text-to-speech (Speech SDK)', () => {
     expect(fake.received.syntheses.map((s) => s.text)).toEqual(['This is a long sentence that takes a while to speak out loud.', 'Sure.']);
     await until(() => fake.received.syntheses[0]!.interrupted);
     expect(fake.received.synthesisConnections).toBe(2);
+    // The cancelled synthesizer's socket is gone, on both sides; the session closes the other.
+    await until(() => fake.openConnections() === 1);
+    expect(azureSockets()).toBe(1);
+    await tts.close();
+    await until(() => fake.openConnections() === 0);
+    expect(azureSockets()).toBe(0);
   });
 
   it('maps a rejected key to a fatal error of the utterance', async () => {

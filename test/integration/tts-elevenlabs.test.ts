@@ -6,6 +6,7 @@ import { ElevenLabsTts } from '../../src/providers/tts/elevenlabs';
 import { startFakeElevenLabs, type FakeElevenLabs, type FakeElevenLabsOptions } from '../fakes/elevenlabs-server';
 import { synthesize } from '../fakes/fake-tts-audio';
 import { mulawRms, nextEvent, sleep, until } from '../support/speech';
+import { openVendorSockets } from '../../src/providers/socket-census';
 
 const API_KEY = 'xi-test-key';
 
@@ -22,6 +23,8 @@ function record(tts: TtsSession): Recorded {
   tts.on('error', (e) => r.errors.push(e));
   return r;
 }
+
+const vendorSockets = (vendor: string, kind: string) => openVendorSockets().find((c) => c.vendor === vendor && c.kind === kind)?.count ?? 0;
 
 const audioOf = (r: Recorded, id: string) => Buffer.concat(r.audio.filter((a) => a.id === id).map((a) => a.audio));
 
@@ -79,7 +82,7 @@ describe('ElevenLabs streaming TTS', () => {
 
     const conn = fake.received.connections[0]!;
     expect(conn.voiceId).toBe('voice-1');
-    expect(conn.query).toEqual({ model_id: 'eleven_flash_v2_5', output_format: 'ulaw_8000', inactivity_timeout: '180', auto_mode: 'true', language_code: 'en' });
+    expect(conn.query).toEqual({ model_id: 'eleven_flash_v2_5', output_format: 'ulaw_8000', inactivity_timeout: '60', auto_mode: 'true', language_code: 'en' });
     expect(conn.headers['xi-api-key']).toBe(API_KEY);
     expect(conn.messages).toEqual([
       { text: ' ', voice_settings: { stability: 0.4, similarity_boost: 0.8 } },
@@ -91,21 +94,27 @@ describe('ElevenLabs streaming TTS', () => {
     expect(conn.closed).toMatchObject({ code: 1000, by: 'server' });
   });
 
-  it('keeps a warm spare connection: no turn waits for a handshake, and the next spare opens when a reply is complete', async () => {
-    await start();
+  it('keeps a warm spare connection: no turn waits for a handshake, and the next spare opens when a reply’s audio is complete', async () => {
+    await start({ chunkMs: 20, chunkIntervalMs: 10 });
     const tts = open();
     const r = record(tts);
     await tts.ready;
     await until(() => fake.received.connections[0]?.messages.length === 1); // the spare is initialised
     expect(fake.received.connections).toHaveLength(1);
+    expect(vendorSockets('elevenlabs', 'tts')).toBe(1);
 
     tts.startUtterance('u1');
     tts.pushText('u1', 'First answer.');
     await nextEvent(tts, 'audio');
     expect(fake.received.connections).toHaveLength(1); // u1 used the spare
     tts.endText('u1');
+    // While its audio is being made the session holds that one socket: no spare yet.
+    await sleep(30);
+    expect(r.done).toEqual([]);
+    expect(fake.received.connections).toHaveLength(1);
     await nextEvent(tts, 'done');
     await until(() => fake.openConnections() === 1 && fake.received.connections.length === 2);
+    expect(vendorSockets('elevenlabs', 'tts')).toBe(1); // counted as the vendor sees it
 
     tts.startUtterance('u2');
     tts.pushText('u2', 'Second answer.');

@@ -171,4 +171,37 @@ describe('ready TTS sessions', () => {
     await spares.close();
     expect(opened.filter((s) => s.closed).map((s) => s.voice)).toEqual(['a', 'b']); // the two spares
   });
+
+  it('count a spare’s sockets as tts_spare until a call takes it, and close a spare no call took within the idle time', async () => {
+    const { TtsSpares } = await import('../../src/gateway/tts-spares');
+    const opened: Array<{ role: { kind: string }; closed: boolean }> = [];
+    const open = (role: { kind: string }) => {
+      const s = { role, closed: false, close: async () => void (s.closed = true) };
+      opened.push(s);
+      return s as never;
+    };
+    const spares = new TtsSpares(60);
+    spares.take('v', open);
+    expect(opened[0]!.role.kind).toBe('tts'); // opened for the call
+    await new Promise((r) => setImmediate(r));
+    expect(opened[1]!.role.kind).toBe('tts_spare');
+    spares.take('v', open);
+    expect(opened[1]!.role.kind).toBe('tts'); // taken: now the call's
+    await new Promise((r) => setImmediate(r));
+    expect(spares.size).toBe(1);
+    await new Promise((r) => setTimeout(r, 120));
+    expect(spares.size).toBe(0); // idle too long: closed, not replaced
+    expect(opened.map((s) => s.closed)).toEqual([false, false, true]);
+    await spares.close();
+  });
+
+  it('keep no spare at all when the idle time is 0', async () => {
+    const { TtsSpares } = await import('../../src/gateway/tts-spares');
+    let opened = 0;
+    const spares = new TtsSpares(0);
+    spares.take('v', () => (opened++, { close: async () => undefined }) as never);
+    await new Promise((r) => setImmediate(r));
+    expect(opened).toBe(1);
+    expect(spares.size).toBe(0);
+  });
 });

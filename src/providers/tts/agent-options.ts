@@ -6,6 +6,7 @@ export function agentTtsOptions(agent: AgentTtsFields, apiKey: string, baseUrl: 
     apiKey,
     baseUrl,
     format: options.format,
+    role: options.role,
     model: agent.tts_model ?? undefined,
     voice: agent.voice ?? undefined,
     language: agent.tts_language ?? undefined,

@@ -10,6 +10,7 @@ import WebSocket from 'ws';
 import type { Logger } from '../../shared/logger';
 import { Backoff } from '../../shared/backoff';
 import { openSpeechSocket, readyLatch, SpeechProviderError } from '../speech-socket';
+import { ttsRole, type SocketRole } from '../socket-census';
 import { TtsSessionBase, type UtteranceState } from './session-base';
 
 const CLOSE_TIMEOUT_MS = 1000;
@@ -22,6 +23,8 @@ export interface VendorSocket {
   label: string;
   /** Provider id in errors: "cartesia", "deepgram". */
   provider: string;
+  /** What the socket is for (default tts: a call's); see socket-census.ts. */
+  role?: SocketRole;
   /** Reconnect delays (default: Backoff's). */
   reconnectDelaysMs?: number[];
 }
@@ -83,8 +86,8 @@ export abstract class SocketTtsSession<U extends UtteranceState, Queued> extends
     if (this.closed) return;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.reconnectTimer = undefined;
-    const { url, headers, handshakeTimeoutMs, label, provider } = this.socket;
-    const ws = openSpeechSocket(url, { provider: label, headers, handshakeTimeoutMs }, (err) => {
+    const { url, headers, handshakeTimeoutMs, label, provider, role } = this.socket;
+    const ws = openSpeechSocket(url, { provider: label, vendor: provider, role: role ?? ttsRole(), headers, handshakeTimeoutMs }, (err) => {
       if (this.ws !== ws) return;
       this.ws = undefined;
       this.connectionLost(err);

@@ -14,6 +14,7 @@ import type { AudioFormat } from '../../audio/format';
 import type { ProviderConfig, VendorDescriptor } from '../vendor';
 export { SpeechProviderError } from '../speech-socket';
 import type { SpeechProviderError } from '../speech-socket';
+import type { SocketRole } from '../socket-census';
 
 export type TtsDoneReason = 'completed' | 'cancelled' | 'error';
 
@@ -55,6 +56,8 @@ export interface TtsOptions {
   /** The agent's `tts_settings`, vendor-specific (see README). */
   settings?: Record<string, unknown>;
   handshakeTimeoutMs?: number;
+  /** What the session's sockets are for (default: a call's tts); see socket-census.ts. */
+  role?: SocketRole;
 }
 
 /** The agent fields a TTS adapter reads. */
@@ -69,6 +72,8 @@ export interface AgentTtsFields {
 export interface TtsCreateOptions {
   /** The format the audio must come in (the call stream's); default μ-law 8 kHz. */
   format?: AudioFormat;
+  /** What the session's sockets are for: tts_spare while it waits in the gateway's spares. */
+  role?: SocketRole;
   /** Tuning for tests and tools (timeouts); the agent's fields win otherwise. */
   overrides?: Partial<TtsOptions>;
 }

@@ -17,6 +17,7 @@ import { pcmFromBytes, pcmToBytes, rms } from '../../../audio/pcm';
 import { createLogger } from '../../../shared/logger';
 import { azureCancellationError, azureLocale, azureSpeechConfig, type AzureSpeechConnection } from '../../azure-speech/speech-config';
 import { readyLatch, SpeechProviderError } from '../../speech-socket';
+import { sttRole, vendorConnection } from '../../socket-census';
 import type { SttEvents, SttStream, SttTranscript } from '../types';
 
 const log = createLogger('stt.azure');
@@ -49,6 +50,8 @@ export class AzureStt extends EventEmitter<SttEvents> implements SttStream {
   private readonly push: sdk.PushAudioInputStream;
   private readonly recognizer: sdk.SpeechRecognizer;
   private readonly connection: sdk.Connection;
+  /** The recognizer's socket in the open-socket count. */
+  private readonly counted = vendorConnection('azure', sttRole());
   private readonly latch = readyLatch();
   private readonly sampleRate: number;
   private connected = false;
@@ -85,10 +88,14 @@ export class AzureStt extends EventEmitter<SttEvents> implements SttStream {
     this.recognizer = new sdk.SpeechRecognizer(config, sdk.AudioConfig.fromStreamInput(this.push));
     this.connection = sdk.Connection.fromRecognizer(this.recognizer);
     this.connection.connected = () => {
+      if (!this.closedInfo) this.counted.opened();
       this.connected = true;
       this.latch.resolve();
     };
-    this.connection.disconnected = () => this.disconnected();
+    this.connection.disconnected = () => {
+      this.counted.closed();
+      this.disconnected();
+    };
     this.recognizer.recognizing = (_s, e) => {
       this.phraseOpen = true;
       if (e.result.text) this.emit('transcript', this.transcript(e.result, false, false));
@@ -210,6 +217,7 @@ export class AzureStt extends EventEmitter<SttEvents> implements SttStream {
     if (this.closedInfo) return;
     this.closedInfo = { code, reason };
     this.closing = true;
+    this.counted.closed();
     try {
       this.recognizer.close();
     } catch {

@@ -10,6 +10,7 @@ import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
 import { createLogger } from '../../../shared/logger';
 import { KeepAlive } from '../../../shared/keep-alive';
+import { sttRole } from '../../socket-census';
 import { openSpeechSocket, parseVendorJson, SpeechProviderError, wsBaseUrl } from '../../speech-socket';
 import { PendingSends } from '../pending-sends';
 import type { SttEvents, SttOptions, SttStream, SttTranscript } from '../types';
@@ -95,7 +96,7 @@ export class DeepgramStt extends EventEmitter<SttEvents> implements SttStream {
 
     this.ws = openSpeechSocket(
       deepgramListenUrl(options),
-      { provider: 'Deepgram', headers: { Authorization: `Token ${options.apiKey}` }, handshakeTimeoutMs: options.handshakeTimeoutMs },
+      { provider: 'Deepgram', vendor: 'deepgram', role: sttRole(), headers: { Authorization: `Token ${options.apiKey}` }, handshakeTimeoutMs: options.handshakeTimeoutMs },
       (err) => {
         rejectReady(err);
         if (!this.closing) this.fail(err);

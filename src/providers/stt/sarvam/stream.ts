@@ -19,6 +19,7 @@ import { decodeMulaw } from '../../../audio/g711';
 import { pcmFromBytes, pcmToBytes, rms } from '../../../audio/pcm';
 import { createLogger } from '../../../shared/logger';
 import { KeepAlive } from '../../../shared/keep-alive';
+import { sttRole } from '../../socket-census';
 import { openSpeechSocket, parseVendorJson, readyLatch, SpeechProviderError } from '../../speech-socket';
 import { PendingSends } from '../pending-sends';
 import { SegmentStt } from '../segment-stt';
@@ -71,7 +72,7 @@ export class SarvamStt extends EventEmitter<SttEvents> implements SttStream {
     this.ready = this.settleReady.promise;
     this.ws = openSpeechSocket(
       sarvamStreamUrl(options, this.request),
-      { provider: 'Sarvam', headers: { 'api-subscription-key': options.apiKey }, handshakeTimeoutMs: options.handshakeTimeoutMs },
+      { provider: 'Sarvam', vendor: 'sarvam', role: sttRole(), headers: { 'api-subscription-key': options.apiKey }, handshakeTimeoutMs: options.handshakeTimeoutMs },
       (err) => this.handshakeFailed(err),
     );
     this.ws.on('open', () => {

@@ -36,6 +36,7 @@ export const descriptor: TtsVendor = {
       voice: agent.voice ?? undefined,
       language: agent.tts_language ?? undefined,
       settings: agent.tts_settings ?? {},
+      role: options.role,
       ...(options.overrides?.handshakeTimeoutMs ? { firstAudioTimeoutMs: options.overrides.handshakeTimeoutMs } : {}),
     }),
 };

@@ -15,6 +15,7 @@ import { describeFormat, MULAW_8K, type AudioFormat } from '../../../audio/forma
 import { createLogger } from '../../../shared/logger';
 import { azureCancellationError, azureLocale, azureSpeechConfig, type AzureSpeechConnection } from '../../azure-speech/speech-config';
 import { countCharacters, readyLatch, SpeechProviderError } from '../../speech-socket';
+import { ttsRole, vendorConnection, type SocketRole, type VendorConnection } from '../../socket-census';
 import { TtsSessionBase } from '../session-base';
 import type { TtsSession } from '../types';
 import { azureSsml } from './ssml';
@@ -37,6 +38,8 @@ export interface AzureTtsOptions {
   /** tts_settings: style, style_degree, role, rate, pitch, volume (SSML). */
   settings?: Record<string, unknown>;
   firstAudioTimeoutMs?: number;
+  /** What the synthesizer's socket is for (default: a call's tts); see socket-census.ts. */
+  role?: SocketRole;
 }
 
 /** The SDK output format that is the stream's format, byte for byte. */
@@ -81,6 +84,9 @@ export class AzureTts extends TtsSessionBase<Utterance> implements TtsSession {
   private inFlight: { job: Job; synth: sdk.SpeechSynthesizer; timer?: NodeJS.Timeout; gotAudio: boolean } | null = null;
   private closed = false;
   private latch: ReturnType<typeof readyLatch> | undefined = readyLatch();
+  private readonly role: SocketRole;
+  /** Each synthesizer's socket in the open-socket count. */
+  private readonly counted = new WeakMap<sdk.SpeechSynthesizer, VendorConnection>();
 
   constructor(options: AzureTtsOptions) {
     super(log);
@@ -91,6 +97,7 @@ export class AzureTts extends TtsSessionBase<Utterance> implements TtsSession {
     this.language = azureLocale(options.language, AZURE_TTS_DEFAULTS.language);
     this.settings = options.settings ?? {};
     this.firstAudioTimeoutMs = options.firstAudioTimeoutMs ?? AZURE_TTS_DEFAULTS.firstAudioTimeoutMs;
+    this.role = options.role ?? ttsRole();
     this.openSynthesizer();
   }
 
@@ -136,6 +143,7 @@ export class AzureTts extends TtsSessionBase<Utterance> implements TtsSession {
     if (this.inFlight) this.settle(this.inFlight);
     for (const utt of [...this.utterances.values()]) this.finish(utt, 'cancelled');
     const synth = this.synth;
+    this.counted.get(synth)?.closed();
     await new Promise<void>((resolve) => {
       try {
         synth.close(() => resolve(), () => resolve());
@@ -158,7 +166,12 @@ export class AzureTts extends TtsSessionBase<Utterance> implements TtsSession {
     };
     // Warm: open the socket now rather than with the first sentence.
     const connection = sdk.Connection.fromSynthesizer(synth);
+    const counted = vendorConnection('azure', this.role);
+    this.counted.set(synth, counted);
+    connection.disconnected = () => counted.closed();
     connection.connected = () => {
+      // The SDK reconnects a synthesizer by itself; one closed on purpose stays uncounted.
+      if (this.synth === synth && !this.closed) counted.opened();
       this.latch?.resolve();
       this.latch = undefined;
     };
@@ -221,6 +234,7 @@ export class AzureTts extends TtsSessionBase<Utterance> implements TtsSession {
     const current = this.inFlight;
     if (!current) return;
     this.settle(current);
+    this.counted.get(current.synth)?.closed();
     current.synth.close();
   }
 

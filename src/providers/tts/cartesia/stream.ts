@@ -55,6 +55,7 @@ export class CartesiaTts extends SocketTtsSession<Utterance, { contextId: string
       url: `${wsBaseUrl(options.baseUrl || CARTESIA_DEFAULTS.baseUrl)}/tts/websocket`,
       headers: { 'X-API-Key': options.apiKey, 'Cartesia-Version': version },
       handshakeTimeoutMs: options.handshakeTimeoutMs,
+      role: options.role,
       label: 'Cartesia',
       provider: 'cartesia',
       reconnectDelaysMs: RECONNECT_DELAYS_MS,

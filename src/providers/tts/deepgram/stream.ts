@@ -80,6 +80,7 @@ export class DeepgramTts extends SocketTtsSession<Utterance, { id: string; data:
       url: deepgramSpeakUrl(options),
       headers: { Authorization: `Token ${options.apiKey}` },
       handshakeTimeoutMs: options.handshakeTimeoutMs,
+      role: options.role,
       label: 'Deepgram TTS',
       provider: 'deepgram',
     });

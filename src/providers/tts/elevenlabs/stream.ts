@@ -4,9 +4,11 @@
  * opens it, each sentence follows as `{"text":"… ", "flush":true}`, `{"text":""}` ends it, and
  * the server answers with `{"audio": base64}` messages, `{"isFinal": true}`, then closes.
  *
- * Latency choices: the session always holds a spare connection that is already open and
- * initialised, so startUtterance() never waits for a handshake; the next spare is opened as
- * soon as an utterance's text is complete (or cancelled), well before the next turn. With
+ * Latency choices: the session holds a spare connection that is already open and initialised,
+ * so startUtterance() never waits for a handshake. The next spare is opened when an utterance's
+ * audio is complete (isFinal) or it is cancelled — not when its text is complete, so a call holds
+ * one socket while the agent speaks (two only for the handshake's length), and the spare is still
+ * ready well before the caller has finished the next turn. With
  * `auto_mode=true` (and `flush` per sentence) ElevenLabs starts generating each sentence at once
  * instead of waiting for its chunk schedule to fill. Barge-in simply drops the connection.
  */
@@ -14,6 +16,7 @@ import WebSocket from 'ws';
 import { MULAW_8K, type AudioFormat } from '../../../audio/format';
 import { createLogger } from '../../../shared/logger';
 import { countCharacters, openSpeechSocket, parseVendorJson, readyLatch, SpeechProviderError, wsBaseUrl } from '../../speech-socket';
+import { ttsRole, type SocketRole } from '../../socket-census';
 import { TtsSessionBase } from '../session-base';
 import type { TtsOptions, TtsSession } from '../types';
 
@@ -25,11 +28,17 @@ export const ELEVENLABS_DEFAULTS = {
   model: 'eleven_flash_v2_5',
   // A stock ElevenLabs voice, so an agent without `voice` still speaks.
   voice: '21m00Tcm4TlvDq8ikWAM',
-  // ElevenLabs' maximum; its default of 20 s would close a spare connection between turns.
-  inactivityTimeoutSecs: 180,
+  // How long ElevenLabs keeps a socket we send nothing on. It only decides anything for a socket
+  // we failed to close (our side never leaves one idle longer: an unused spare is recycled after
+  // 50 s, and the gateway's ready sessions are closed after GATEWAY_TTS_SPARE_SECS, 50 s by
+  // default), so it is kept short — every second of it is a connection of the account's limit
+  // held for nothing — yet above the 50 s, so ElevenLabs never closes a spare we still count as
+  // ready. Its default of 20 s would close spares between turns; its maximum, 180 s, would hold
+  // a leaked socket for three minutes.
+  inactivityTimeoutSecs: 60,
 } as const;
 
-// Recycle an unused spare this long before ElevenLabs' inactivity timeout would close it.
+// Recycle an unused spare this long before ElevenLabs' inactivity timeout would close it (50 s).
 const SPARE_RECYCLE_MARGIN_SECS = 10;
 // A spare that lived this long and then closed was healthy (timed out): reopen it quietly.
 const HEALTHY_CONNECTION_MS = 1000;
@@ -69,6 +78,7 @@ export class ElevenLabsTts extends TtsSessionBase<Utterance> implements TtsSessi
   private readonly firstMessage: string;
   private readonly inactivityTimeoutSecs: number;
   private readonly handshakeTimeoutMs?: number;
+  private readonly role: SocketRole;
   private spare?: Connection;
   /** The last spare failed fast (bad key, bad voice): stop pre-opening until a connection works. */
   private spareBroken = false;
@@ -86,6 +96,7 @@ export class ElevenLabsTts extends TtsSessionBase<Utterance> implements TtsSessi
     this.apiKey = options.apiKey;
     this.firstMessage = JSON.stringify(first);
     this.handshakeTimeoutMs = options.handshakeTimeoutMs;
+    this.role = options.role ?? ttsRole();
     const latch = readyLatch();
     this.ready = latch.promise;
     this.settleReady = latch;
@@ -119,12 +130,13 @@ export class ElevenLabsTts extends TtsSessionBase<Utterance> implements TtsSessi
     if (!utt || utt.ended) return;
     utt.ended = true;
     if (utt.textSent) {
+      // The spare opens at isFinal: until then this socket is the call's one.
       this.send(utt.conn, { text: '' });
     } else {
       this.dropConnection(utt.conn);
       queueMicrotask(() => this.finish(utt, 'completed'));
+      this.ensureSpare();
     }
-    this.ensureSpare();
   }
 
   cancel(id: string): void {
@@ -171,7 +183,7 @@ export class ElevenLabsTts extends TtsSessionBase<Utterance> implements TtsSessi
   }
 
   private openConnection(): Connection {
-    const ws = openSpeechSocket(this.url, { provider: 'ElevenLabs', headers: { 'xi-api-key': this.apiKey }, handshakeTimeoutMs: this.handshakeTimeoutMs }, (err) =>
+    const ws = openSpeechSocket(this.url, { provider: 'ElevenLabs', vendor: 'elevenlabs', role: this.role, headers: { 'xi-api-key': this.apiKey }, handshakeTimeoutMs: this.handshakeTimeoutMs }, (err) =>
       this.connectionFailed(conn, err),
     );
     const conn: Connection = { ws, open: false, openedAt: 0, outbox: [], reported: false };
@@ -219,6 +231,7 @@ export class ElevenLabsTts extends TtsSessionBase<Utterance> implements TtsSessi
     if (msg.isFinal === true && utt) {
       this.finish(utt, 'completed');
       this.dropConnection(conn);
+      this.ensureSpare();
       return;
     }
     if (msg.error || (msg.message && msg.code !== undefined)) {
