@@ -21,7 +21,7 @@ export { sttModeProviders } from '../providers/stt/registry';
 export const STT_MODES = ['transcribe', 'translate'] as const;
 
 export const CALL_STATUSES = ['ringing', 'in_progress', 'completed', 'failed', 'no_answer'] as const;
-export const END_REASONS = ['agent_ended', 'user_ended', 'idle_timeout', 'error'] as const;
+export const END_REASONS = ['agent_ended', 'user_ended', 'idle_timeout', 'error', 'transferred'] as const;
 export const DIRECTIONS = ['inbound', 'outbound'] as const;
 
 /** Every call event type of the spec; all of them can be subscribed to by agent webhooks. */
@@ -44,11 +44,17 @@ export const EVENT_TYPES = [
   'call_status',
   'error',
   'analysis_completed',
+  'transfer_started',
+  'transfer_completed',
+  'transfer_failed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** Tools the platform itself provides to flow nodes (freeform agents always have end_call). */
-export const BUILTIN_TOOLS = ['end_call'] as const;
+/**
+ * Tools the platform itself provides to flow nodes (freeform agents always have end_call, and
+ * transfer_call when the agent has transfer_destinations and the call's vendor can transfer).
+ */
+export const BUILTIN_TOOLS = ['end_call', 'transfer_call'] as const;
 
 export const PIPELINE_DEFAULTS = {
   idle_warn_secs: 25,
