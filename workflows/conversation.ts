@@ -5,6 +5,8 @@
  */
 import { contextLine, substitute, type Variables } from '../src/shared/template';
 import type { AgentSnapshot, LlmMessage, LlmToolSpec, SnapshotNode, SnapshotTool } from './call-definitions';
+import { transferToolSpec } from './transfer-tool';
+import { TRANSFER_CALL } from '../src/shared/transfer';
 
 export const END_CALL = 'end_call';
 
@@ -63,12 +65,16 @@ export function systemMessages(prompt: string, agent: AgentSnapshot, state: Conv
   return messages;
 }
 
-/** The tools offered in the current state: freeform = agent tools + end_call; flow = node's. */
-export function offeredTools(agent: AgentSnapshot, state: ConversationState): LlmToolSpec[] {
+/**
+ * The tools offered in the current state: freeform = agent tools + end_call (+ transfer_call);
+ * flow = node's. `transferable`: the call can be handed over (destinations, a vendor that can).
+ */
+export function offeredTools(agent: AgentSnapshot, state: ConversationState, transferable = false): LlmToolSpec[] {
   const byId = new Map(agent.tools.map((t) => [t.id, t]));
   const node = findNode(agent, state.nodeKey);
+  const transfer = transferable && agent.transfer_destinations?.length ? [transferToolSpec(agent.transfer_destinations)] : [];
   if (!node) {
-    return [...agent.tool_ids.flatMap((id) => (byId.has(id) ? [toolSpec(byId.get(id)!)] : [])), END_CALL_SPEC];
+    return [...agent.tool_ids.flatMap((id) => (byId.has(id) ? [toolSpec(byId.get(id)!)] : [])), END_CALL_SPEC, ...transfer];
   }
   const specs: LlmToolSpec[] = node.functions.map((f) => ({
     type: 'function',
@@ -80,6 +86,7 @@ export function offeredTools(agent: AgentSnapshot, state: ConversationState): Ll
   }));
   for (const id of node.tool_ids) if (byId.has(id)) specs.push(toolSpec(byId.get(id)!));
   if (node.builtin_tools.includes(END_CALL) || node.is_terminal) specs.push(END_CALL_SPEC);
+  if (node.builtin_tools.includes(TRANSFER_CALL)) specs.push(...transfer);
   return specs;
 }
 
