@@ -122,6 +122,7 @@ describe('transfer_call on a Plivo call', () => {
     await caller.say(HELLO_WAV);
     const again = await back;
     await eventually(async () => heardMs(again) >= (sorry.length - 2) * MS_PER_CHAR - 100, 20_000, 20);
+    await eventually(async () => (await events(callId)).some((e) => e.event_type === 'agent_spoke' && e.data.text === sorry), 10_000);
     await again.hangup();
     const call = await finalCall(callId, 20_000);
     expect(call).toMatchObject({ status: 'completed', end_reason: 'user_ended' });
