@@ -7,12 +7,18 @@
  */
 import type { ActivityDeps } from '.';
 import { hangupProviderCall, type HangupOutcome } from '../src/calls/telephony-calls';
+import { startTransfer, type TransferStart } from '../src/calls/call-transfer';
+import type { TransferTarget } from '../src/shared/transfer';
 
 export function createTelephonyActivities(deps: ActivityDeps) {
   return {
     /** Retried by the workflow while the provider is unreachable; other failures are logged, not thrown. */
     async hangupProviderCall(input: { callId: string }): Promise<HangupOutcome> {
       return hangupProviderCall(deps, input.callId);
+    },
+    /** Cold transfer (docs/phone-operations-transfer.md); throws only while the provider is unreachable. */
+    async transferProviderCall(input: { callId: string; target: TransferTarget; ringTimeoutSecs: number }): Promise<TransferStart> {
+      return startTransfer(deps, input);
     },
   };
 }

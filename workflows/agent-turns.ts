@@ -20,8 +20,14 @@ import {
 } from './conversation';
 import { CallState, MAX_TOOL_ROUNDS_PER_TURN, type Utterance } from './call-state';
 import { mockedToolOutcome } from './tool-mocks';
+import { TRANSFER_CALL } from '../src/shared/transfer';
 
 export abstract class AgentTurns extends CallState {
+  /** transfer_call (call-transfer.ts): returns the text the LLM gets back. */
+  protected abstract transferCall(destination: string, source: string): Promise<string>;
+  /** Whether transfer_call is offered on this call. */
+  protected abstract canTransfer(): boolean;
+
   /** Test calls: how many times each tool has answered from its mocked results. */
   private readonly toolMockUses = new Map<string, number>();
 
@@ -80,7 +86,7 @@ export abstract class AgentTurns extends CallState {
       temperature: agent.llm_settings.temperature,
       maxTokens: agent.llm_settings.max_tokens,
       messages,
-      tools: transientInstruction ? [] : offeredTools(agent, this.conv, this.input),
+      tools: transientInstruction ? [] : offeredTools(agent, this.conv, { ...this.input, transferable: this.canTransfer() }),
     };
   }
 
@@ -118,6 +124,7 @@ export abstract class AgentTurns extends CallState {
       return 'ok';
     }
     if (call.name === SEND_DTMF) return this.pressKeys(call.arguments);
+    if (call.name === TRANSFER_CALL) return this.transferCall(String(call.arguments.destination ?? ''), 'tool');
     const node = findNode(agent, this.conv.nodeKey);
     const fn = node?.functions.find((f) => f.name === call.name);
     if (fn) {
@@ -220,6 +227,11 @@ export abstract class AgentTurns extends CallState {
         await this.runToolForContext(action.tool_id, args, `pre_action:${node.node_key}`);
       } else if (action.type === 'end_call') {
         this.requestEnd('agent_ended');
+      } else if (action.type === 'transfer_call') {
+        this.recorder.record('tool_called', { function: TRANSFER_CALL, args: { destination: action.destination }, source: `pre_action:${node.node_key}` });
+        const result = await this.transferCall(action.destination, `pre_action:${node.node_key}`);
+        // Whatever became of it, the LLM's next round knows (a failed transfer: the caller is back).
+        if (this.endRequest === null) this.conv.history.push({ role: 'system', content: result });
       }
     }
     return said;

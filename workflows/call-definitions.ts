@@ -5,12 +5,13 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ChatMessage, FlowFunction, PreAction } from '../src/shared/flow';
+import type { TransferDestination, TransferOutcome } from '../src/shared/transfer';
 import type { PipelineSettings } from '../src/shared/catalog';
 import type { ToolRow } from '../src/db/models/tools';
 import type { AnalysisPlan, AnalysisRetryOptions, AnalysisStatus, CallAnalysis } from '../src/analysis/types';
 
 export type CallStatus = 'ringing' | 'in_progress' | 'completed' | 'failed' | 'no_answer';
-export type EndReason = 'agent_ended' | 'user_ended' | 'idle_timeout' | 'error';
+export type EndReason = 'agent_ended' | 'user_ended' | 'idle_timeout' | 'error' | 'transferred';
 export type Direction = 'inbound' | 'outbound';
 /** How the call's audio reaches the platform: a phone stream, text (test channel), or the client. */
 export type CallChannel = 'voice' | 'text' | 'manual';
@@ -55,6 +56,8 @@ export interface AgentSnapshot {
   nodes: SnapshotNode[];
   /** Post-call analysis, defaults resolved; null or absent (calls started before it existed): none. */
   analysis?: AnalysisPlan | null;
+  /** Where transfer_call may hand the caller; absent in calls started before it existed. */
+  transfer_destinations?: TransferDestination[];
 }
 
 export interface CallWorkflowInput {
@@ -83,6 +86,11 @@ export interface CallWorkflowInput {
     /** Post-call analysis retries; absent in calls started before it existed (defaults apply). */
     analysis?: AnalysisRetryOptions;
   };
+  /**
+   * Whether the call's telephony vendor can hand the call over (its descriptor's
+   * capabilities.transfer); absent (no transfer) on web and text calls and older calls.
+   */
+  transfer?: { supported: boolean; provider: string };
   /** Set when the workflow continued as new: the state carried over. */
   carried?: CarriedState;
   /** Agent tests (docs/agent-tests.md): tools answer from these results, no webhook is called. */
@@ -237,6 +245,14 @@ export interface TelephonyStatusSignal {
 
 export const utteranceSignal = defineSignal<[UtteranceSignal]>('utterance');
 export const telephonyStatusSignal = defineSignal<[TelephonyStatusSignal]>('telephonyStatus');
+
+/** How the vendor's dial of a transfer went (its dial callbacks, see docs/phone-operations-transfer.md). */
+export interface TransferEventSignal {
+  outcome: TransferOutcome;
+  /** The vendor's own fields (dial status word, dialled call id, hang-up cause), snake_case. */
+  detail?: Record<string, unknown>;
+}
+export const transferEventSignal = defineSignal<[TransferEventSignal]>('transferEvent');
 /** Text test channel: one user message, answered when the agent's whole turn is done. */
 export const sendTextUpdate = defineUpdate<TextTurnResult, [{ text: string }]>('sendText');
 /** Waits until the greeting has been spoken (or skipped) and returns it. */
@@ -289,6 +305,11 @@ export interface VoiceConfig {
    * gateway may start synthesising it as soon as the stream connects. Null when none is due.
    */
   greeting?: { utteranceId: string; text: string } | null;
+  /**
+   * A transfer is under way or came back: the call's stream ended for the hand-over and a new one
+   * for the same call is expected (the gateway accepts it although the call's stream closed).
+   */
+  awaitingStream?: boolean;
 }
 
 export interface SpeakRequest {

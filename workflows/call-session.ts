@@ -25,7 +25,7 @@ import { GatewayLost, LlmUnavailable, SpeechUnavailable, VoiceChannel } from './
 import { isFinal } from './call-status';
 import { hangUpProviderCall } from './provider-hangup';
 import { initialNode, trimHistory, wordCount } from './conversation';
-import { AgentTurns } from './agent-turns';
+import { TransferTurns } from './call-transfer';
 import { plannedAnalysis, runPostCallAnalysis } from './post-call-analysis';
 import {
   CLIENT_MANAGED_SAFETY_LIMIT_SECS,
@@ -40,7 +40,7 @@ import {
 export type { CallSummary, Utterance } from './call-state';
 export { CLIENT_MANAGED_SAFETY_LIMIT_SECS } from './call-state';
 
-export class CallSession extends AgentTurns {
+export class CallSession extends TransferTurns {
   /** The call's final state is in PostgreSQL (what POST /api/calls/end waits for; the analysis comes after). */
   finalRecorded = false;
 
@@ -124,7 +124,7 @@ export class CallSession extends AgentTurns {
 
   /** PostgreSQL refused a write of this call (retrying cannot fix that): the call ends failed. */
 
-  private async connectMedia(): Promise<void> {
+  protected async connectMedia(): Promise<void> {
     if (isFinal(this.status) || this.endRequest !== null) return;
     const connected = await condition(() => this.gatewayTaskQueue !== null || this.endRequest !== null || isFinal(this.status), MEDIA_CONNECT_TIMEOUT);
     if (!connected) return this.fail('the audio stream never connected to a media gateway', 'gateway');
@@ -138,9 +138,11 @@ export class CallSession extends AgentTurns {
       heartbeatTimeout: GATEWAY_HEARTBEAT_TIMEOUT_SECS * 1000,
       retry: { maximumAttempts: 1 },
     });
+    const generation = this.mediaGeneration;
     mediaSession({ callId: this.input.callId }).then(
-      (result) => this.onMediaSessionEnd(result),
+      (result) => this.onMediaSessionEnd(result, generation),
       (err: Error) => {
+        if (generation !== this.mediaGeneration) return; // a stream the call left for a transfer
         this.mediaClosed = true;
         if (!isFinal(this.status)) this.fail(`media gateway lost: ${(err.cause as Error | undefined)?.message ?? err.message}`, 'gateway');
       },
@@ -151,9 +153,11 @@ export class CallSession extends AgentTurns {
   private holdMediaSession(): void {
     const channel = this.channel as VoiceChannel;
     void this.recorder.flush({ ...(this.recordingPath ? { recording_path: this.recordingPath } : {}), gateway_id: this.gatewayTaskQueue });
+    const generation = this.mediaGeneration;
     channel.mediaSession().then(
-      (result) => this.onMediaSessionEnd(result),
+      (result) => this.onMediaSessionEnd(result, generation),
       (err: unknown) => {
+        if (generation !== this.mediaGeneration) return; // a stream the call left for a transfer
         this.mediaClosed = true;
         const message = err instanceof GatewayLost ? err.message : `media gateway lost: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`;
         if (!isFinal(this.status)) this.fail(message, 'gateway');
@@ -161,9 +165,11 @@ export class CallSession extends AgentTurns {
     );
   }
 
-  private onMediaSessionEnd(result: MediaSessionResult): void {
-    this.mediaClosed = true;
+  private onMediaSessionEnd(result: MediaSessionResult, generation = this.mediaGeneration): void {
     this.recordGatewayEvents(result.events);
+    // The stream the vendor closed to dial a transfer destination: not the caller hanging up.
+    if (generation !== this.mediaGeneration || (this.transferring && result.reason === 'hangup')) return;
+    this.mediaClosed = true;
     if (result.reason === 'hangup') this.requestEnd('user_ended');
     // Histories recorded before a gateway could fail a call never hold this reason; the
     // marker keeps their replay on the old path should one ever carry it.
@@ -299,8 +305,9 @@ export class CallSession extends AgentTurns {
       this.moveTo('completed', reason);
     }
     await this.closeMedia();
-    if (this.input.channel === 'voice' && !this.providerEnded) await hangUpProviderCall(this.input.callId);
-    const endMs = Date.now();
+    // A transferred call is the destination's now: hanging it up would cut the caller off.
+    if (this.input.channel === 'voice' && !this.providerEnded && this.endReason !== 'transferred') await hangUpProviderCall(this.input.callId);
+    const endMs = this.handedOverAtMs ?? Date.now();
     const duration = this.startTimeMs === null ? null : Math.max(0, (endMs - this.startTimeMs) / 1000);
     this.recorder.record('call_ended', {
       status: this.status,

@@ -5,6 +5,8 @@
  */
 import { contextLine, substitute, type Variables } from '../src/shared/template';
 import type { AgentSnapshot, LlmMessage, LlmToolSpec, SnapshotNode, SnapshotTool } from './call-definitions';
+import { transferToolSpec } from './transfer-tool';
+import { TRANSFER_CALL } from '../src/shared/transfer';
 
 export const END_CALL = 'end_call';
 
@@ -92,18 +94,22 @@ export function systemMessages(prompt: string, agent: AgentSnapshot, state: Conv
 export interface ToolCallContext {
   direction: string;
   channel: string;
+  /** The call can be handed over (the agent has destinations, the call's vendor can transfer). */
+  transferable?: boolean;
 }
 
 /**
  * The tools offered in the current state: freeform = agent tools + end_call (+ send_dtmf on an
- * outbound phone call: the agent may meet a company's phone menu); flow = the node's.
+ * outbound phone call: the agent may meet a company's phone menu; + transfer_call when
+ * transferable); flow = the node's.
  */
 export function offeredTools(agent: AgentSnapshot, state: ConversationState, call?: ToolCallContext): LlmToolSpec[] {
   const byId = new Map(agent.tools.map((t) => [t.id, t]));
   const node = findNode(agent, state.nodeKey);
+  const transfer = call?.transferable && agent.transfer_destinations?.length ? [transferToolSpec(agent.transfer_destinations)] : [];
   if (!node) {
     const keypad = call?.direction === 'outbound' && call.channel === 'voice' ? [SEND_DTMF_SPEC] : [];
-    return [...agent.tool_ids.flatMap((id) => (byId.has(id) ? [toolSpec(byId.get(id)!)] : [])), END_CALL_SPEC, ...keypad];
+    return [...agent.tool_ids.flatMap((id) => (byId.has(id) ? [toolSpec(byId.get(id)!)] : [])), END_CALL_SPEC, ...keypad, ...transfer];
   }
   const specs: LlmToolSpec[] = node.functions.map((f) => ({
     type: 'function',
@@ -116,6 +122,7 @@ export function offeredTools(agent: AgentSnapshot, state: ConversationState, cal
   for (const id of node.tool_ids) if (byId.has(id)) specs.push(toolSpec(byId.get(id)!));
   if (node.builtin_tools.includes(END_CALL) || node.is_terminal) specs.push(END_CALL_SPEC);
   if (node.builtin_tools.includes(SEND_DTMF)) specs.push(SEND_DTMF_SPEC);
+  if (node.builtin_tools.includes(TRANSFER_CALL)) specs.push(...transfer);
   return specs;
 }
 

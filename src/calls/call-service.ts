@@ -3,6 +3,7 @@
  * the call record first, so nothing is lost if Temporal refuses the start, then starts the
  * workflow with the search attributes operators filter on in the Temporal Web UI.
  */
+import { telephonyDescriptor } from '../providers/telephony/registry';
 import crypto from 'node:crypto';
 import {
   WithStartWorkflowOperation,
@@ -137,6 +138,7 @@ export async function startCall(deps: CallDeps, req: StartCallRequest): Promise<
     initialStatus: req.initialStatus,
     gatewayTaskQueue: req.gatewayTaskQueue,
     options: workflowOptions(config),
+    ...(req.provider ? { transfer: { supported: telephonyDescriptor(req.provider)?.capabilities.transfer.supported === true, provider: req.provider } } : {}),
   };
   const startOptions = {
     workflowId,

@@ -70,6 +70,11 @@ export interface CallMediaOptions {
   reachability?: TemporalReachability;
   /** The LLM client of a provider, for replies the gateway gives alone while Temporal is away. */
   llm?: (provider: string) => OpenAI;
+  /**
+   * A stream re-attached after a transfer that did not reach anyone: recorded to its own file
+   * (`<call id>-<n>.wav`) so the first part of the call is kept.
+   */
+  recordingPart?: number;
 }
 
 /**
@@ -149,7 +154,7 @@ export class CallMedia {
       orphaned: () => void this.close('closed', 1011, 'call workflow not running'),
     });
     const events = this.reports.events;
-    this.recordingPath = path.join(config.dataDir, 'recordings', `${callId}.wav`);
+    this.recordingPath = path.join(config.dataDir, 'recordings', opts.recordingPart ? `${callId}-${opts.recordingPart}.wav` : `${callId}.wav`);
     this.recorder = new WavRecorder({
       path: this.recordingPath,
       sampleRate: format.sampleRate,

@@ -16,6 +16,8 @@ export class CallRegistry {
   /** Telephony provider of each starting or active call (metrics). */
   private readonly providers = new Map<string, string>();
   private readonly recent = new Map<string, { closure: MediaClosure; reports: WorkflowReports; atMs: number }>();
+  /** Streams per call id, for calls re-attached after a transfer. */
+  private readonly reattached = new Map<string, number>();
 
   get size(): number {
     return this.active.size;
@@ -34,12 +36,24 @@ export class CallRegistry {
     return [...this.active.values()];
   }
 
-  /** Reserves a call id for a stream being set up; false if it is live, starting or finished here. */
-  reserve(callId: string, provider = 'unknown'): boolean {
-    if (this.active.has(callId) || this.starting.has(callId) || this.finished(callId)) return false;
+  /**
+   * Reserves a call id for a stream being set up: false if it is live or starting here; for a call
+   * whose stream ended here, `reattach` (the stream is accepted only if the workflow awaits one:
+   * a transfer handed the call away and the vendor brought it back) unless `allowReattach` is off.
+   */
+  reserve(callId: string, provider = 'unknown', allowReattach = false): boolean | 'reattach' {
+    if (this.active.has(callId) || this.starting.has(callId)) return false;
+    const finished = this.finished(callId);
+    if (finished && !allowReattach) return false;
     this.starting.add(callId);
     this.providers.set(callId, provider);
-    return true;
+    if (finished) this.reattached.set(callId, (this.reattached.get(callId) ?? 1) + 1);
+    return finished ? 'reattach' : true;
+  }
+
+  /** How many streams this call has had here (2 and up: re-attached after transfers). */
+  streamNumber(callId: string): number {
+    return this.reattached.get(callId) ?? 1;
   }
 
   release(callId: string): void {
@@ -64,6 +78,7 @@ export class CallRegistry {
 
   add(call: CallMedia): void {
     this.starting.delete(call.callId);
+    this.recent.delete(call.callId);
     this.active.set(call.callId, call);
     void call.closed.then((closure) => {
       if (this.active.get(call.callId) === call) {
@@ -102,6 +117,7 @@ export class CallRegistry {
     for (const [id, entry] of this.recent) {
       if (this.recent.size <= RECENT_LIMIT && entry.atMs >= cutoff) break;
       this.recent.delete(id);
+      this.reattached.delete(id);
     }
   }
 }

@@ -96,6 +96,8 @@ class MediaStream {
   private lastRefill = performance.now();
   private logged = 0;
   private startTimer: NodeJS.Timeout | undefined;
+  /** The call's stream ended here before: accepted only if its workflow awaits a new one (transfer). */
+  private reattach = false;
 
   constructor(
     private readonly ws: WebSocket,
@@ -189,8 +191,10 @@ class MediaStream {
         ? ({ ok: true } as const)
         : ({ ok: false, reason: 'invalid stream token' } as const);
     if (!verdict.ok) return this.reject(CLOSE_POLICY, verdict.reason);
-    if (!this.ctx.calls.reserve(callId, this.protocol.name)) return this.reject(CLOSE_POLICY, 'call already streaming or finished');
+    const reserved = this.ctx.calls.reserve(callId, this.protocol.name, true);
+    if (!reserved) return this.reject(CLOSE_POLICY, 'call already streaming or finished');
     this.callId = callId;
+    this.reattach = reserved === 'reattach';
     const startPerf = performance.now();
     // Written while the workflow is looked up: the call reads in_progress before its greeting plays.
     const answered = this.ctx.answered?.mark(callId, epochMs(startPerf));
@@ -211,6 +215,12 @@ class MediaStream {
         (async () => {
           const description = await workflow.describe();
           if (description.status.name !== 'RUNNING') throw new Error(`call is ${description.status.name.toLowerCase()}`);
+          // A second stream of a call is the workflow's to accept: only a transfer that came back awaits one.
+          if (this.reattach) {
+            const current = await workflow.query(voiceConfigQuery);
+            if (!current.awaitingStream) throw new Error('call already streaming or finished');
+            return current;
+          }
           return voiceSetupFromMemo(description.memo) ?? (await workflow.query(voiceConfigQuery));
         })(),
         START_LOOKUP_TIMEOUT_MS,
@@ -242,12 +252,13 @@ class MediaStream {
       ttsSpares: this.ctx.ttsSpares,
       reachability: this.ctx.reachability,
       llm: this.ctx.llm,
+      ...(this.reattach ? { recordingPart: this.ctx.calls.streamNumber(callId) } : {}),
     });
     this.call = call;
     this.phase = 'live';
     this.ctx.calls.add(call);
     // The greeting is synthesised now, not a workflow round trip later when its speak arrives.
-    if (voice.greeting) call.speech.startGreeting(voice.greeting);
+    if (voice.greeting && !this.reattach) call.speech.startGreeting(voice.greeting);
     for (const f of this.early.splice(0)) call.onCallerAudio(f.pcm, f.timestampMs, f.arrivedPerf);
     this.ctx.log.info('media stream started', { callId, provider: this.protocol.name, streamId: this.streamId, format: describeFormat(start.format) });
     // Queued first in the call's outbox: retried while Temporal is away; a workflow that is gone

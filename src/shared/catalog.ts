@@ -21,7 +21,7 @@ export { sttModeProviders } from '../providers/stt/registry';
 export const STT_MODES = ['transcribe', 'translate'] as const;
 
 export const CALL_STATUSES = ['ringing', 'in_progress', 'completed', 'failed', 'no_answer'] as const;
-export const END_REASONS = ['agent_ended', 'user_ended', 'idle_timeout', 'error'] as const;
+export const END_REASONS = ['agent_ended', 'user_ended', 'idle_timeout', 'error', 'transferred'] as const;
 export const DIRECTIONS = ['inbound', 'outbound'] as const;
 
 /** Every call event type of the spec; all of them can be subscribed to by agent webhooks. */
@@ -45,14 +45,18 @@ export const EVENT_TYPES = [
   'error',
   'analysis_completed',
   'dtmf',
+  'transfer_started',
+  'transfer_completed',
+  'transfer_failed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /**
- * Tools the platform itself provides to flow nodes (freeform agents always have end_call).
+ * Tools the platform itself provides to flow nodes (freeform agents always have end_call, and
+ * transfer_call when the agent has transfer_destinations and the call's vendor can transfer).
  * send_dtmf presses keys on the line (an outbound agent in a company's phone menu).
  */
-export const BUILTIN_TOOLS = ['end_call', 'send_dtmf'] as const;
+export const BUILTIN_TOOLS = ['end_call', 'send_dtmf', 'transfer_call'] as const;
 
 export const PIPELINE_DEFAULTS = {
   idle_warn_secs: 25,

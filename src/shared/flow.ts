@@ -23,6 +23,8 @@ export type PreAction =
   /** Call a webhook tool and inject its result into the LLM context (event context_injected). */
   | { type: 'call_tool'; tool_id: string; args?: Record<string, unknown> }
   /** End the call (after any preceding `say`). */
-  | { type: 'end_call' };
+  | { type: 'end_call' }
+  /** Hand the caller to one of the agent's transfer_destinations (docs/phone-operations-transfer.md). */
+  | { type: 'transfer_call'; destination: string };
 
-export const PRE_ACTION_TYPES = ['say', 'call_tool', 'end_call'] as const;
+export const PRE_ACTION_TYPES = ['say', 'call_tool', 'end_call', 'transfer_call'] as const;

@@ -11,7 +11,7 @@ export interface OutcomeScript {
 }
 
 export interface CallbackDelivery {
-  kind: 'ring' | 'answer' | 'hangup' | 'stream-status';
+  kind: 'ring' | 'answer' | 'hangup' | 'stream-status' | 'transfer' | 'dial-callback' | 'dial-action';
   url: string;
   method: string;
   params: Record<string, string>;
@@ -47,6 +47,10 @@ export interface FakePlivoCall {
   xml?: string;
   stream?: FakeStream;
   said: string[];
+  /** `<Dial>`s executed (transfers): the number or SIP user dialled, the action and callback URLs, the outcome played. */
+  dials: Array<{ to: string; action?: string; callbackUrl?: string; outcome: CallOutcome }>;
+  /** aleg_url of each Transfer Call API request. */
+  transfers: string[];
   caller?: PlivoCaller;
   hangupCause?: string;
   /** How the call was ended: by the API (DELETE), the caller, the platform closing the stream… */
@@ -102,6 +106,8 @@ export interface FakePlivo {
    * has not noticed the peer is gone.
    */
   holdDroppedStreams(on: boolean): void;
+  /** How the party at `to` (number, + optional, or SIP URI) answers a `<Dial>` (default: answers). */
+  setDialOutcome(to: string, outcome: CallOutcome): void;
   /** Resolves when the call has connected its stream (or ended without one). */
   simulateInbound(opts: SimulateInboundOptions): Promise<FakePlivoCall>;
   call(callUuid: string): FakePlivoCall | undefined;

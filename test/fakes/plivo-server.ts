@@ -16,6 +16,10 @@
  * - Inbound: `simulateInbound` requests the number's answer URL like Plivo and follows the XML.
  *
  * Outcomes are scriptable per destination: answer (default), busy, no-answer, failed.
+ * - Transfer Call API: `POST …/Call/{call_uuid}/` `{legs: aleg, aleg_url}` stops the running
+ *   `<Stream>`, fetches aleg_url and runs its XML; `<Dial>` plays the dialled party per
+ *   `setDialOutcome` (callbackUrl `DialAction=answer`, then action `DialStatus`) and runs the XML the
+ *   action answers.
  */
 import crypto from 'node:crypto';
 import http from 'node:http';
@@ -23,7 +27,7 @@ import type { AddressInfo } from 'node:net';
 import { plivoContentTypeFormat } from '../../src/providers/telephony/plivo/media-messages';
 import { connectPlivoCaller, type PlivoCaller } from './plivo-caller';
 import { parseXml, type XmlElement } from './twilio-twiml';
-import type { CallbackDelivery, CallState, FakePlivo, FakePlivoCall, FakePlivoOptions, FakeStream, OutcomeScript, RecordedApiRequest } from './plivo-fake-types';
+import type { CallOutcome, CallbackDelivery, CallState, FakePlivo, FakePlivoCall, FakePlivoOptions, FakeStream, OutcomeScript, RecordedApiRequest } from './plivo-fake-types';
 import { deferred, jsonBody, plivoSignatureV3, readCreateCall, readStreamElement, sleep, sleepUnless } from './plivo-wire';
 
 export * from './plivo-fake-types';
@@ -40,6 +44,8 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
   const byRequest = new Map<string, CallState>();
   const requests: RecordedApiRequest[] = [];
   const outcomes = new Map<string, OutcomeScript>();
+  const dialOutcomes = new Map<string, CallOutcome>();
+  const transferred = new Map<CallState, string>();
   let defaultOutcome: OutcomeScript = { outcome: 'answer' };
   const callerWaiters: Array<(c: PlivoCaller) => void> = [];
   let lastCaller: PlivoCaller | undefined;
@@ -201,6 +207,15 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
         const stream = readStreamElement(el, c.errors);
         if (!stream) return finish(s, 'completed', 'INVALID_ANSWER_XML', 'Error');
         await runStream(s, stream);
+        const next = transferred.get(s);
+        if (next !== undefined) {
+          transferred.delete(s);
+          const d = await deliver(s, 'transfer', next, baseParams(s, 'in-progress', 'Transfer'));
+          return execute(s, d.status >= 200 && d.status < 300 ? d.body : null);
+        }
+      } else if (el.name === 'Dial') {
+        const next = await runDial(s, el);
+        if (next !== null) return execute(s, next);
       } else {
         c.errors.push(`unsupported element <${el.name}>`);
         return finish(s, 'completed', 'INVALID_ANSWER_XML', 'Error');
@@ -208,6 +223,25 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
     }
     if (!c.answeredAtMs) answerNow(s);
     await finish(s, 'completed', 'NORMAL_CLEARING', s.hungUp ? c.hangupSource : 'Plivo');
+  }
+
+  /** `<Dial>` with one `<Number>` or `<User>`; returns the action URL's XML, or null to go on. */
+  async function runDial(s: CallState, el: XmlElement): Promise<string | null> {
+    const noun = el.children[0];
+    const to = noun?.text.trim() ?? '';
+    const outcome = dialOutcomes.get(to) ?? 'answer';
+    s.record.dials.push({ to, action: el.attrs.action, callbackUrl: el.attrs.callbackUrl, outcome });
+    const bleg = crypto.randomUUID();
+    await sleepUnless(50, s.hangupRequested.promise);
+    if (s.hungUp) return null;
+    if (outcome === 'answer') {
+      if (el.attrs.callbackUrl) await deliver(s, 'dial-callback', el.attrs.callbackUrl, { ...baseParams(s, 'in-progress', 'DialAnswer'), DialAction: 'answer', DialBLegUUID: bleg, DialBLegStatus: 'answer', DialBLegTo: to });
+      await sleepUnless(300, s.hangupRequested.promise);
+    }
+    if (!el.attrs.action || s.hungUp) return null;
+    const status = outcome === 'answer' ? 'completed' : outcome;
+    const d = await deliver(s, 'dial-action', el.attrs.action, { ...baseParams(s, 'in-progress', 'Dial'), DialStatus: status, DialALegUUID: s.record.callUuid, DialBLegUUID: bleg, DialHangupCause: status === 'busy' ? 'USER_BUSY' : 'NORMAL_CLEARING' });
+    return d.status >= 200 && d.status < 300 ? d.body : null;
   }
 
   function answerNow(s: CallState) {
@@ -245,9 +279,9 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
     await execute(s, xml);
   }
 
-  function newState(record: Omit<FakePlivoCall, 'ended' | 'callbacks' | 'said' | 'errors' | 'createdAtMs'>, extra: Partial<CallState> & { answerUrl: string }): CallState {
+  function newState(record: Omit<FakePlivoCall, 'ended' | 'callbacks' | 'said' | 'errors' | 'createdAtMs' | 'dials' | 'transfers'>, extra: Partial<CallState> & { answerUrl: string }): CallState {
     const ended = deferred<FakePlivoCall>();
-    const full: FakePlivoCall = { ...record, callbacks: [], said: [], errors: [], createdAtMs: Date.now(), ended: ended.promise };
+    const full: FakePlivoCall = { ...record, callbacks: [], said: [], dials: [], transfers: [], errors: [], createdAtMs: Date.now(), ended: ended.promise };
     const s: CallState = {
       record: full,
       authToken,
@@ -302,6 +336,19 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
       if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) return plivoError(res, 400, 'Content-Type must be application/json');
       return createCall(res, body);
     }
+    if (kind === 'Call' && id && req.method === 'POST') {
+      // Transfer Call API: the running XML (our <Stream>) stops; aleg_url's XML runs instead.
+      const s = states.get(id);
+      if (!s || s.record.status !== 'in-progress' || s.record.endedAtMs) return plivoError(res, 404, 'not found');
+      const url = typeof body.aleg_url === 'string' ? body.aleg_url : '';
+      if ((body.legs ?? 'aleg') !== 'aleg' || !/^https?:\/\//.test(url)) return plivoError(res, 400, 'aleg_url is required when legs is aleg');
+      s.record.transfers.push(url);
+      transferred.set(s, url);
+      if (s.record.caller?.isOpen) void s.record.caller.hangup();
+      res.writeHead(202, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ api_id: apiId(), message: 'call transferred' }));
+      return 202;
+    }
     if (req.method !== 'DELETE' || !id) return plivoError(res, 405, 'Method not allowed');
     if (kind === 'Call') {
       // A call known by its CallUUID (ringing, or answered) is hung up; a ringing one ends `cancel`.
@@ -342,6 +389,9 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
     authToken,
     calls,
     requests,
+    setDialOutcome(to, outcome) {
+      dialOutcomes.set(to.replace(/^\+/, ''), outcome);
+    },
     holdDroppedStreams(on) {
       holdDropped = on;
     },

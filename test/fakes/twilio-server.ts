@@ -12,12 +12,18 @@
  * - Inbound: `simulateInbound` posts the voice webhook like Twilio and follows its TwiML.
  *
  * Outcomes are scriptable per destination: answer (default), busy, no-answer, failed.
+ * - Transfers: `POST …/Calls/{CallSid}.json` with `Twiml` redirects the live call like Twilio —
+ *   the current stream gets `stop` and closes, the new TwiML runs. `<Dial>` is recorded in the
+ *   call's `dials`, plays the dialled party per `setDialOutcome` (answered: the `<Number>`/`<Sip>`
+ *   status callback with `answered`, then the conversation, then the action URL with
+ *   `DialCallStatus=completed`; busy / no-answer / failed: the action URL with that status) and
+ *   executes the TwiML the action URL answers (e.g. a new `<Connect><Stream>`).
  */
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connectTwilioCaller, newSid, type TwilioCaller } from './twilio-caller';
-import { parseTwiml, type TwimlStream, type TwimlVerb } from './twilio-twiml';
+import { parseTwiml, type TwimlDial, type TwimlStream, type TwimlVerb } from './twilio-twiml';
 
 export type CallOutcome = 'answer' | 'busy' | 'no-answer' | 'failed';
 
@@ -27,8 +33,22 @@ export interface OutcomeScript {
   ringMs?: number;
 }
 
+/** How a transfer's dialled party behaves; `talkMs`: how long an answered transfer talks before hanging up. */
+export interface DialScript {
+  outcome: CallOutcome;
+  ringMs?: number;
+  talkMs?: number;
+}
+
+/** A `<Dial>` the call executed, and what the dialled party did. */
+export interface FakeDialRecord extends TwimlDial {
+  outcome: CallOutcome;
+  dialCallSid: string;
+  atMs: number;
+}
+
 export interface CallbackDelivery {
-  kind: 'status' | 'twiml' | 'stream-status' | 'inbound';
+  kind: 'status' | 'twiml' | 'stream-status' | 'inbound' | 'dial-status' | 'dial-action';
   url: string;
   method: string;
   params: Record<string, string>;
@@ -57,6 +77,10 @@ export interface FakeCallRecord {
   stream?: TwimlStream;
   /** Texts of <Say> verbs executed. */
   said: string[];
+  /** `<Dial>`s executed (transfers), in order. */
+  dials: FakeDialRecord[];
+  /** TwiML documents the call was redirected to by a call update (`Twiml`), in order. */
+  redirects: string[];
   caller?: TwilioCaller;
   /** Problems Twilio would report in its debugger (bad TwiML, webhook failures, stream errors). */
   errors: string[];
@@ -107,6 +131,8 @@ export interface FakeTwilio {
   requests: RecordedApiRequest[];
   /** Outcome of the next outbound calls to `to` (or to any number when `to` is omitted). */
   setOutcome(outcome: CallOutcome | OutcomeScript, to?: string): void;
+  /** How the party at `to` (number or SIP URI) answers a `<Dial>` (default: answers, talks 300 ms). */
+  setDialOutcome(to: string, script: CallOutcome | DialScript): void;
   /** Resolves when the call has answered and connected its stream (or ended without one). */
   simulateInbound(opts: SimulateInboundOptions): Promise<FakeCallRecord>;
   call(sid: string): FakeCallRecord | undefined;
@@ -184,6 +210,8 @@ interface CallState {
   hungUp: boolean;
   settled: Deferred<void>;
   ended: Deferred<FakeCallRecord>;
+  /** TwiML of a call update, run in place of the current document. */
+  redirect?: TwimlVerb[];
 }
 
 export async function startFakeTwilio(opts: FakeTwilioOptions): Promise<FakeTwilio> {
@@ -193,6 +221,7 @@ export async function startFakeTwilio(opts: FakeTwilioOptions): Promise<FakeTwil
   const states = new Map<string, CallState>();
   const requests: RecordedApiRequest[] = [];
   const outcomes = new Map<string, OutcomeScript>();
+  const dialOutcomes = new Map<string, DialScript>();
   let defaultOutcome: OutcomeScript = { outcome: 'answer' };
   const callerWaiters: Array<(c: TwilioCaller) => void> = [];
   let lastCaller: TwilioCaller | undefined;
@@ -344,14 +373,74 @@ export async function startFakeTwilio(opts: FakeTwilioOptions): Promise<FakeTwil
       return finish(s, verbs[0].reason === 'busy' ? 'busy' : 'no-answer', verbs[0].reason === 'busy' ? '486' : '603');
     }
     if (!c.answeredAtMs) await answer(s);
-    for (const v of verbs) {
-      if (s.hungUp) break;
-      if (v.verb === 'Say') c.said.push(v.text);
-      else if (v.verb === 'Pause') await sleepUnless(v.lengthSecs * 1000, s.hangupRequested.promise);
-      else if (v.verb === 'Hangup' || v.verb === 'Reject') break;
-      else if (v.verb === 'Connect') await runStream(s, v.stream);
+    let current: TwimlVerb[] | undefined = verbs;
+    while (current) {
+      let next: TwimlVerb[] | undefined;
+      let over = false;
+      for (const v of current) {
+        if (s.hungUp) break;
+        if (v.verb === 'Say') c.said.push(v.text);
+        else if (v.verb === 'Pause') await sleepUnless(v.lengthSecs * 1000, s.hangupRequested.promise);
+        else if (v.verb === 'Hangup' || v.verb === 'Reject') over = true;
+        else if (v.verb === 'Connect') await runStream(s, v.stream);
+        else if (v.verb === 'Dial') next = await runDial(s, v.dial);
+        // A call update replaces whatever was running with its TwiML.
+        if (s.redirect) {
+          next = s.redirect;
+          s.redirect = undefined;
+        }
+        if (over || next) break;
+      }
+      current = over || s.hungUp ? undefined : next;
     }
     await finish(s, 'completed', '200');
+  }
+
+  /** `<Dial>`: the dialled party per its script; returns the action URL's TwiML (or nothing: go on). */
+  async function runDial(s: CallState, dial: TwimlDial): Promise<TwimlVerb[] | undefined> {
+    const c = s.record;
+    const script = dialOutcomes.get(dial.to) ?? { outcome: 'answer' as const };
+    const record: FakeDialRecord = { ...dial, outcome: script.outcome, dialCallSid: newSid('CA'), atMs: Date.now() };
+    c.dials.push(record);
+    await sleepUnless(script.ringMs ?? 50, s.hangupRequested.promise);
+    if (s.hungUp) return undefined;
+    let dialStatus: string = script.outcome === 'answer' ? 'completed' : script.outcome;
+    let talkedMs = 0;
+    if (script.outcome === 'answer') {
+      if (dial.statusCallback && dial.statusCallbackEvents.includes('answered')) {
+        await deliver(s, 'dial-status', dial.statusCallback, 'POST', {
+          AccountSid: c.accountSid,
+          ApiVersion: API_VERSION,
+          CallSid: record.dialCallSid,
+          ParentCallSid: c.sid,
+          CallStatus: 'in-progress',
+          Direction: 'outbound-dial',
+          From: c.from,
+          To: dial.to,
+          CallbackSource: 'call-progress-events',
+          SequenceNumber: '0',
+          Timestamp: rfc2822(),
+        });
+      }
+      const started = Date.now();
+      await sleepUnless(script.talkMs ?? 300, s.hangupRequested.promise);
+      talkedMs = Date.now() - started;
+    }
+    if (s.hungUp) dialStatus = script.outcome === 'answer' ? 'completed' : 'canceled';
+    if (!dial.action) return undefined;
+    const twiml = await fetchTwiml(s, dial.action, dial.method ?? 'POST', {
+      ...baseParams(s, 'in-progress'),
+      DialCallStatus: dialStatus,
+      DialCallSid: record.dialCallSid,
+      DialCallDuration: String(Math.round(talkedMs / 1000)),
+    }, 'dial-action');
+    if (twiml === null || s.hungUp) return undefined;
+    try {
+      return parseTwiml(twiml);
+    } catch (err) {
+      c.errors.push(`12100 Document parse failure: ${(err as Error).message}`);
+      return undefined;
+    }
   }
 
   async function runStream(s: CallState, stream: TwimlStream) {
@@ -401,7 +490,7 @@ export async function startFakeTwilio(opts: FakeTwilioOptions): Promise<FakeTwil
     await streamCallback('stream-error', { StreamError: problem });
   }
 
-  async function fetchTwiml(s: CallState, url: string, method: string, params: Record<string, string>, kind: 'twiml' | 'inbound', token?: string) {
+  async function fetchTwiml(s: CallState, url: string, method: string, params: Record<string, string>, kind: 'twiml' | 'inbound' | 'dial-action', token?: string) {
     const delivery = await deliver(s, kind, url, method, params, token);
     if (delivery.status < 200 || delivery.status >= 300) return null;
     return delivery.body;
@@ -442,9 +531,9 @@ export async function startFakeTwilio(opts: FakeTwilioOptions): Promise<FakeTwil
     await execute(s, twiml);
   }
 
-  function newState(record: Omit<FakeCallRecord, 'ended' | 'callbacks' | 'said' | 'errors' | 'createdAtMs'>, token: string): CallState {
+  function newState(record: Omit<FakeCallRecord, 'ended' | 'callbacks' | 'said' | 'errors' | 'createdAtMs' | 'dials' | 'redirects'>, token: string): CallState {
     const ended = deferred<FakeCallRecord>();
-    const full: FakeCallRecord = { ...record, callbacks: [], said: [], errors: [], createdAtMs: Date.now(), ended: ended.promise };
+    const full: FakeCallRecord = { ...record, callbacks: [], said: [], dials: [], redirects: [], errors: [], createdAtMs: Date.now(), ended: ended.promise };
     const s: CallState = {
       record: full,
       authToken: token,
@@ -518,6 +607,24 @@ export async function startFakeTwilio(opts: FakeTwilioOptions): Promise<FakeTwil
 
   function updateCall(res: http.ServerResponse, s: CallState, form: Record<string, string | string[]>): number {
     const status = single(form.Status);
+    const newTwiml = single(form.Twiml);
+    if (newTwiml !== undefined && status === undefined) {
+      if (s.record.status !== 'in-progress') return twilioError(res, 400, 21220, 'Call is not in-progress. Cannot redirect.');
+      if (newTwiml.length > 4000) return twilioError(res, 400, 21232, 'Twiml must be 4000 characters or fewer');
+      let verbs: TwimlVerb[];
+      try {
+        verbs = parseTwiml(newTwiml);
+      } catch (err) {
+        return twilioError(res, 400, 21232, `Invalid Twiml: ${(err as Error).message}`);
+      }
+      s.record.redirects.push(newTwiml);
+      s.redirect = verbs;
+      // Twilio stops the running <Connect><Stream> (a `stop` message, then the socket closes).
+      if (s.record.caller?.isOpen) void s.record.caller.hangup();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(resource(s)));
+      return 200;
+    }
     if (status !== undefined && status !== 'completed' && status !== 'canceled') {
       return twilioError(res, 400, 20001, `Status must be one of completed, canceled`);
     }
@@ -581,6 +688,9 @@ export async function startFakeTwilio(opts: FakeTwilioOptions): Promise<FakeTwil
     authToken,
     calls,
     requests,
+    setDialOutcome(to, script) {
+      dialOutcomes.set(to, typeof script === 'string' ? { outcome: script } : script);
+    },
     setOutcome(outcome, to) {
       const script = typeof outcome === 'string' ? { outcome } : outcome;
       if (to) outcomes.set(to, script);

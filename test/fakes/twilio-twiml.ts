@@ -105,8 +105,22 @@ export interface TwimlStream {
   name?: string;
 }
 
+/** `<Dial>` with one `<Number>` or `<Sip>` (a transfer). */
+export interface TwimlDial {
+  action?: string;
+  method?: string;
+  timeoutSecs: number;
+  /** The number or SIP URI dialled. */
+  to: string;
+  noun: 'Number' | 'Sip';
+  /** The dialled leg's status callback and its events (e.g. `answered`). */
+  statusCallback?: string;
+  statusCallbackEvents: string[];
+}
+
 export type TwimlVerb =
   | { verb: 'Connect'; stream: TwimlStream }
+  | { verb: 'Dial'; dial: TwimlDial }
   | { verb: 'Say'; text: string; language?: string }
   | { verb: 'Pause'; lengthSecs: number }
   | { verb: 'Hangup' }
@@ -146,6 +160,29 @@ export function parseTwiml(xml: string): TwimlVerb[] {
           throw new TwimlError('<Connect> must hold exactly one <Stream> (the only noun this fake supports)');
         }
         return { verb: 'Connect', stream: readStream(el.children[0]) };
+      }
+      case 'Dial': {
+        if (el.children.length !== 1 || !['Number', 'Sip'].includes(el.children[0].name)) {
+          throw new TwimlError('<Dial> must hold exactly one <Number> or <Sip> (the nouns this fake supports)');
+        }
+        const noun = el.children[0];
+        const timeout = el.attrs.timeout === undefined ? 30 : Number(el.attrs.timeout);
+        if (!Number.isInteger(timeout) || timeout < 5 || timeout > 600) throw new TwimlError('<Dial timeout> must be 5-600');
+        const to = noun.text.trim();
+        if (noun.name === 'Number' && !/^\+[1-9]\d{1,14}$/.test(to)) throw new TwimlError(`<Number> ${to} is not E.164`);
+        if (noun.name === 'Sip' && !/^sips?:/i.test(to)) throw new TwimlError(`<Sip> ${to} is not a SIP URI`);
+        return {
+          verb: 'Dial',
+          dial: {
+            action: el.attrs.action,
+            method: el.attrs.method,
+            timeoutSecs: timeout,
+            to,
+            noun: noun.name as 'Number' | 'Sip',
+            statusCallback: noun.attrs.statusCallback,
+            statusCallbackEvents: (noun.attrs.statusCallbackEvent ?? '').split(/[\s,]+/).filter(Boolean),
+          },
+        };
       }
       case 'Say':
         noChildren(el);

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { DEFAULT_LLM_MODEL, EVENT_TYPES, LLM_PROVIDERS, PIPELINE_DEFAULTS, STT_MODES, STT_PROVIDERS, sttModeProviders, TTS_PROVIDERS } from '../../shared/catalog';
 import { AnalysisPatchSchema, AnalysisSettingsOutSchema, AnalysisSettingsSchema } from './analysis';
 import { bundleToolRef, strictObject, toolUuid } from './flow';
+import { DESTINATION_NAME, E164, MAX_TRANSFER_DESTINATIONS, SIP_URI } from '../../shared/transfer';
 
 export { FlowNodeInputSchema } from './flow';
 
@@ -64,6 +65,28 @@ const ContextVariable = strictObject({
   description: z.string().max(2_000).default(''),
 });
 
+/** One transfer destination: a name, exactly one of phone_number (E.164) and sip_uri, a description, a message. */
+export const TransferDestinationSchema = strictObject({
+  name: z.string().regex(DESTINATION_NAME, 'must be 1-64 letters, digits, spaces, "_", "." or "-", starting with a letter or digit').describe('what the LLM names it by in transfer_call'),
+  phone_number: z.string().regex(E164, 'must be an E.164 number such as +14155550100').nullable().default(null),
+  sip_uri: z.string().regex(SIP_URI, 'must be a SIP URI such as sip:billing@pbx.example.com').nullable().default(null),
+  description: z.string().min(1).max(1_000).describe('when to transfer there: given to the LLM in the tool schema'),
+  message: z.string().max(1_000).default('').describe('spoken to the caller just before the hand-over, e.g. "Connecting you to billing"'),
+}).superRefine((d, ctx) => {
+  if (!d.phone_number === !d.sip_uri) ctx.addIssue({ code: 'custom', path: ['phone_number'], message: 'give exactly one of phone_number and sip_uri' });
+});
+
+const transferDestinations = z
+  .array(TransferDestinationSchema)
+  .max(MAX_TRANSFER_DESTINATIONS)
+  .superRefine((list, ctx) => {
+    const seen = new Set<string>();
+    for (const [i, d] of list.entries()) {
+      if (seen.has(d.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate destination name "${d.name}"` });
+      seen.add(d.name);
+    }
+  });
+
 function agentShape(toolRef: z.ZodType<string>) {
   const pipeline = Object.fromEntries(
     (Object.keys(pipelineFields) as PipelineKey[]).map((k) => [k, pipelineFields[k].default(PIPELINE_DEFAULTS[k])]),
@@ -97,6 +120,11 @@ function agentShape(toolRef: z.ZodType<string>) {
     analysis: AnalysisSettingsSchema.nullable()
       .default(null)
       .describe('post-call analysis: a summary, fields extracted from the call and a success verdict after every call (docs/post-call-analysis.md); null: none'),
+    transfer_destinations: transferDestinations
+      .default([])
+      .describe(
+        'where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold transfer on Twilio and Plivo calls; not offered on Exotel, web or text calls (docs/phone-operations-transfer.md)',
+      ),
   };
 }
 
@@ -178,6 +206,7 @@ export const AgentPatchSchema = strictObject({
   webhook_url: httpUrl.nullable().optional(),
   webhook_events: z.array(z.enum(EVENT_TYPES)).optional(),
   analysis: AnalysisPatchSchema.nullable().optional().describe('merged key by key (null for a key restores its default); null removes the analysis'),
+  transfer_destinations: transferDestinations.optional().describe('replaces the whole list'),
 });
 export type AgentPatch = z.output<typeof AgentPatchSchema>;
 

@@ -59,8 +59,12 @@ export function preActionSchema(toolRef: z.ZodType<string>) {
         args: z.record(z.string(), z.unknown()).optional().describe('extra arguments, merged over the call context'),
       }),
       strictObject({ type: z.literal('end_call') }),
+      strictObject({
+        type: z.literal('transfer_call'),
+        destination: z.string().min(1).max(64).describe("the name of one of the agent's transfer_destinations"),
+      }),
     ],
-    { error: 'type must be one of say, call_tool, end_call' },
+    { error: 'type must be one of say, call_tool, end_call, transfer_call' },
   );
 }
 

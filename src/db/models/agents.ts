@@ -1,5 +1,6 @@
 import { DataTypes, type Model, type ModelStatic, type Sequelize } from 'sequelize';
 import type { AnalysisSettings } from '../../analysis/types';
+import type { TransferDestination } from '../../shared/transfer';
 import { jsonb, modelOptions, nullableText, requiredText, uuidPk, type Timestamps } from './common';
 
 export interface AgentRow extends Timestamps {
@@ -32,6 +33,8 @@ export interface AgentRow extends Timestamps {
   analysis: AnalysisSettings | null;
   /** The user who created it; null = the administrators' (created before ownership, or owner deleted). */
   owner_id: string | null;
+  /** Where transfer_call may hand the caller (src/shared/transfer.ts). */
+  transfer_destinations: TransferDestination[];
 }
 
 export interface FlowNodeRow extends Timestamps {
@@ -84,6 +87,7 @@ export function defineAgentModels(sequelize: Sequelize) {
       version: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 1 },
       analysis: { type: DataTypes.JSON, allowNull: true },
       owner_id: { type: DataTypes.UUID, allowNull: true },
+      transfer_destinations: jsonb([]),
     },
     { ...modelOptions, tableName: 'agents' },
   );

@@ -3,7 +3,7 @@ import type { AnalysisStatus, CallAnalysis } from '../../analysis/types';
 import { jsonb, modelOptions, nullableInt, nullableText, requiredText, uuidPk, type Timestamps } from './common';
 
 export type CallStatus = 'ringing' | 'in_progress' | 'completed' | 'failed' | 'no_answer';
-export type EndReason = 'agent_ended' | 'user_ended' | 'idle_timeout' | 'error';
+export type EndReason = 'agent_ended' | 'user_ended' | 'idle_timeout' | 'error' | 'transferred';
 export type Direction = 'inbound' | 'outbound';
 export type CallChannel = 'voice' | 'web' | 'text' | 'manual';
 

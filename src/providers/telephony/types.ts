@@ -15,6 +15,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ProviderConfig } from '../vendor';
 import type { VendorSettings } from './settings';
 import type { TelephonyStatusSignal } from '../../../workflows/call-definitions';
+import type { TransferOutcome, TransferTarget } from '../../shared/transfer';
 
 // ---- call statuses ---------------------------------------------------------------------------
 
@@ -232,6 +233,42 @@ export interface VendorWebhooks {
   sayAndHangup(text: string): HttpAnswer;
 }
 
+// ---- transfer (docs/phone-operations-transfer.md) ------------------------------------------------
+
+/** A cold transfer: the live call dials `target`; the vendor reports the dial to our URLs. */
+export interface TransferDialRequest {
+  target: TransferTarget;
+  /** {base}/telephony/<provider>/transfer/<call_id>: the dial ended (busy, no answer, done); answers what the call does next. */
+  actionUrl: string;
+  /** {base}/telephony/<provider>/transfer/<call_id>/events: progress of the dialled leg (answered). */
+  eventsUrl: string;
+  /** {base}/telephony/<provider>/transfer/<call_id>/dial?…: the dial document, for vendors that transfer to a URL. */
+  dialUrl: string;
+  /** Seconds the destination may ring. */
+  ringTimeoutSecs: number;
+}
+
+/** A dial callback of a transfer, decoded. */
+export interface TransferReport {
+  outcome: TransferOutcome;
+  /** Whether this is the dial's end (the vendor waits for a document saying what the call does next). */
+  final: boolean;
+  /** For the transfer events: the vendor's fields, snake_case. */
+  detail: Record<string, unknown>;
+}
+
+/** What a vendor that can transfer implements beside its webhooks. */
+export interface TransferSupport<C = unknown> {
+  /** Moves the live call to the dial (the current media stream ends); throws TelephonyProviderError. */
+  start(creds: C, providerCallId: string, req: TransferDialRequest): Promise<void>;
+  /** The document that dials `req.target` with the action and events URLs. */
+  dialDocument(req: TransferDialRequest): HttpAnswer;
+  /** A dial callback; null when the request is not one. */
+  report(req: WebhookRequest): TransferReport | null;
+  /** The document ending the call (answered to the dial action once the transferred call is over). */
+  hangup(): HttpAnswer;
+}
+
 /** A phone company's server half. `C` is its REST credentials, built from the stored settings. */
 export interface TelephonyVendor<C = unknown> {
   readonly name: string;
@@ -249,4 +286,6 @@ export interface TelephonyVendor<C = unknown> {
    */
   hangup(creds: C, providerCallId: string): Promise<void>;
   readonly webhooks: VendorWebhooks;
+  /** Cold transfer, where the vendor's descriptor declares capabilities.transfer supported. */
+  readonly transfer?: TransferSupport<C>;
 }

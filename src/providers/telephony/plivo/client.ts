@@ -47,6 +47,7 @@ interface SdkCalls {
   create(from: string, to: string, answerUrl: string, params?: Record<string, unknown>): Promise<{ requestUuid?: string; message?: string }>;
   hangup(callUuid: string): Promise<unknown>;
   cancel(requestUuid: string): Promise<unknown>;
+  transfer(callUuid: string, params: { legs: 'aleg'; alegUrl: string; alegMethod: 'POST' }): Promise<unknown>;
 }
 
 /** The SDK's request function, aimed at `apiBaseUrl`. */
@@ -70,7 +71,7 @@ function requestFor(creds: PlivoCredentials & { apiBaseUrl: string }): RequestFn
 const clients = new Map<string, SdkCalls>();
 const MAX_CACHED_CLIENTS = 32;
 
-function callsFor(creds: PlivoCredentials): SdkCalls {
+export function callsFor(creds: PlivoCredentials): SdkCalls {
   const key = `${creds.authId}\n${creds.authToken}\n${creds.apiBaseUrl ?? ''}`;
   let calls = clients.get(key);
   if (!calls) {

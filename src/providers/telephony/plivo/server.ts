@@ -8,6 +8,7 @@ import { TelephonyNotConfigured, type TelephonyVendor } from '../types';
 import { PLIVO_CONFIG } from './settings';
 import { createPlivoCall, hangupPlivoCall, type PlivoCredentials } from './client';
 import { e164ToPlivoNumber, plivoWebhooks } from './webhooks';
+import { plivoTransfer } from './transfer';
 
 // Plivo's own bound for ring_timeout.
 const MAX_RING_SECS = 120;
@@ -44,4 +45,5 @@ export const plivoVendor: TelephonyVendor<PlivoCredentials> = {
   },
 
   webhooks: plivoWebhooks(),
+  transfer: plivoTransfer,
 };

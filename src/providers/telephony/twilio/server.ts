@@ -8,6 +8,7 @@ import { TelephonyNotConfigured, type TelephonyVendor } from '../types';
 import { TWILIO_CONFIG } from './settings';
 import { createTwilioCall, hangupTwilioCall, type TwilioCredentials } from './client';
 import { twilioWebhooks } from './webhooks';
+import { twilioTransfer } from './transfer';
 
 // Twilio's own bound for Timeout.
 const MAX_RING_SECS = 600;
@@ -40,4 +41,5 @@ export const twilioVendor: TelephonyVendor<TwilioCredentials> = {
   },
 
   webhooks: twilioWebhooks,
+  transfer: twilioTransfer,
 };
