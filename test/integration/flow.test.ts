@@ -141,7 +141,7 @@ describe('PUT and GET /api/agents/{agent_id}/flow', () => {
       ],
       [[{ ...start, tool_ids: [ghost] }], new RegExp(`^nodes\\.0\\.tool_ids\\.0: unknown tool ${ghost}`)],
       [[{ ...start, pre_actions: [{ type: 'call_tool', tool_id: ghost }] }], new RegExp(`^nodes\\.0\\.pre_actions\\.0\\.tool_id: unknown tool ${ghost}`)],
-      [[{ ...start, builtin_tools: ['transfer_call'] }], /^nodes\.0\.builtin_tools\.0: /],
+      [[{ ...start, builtin_tools: ['hold_music'] }], /^nodes\.0\.builtin_tools\.0: /],
       [[{ ...start, functions: [{ name: 'GoNext', description: 'x' }] }], /^nodes\.0\.functions\.0\.name: must be snake_case/],
       [
         [{ ...start, functions: [{ name: 'go', description: 'x' }, { name: 'go', description: 'y' }] }],

@@ -125,7 +125,7 @@ export function telephonyTransferRoutes(ctx: ApiContext): AnyRoute[] {
       tag: TAG,
       public: true,
       summary: 'Dial document of a transfer',
-      description: "For vendors that transfer a call to a URL (Plivo's aleg_url): the document dialling `to` (E.164) or `sip` with the transfer's callback URLs.",
+      description: "For vendors that transfer a call to a URL (the live call is pointed at this document): the document dialling `to` (E.164) or `sip` with the transfer's callback URLs.",
       params,
       query: z.object({ to: z.string().optional(), sip: z.string().optional() }),
       responses: { 200: { description: "The vendor's dial document", contentType: 'text/xml' }, 422: { description: 'to / sip missing or malformed' }, ...common },
