@@ -37,7 +37,7 @@ export function TransferFieldset({ form }: { form: UseFormReturnType<AgentFormVa
                 </ActionIcon>
               </Group>
               <TextInput label="When to transfer there" aria-label={`Destination ${i + 1} description`} description="Given to the LLM" {...input(i, 'description')} />
-              <TextInput label="Message" aria-label={`Destination ${i + 1} message`} description="Said to the caller just before the hand-over" placeholder="Connecting you to billing now." {...input(i, 'message')} />
+              <TextInput label="Message" aria-label={`Destination ${i + 1} message`} description="Said to the caller just before the hand-over; empty: nothing" placeholder="e.g. Connecting you now." {...input(i, 'message')} />
             </Stack>
           </Paper>
         ))}
