@@ -16,7 +16,7 @@ export function createTelephonyActivities(deps: ActivityDeps) {
     async hangupProviderCall(input: { callId: string }): Promise<HangupOutcome> {
       return hangupProviderCall(deps, input.callId);
     },
-    /** Cold transfer (docs/phone-operations-transfer.md); throws only while the provider is unreachable. */
+    /** Cold transfer (docs/phone-operations.md#transfer-to-a-human); throws only while the provider is unreachable. */
     async transferProviderCall(input: { callId: string; target: TransferTarget; ringTimeoutSecs: number }): Promise<TransferStart> {
       return startTransfer(deps, input);
     },

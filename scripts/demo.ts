@@ -1,5 +1,6 @@
 /**
- * `npm run demo [-- --provider twilio|exotel|plivo]`: one complete inbound phone call, offline,
+ * `npm run demo [-- --provider twilio|exotel|plivo] [--scenario clinic|transfer]`: one complete
+ * inbound phone call, offline,
  * through the real API, call workflow and media gateway. The vendors are the local fakes of
  * test/fakes/ speaking their real protocols on 127.0.0.1: the phone company (default Twilio:
  * webhook, answer document, a caller on its media stream playing recorded speech),
@@ -16,6 +17,8 @@
  * The caller's clips are eSpeak NG recordings: test/fixtures/audio/ and scripts/lib/audio/
  * nine-please.wav (`espeak-ng -v en-us -s 150 "Nine o'clock please."`, trimmed, 8 kHz, padded
  * 0.3 s + 0.5 s with sox as in test/fixtures/audio/README.md).
+ *
+ * `--scenario transfer`: the caller asks for a person and is handed to one (scripts/lib/demo-transfer.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -327,25 +330,36 @@ async function untilAsync<T>(check: () => Promise<T | undefined | null | false>,
   }
 }
 
-/** `--provider <vendor>` (default twilio). */
-function providerArg(): string {
+/** `--<name> <value>` or `--<name>=<value>`. */
+function arg(name: string, fallback: string): string {
   const argv = process.argv.slice(2);
-  const i = argv.indexOf('--provider');
-  const value = i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith('--provider='))?.slice('--provider='.length);
-  return value ?? 'twilio';
+  const i = argv.indexOf(`--${name}`);
+  const value = i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  return value ?? fallback;
 }
+
+/** `--provider <vendor>` (default twilio). */
+const providerArg = () => arg('provider', 'twilio');
+
+const SCENARIOS = ['clinic', 'transfer'];
 
 async function main(): Promise<void> {
   const started = performance.now();
   // The demo prints its own story; the platform logs only warnings and errors.
   setLogLevel('warn');
   Runtime.install({ logger: new DefaultLogger('ERROR') });
-  console.log(`Voice Agent Platform demo: a simulated inbound ${providerArg()} phone call, offline\n\nStarting:`);
+  const scenario = arg('scenario', 'clinic');
+  if (!SCENARIOS.includes(scenario)) throw new Error(`unknown scenario "${scenario}" (scenarios: ${SCENARIOS.join(', ')})`);
+  console.log(`Voice Agent Platform demo: a simulated inbound ${providerArg()} phone call (${scenario}), offline\n\nStarting:`);
   const { startLocalServices } = await import('./lib/local-services');
   const { startHarness } = await import('../test/support/harness');
   const services = await startLocalServices((l) => console.log(l));
   try {
-    const result = await runDemo({ startPlatform: (env) => startHarness({ env, worker: true }), provider: providerArg() });
+    const startPlatform = (env: Record<string, string>) => startHarness({ env, worker: true });
+    const result =
+      scenario === 'transfer'
+        ? await (await import('./lib/demo-transfer')).runTransferDemo({ startPlatform, provider: providerArg() })
+        : await runDemo({ startPlatform, provider: providerArg() });
     if (result.call.status !== 'completed') throw new Error(`the call ended ${result.call.status}`);
   } finally {
     await services.stop();

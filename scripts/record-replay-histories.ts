@@ -7,8 +7,8 @@
  *
  * Starts the same real stack as the tests (PostgreSQL, Temporal dev server, API, worker) with a
  * fake LLM and a local webhook receiver. `--only-analysis` records the post-call analysis
- * scenarios alone, `--only-drain` the drained phone call alone (new histories, without
- * re-recording the others).
+ * scenarios alone, `--only-drain` the drained phone call alone, `--only-transfer` the transferred
+ * phone calls alone (new histories, without re-recording the others).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -101,9 +101,50 @@ async function main(): Promise<void> {
     await save('voice-drained', callWorkflowId(call.callId));
   };
 
+  // 7. Transfer to a human (docs/phone-operations.md): one call handed to billing (answered: the
+  //    call ends `transferred`), one whose destination is busy: the dial action brings the caller
+  //    back on a new stream of the same call, the agent says so, the caller hangs up.
+  const recordTransfers = async () => {
+    await configureTwilio(h, TWILIO);
+    const transfer_destinations = [
+      { name: 'billing', phone_number: '+14155550123', sip_uri: null, description: 'Invoices and refunds', message: 'Connecting you to billing now.' },
+      { name: 'sales', phone_number: null, sip_uri: 'sip:sales@pbx.example.com', description: 'New plans', message: 'Putting you through to sales.' },
+    ];
+    const pipeline_settings = { ...PIPELINE_DEFAULTS, min_words: 1, vad_stop_secs: 0.4 };
+    await createAgent(h.db, h.box, { name: 'replay-transfer', greeting: 'Hello, front desk.', pipeline_settings, transfer_destinations });
+    twilio.setDialOutcome('sip:sales@pbx.example.com', 'busy');
+    const sorry = 'Sales is busy right now. Can I help?';
+    llm.setResponder((b: any) => {
+      const m = b.messages[b.messages.length - 1];
+      if (m.role === 'user') return { tool_calls: [{ name: 'transfer_call', arguments: { destination: m.content.includes('invoice') ? 'billing' : 'sales' } }] };
+      if (m.role === 'tool' && String(m.content).includes('did not go through')) return { content: sorry };
+      return { content: 'Goodbye.' };
+    });
+
+    deepgram.script(['I have a question about my invoice.']);
+    const answered = await inboundPhoneCall('replay-transfer', '+14155550102');
+    await eventually(async () => answered.heardMs() >= 500, 15_000, 20);
+    await answered.caller.say(HELLO_WAV);
+    await h.temporal.workflow.getHandle(callWorkflowId(answered.callId)).result();
+    await save('voice-transfer-answered', callWorkflowId(answered.callId));
+
+    deepgram.script(['I would like to upgrade my plan.']);
+    const busy = await inboundPhoneCall('replay-transfer', '+14155550103');
+    await eventually(async () => busy.heardMs() >= 500, 15_000, 20);
+    const back = twilio.nextCaller(30_000);
+    await busy.caller.say(HELLO_WAV);
+    const again = await back;
+    await eventually(async () => (await busy.events()).some((e: any) => e.event_type === 'agent_spoke' && e.data.text === sorry), 20_000, 50);
+    await new Promise((r) => setTimeout(r, 2500));
+    await again.hangup();
+    await h.temporal.workflow.getHandle(callWorkflowId(busy.callId)).result();
+    await save('voice-transfer-busy', callWorkflowId(busy.callId));
+  };
+
   try {
     fs.mkdirSync(OUT, { recursive: true });
     if (process.argv.includes('--only-drain')) return await recordDrained();
+    if (process.argv.includes('--only-transfer')) return await recordTransfers();
     const last = (b: any) => b.messages[b.messages.length - 1];
 
     // 0. Post-call analysis: a text call analysed after its end (an LLM error retried, an answer
@@ -239,6 +280,7 @@ async function main(): Promise<void> {
     await caller.hangup();
     await h.temporal.workflow.getHandle(voiceId).result();
     await save('voice-armed-turns', voiceId);
+    await recordTransfers();
     await recordDrained();
   } finally {
     await gateway.stop();

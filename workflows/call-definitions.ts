@@ -246,7 +246,7 @@ export interface TelephonyStatusSignal {
 export const utteranceSignal = defineSignal<[UtteranceSignal]>('utterance');
 export const telephonyStatusSignal = defineSignal<[TelephonyStatusSignal]>('telephonyStatus');
 
-/** How the vendor's dial of a transfer went (its dial callbacks, see docs/phone-operations-transfer.md). */
+/** How the vendor's dial of a transfer went (its dial callbacks, see docs/phone-operations.md#transfer-to-a-human). */
 export interface TransferEventSignal {
   outcome: TransferOutcome;
   /** The vendor's own fields (dial status word, dialled call id, hang-up cause), snake_case. */

@@ -1,5 +1,5 @@
 /**
- * Transfer to a human (docs/phone-operations-transfer.md): the `transfer_call` builtin tool and
+ * Transfer to a human (docs/phone-operations.md#transfer-to-a-human): the `transfer_call` builtin tool and
  * flow pre-action. The agent says the destination's message, an activity asks the vendor to dial
  * the destination on the live call (a cold transfer), and the vendor's dial callbacks decide:
  * answered — the call ends `completed` / `transferred` at the hand-over (recording, transcript and

@@ -1,4 +1,4 @@
-/** The transfer_call builtin tool's schema (docs/phone-operations-transfer.md). Workflow-safe. */
+/** The transfer_call builtin tool's schema (docs/phone-operations.md#transfer-to-a-human). Workflow-safe. */
 import { TRANSFER_CALL, type TransferDestination } from '../src/shared/transfer';
 import type { LlmToolSpec } from './call-definitions';
 

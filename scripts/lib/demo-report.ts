@@ -36,7 +36,10 @@ export function printEvents(events: CallEvent[], at: At, print: (line: string) =
     else if (e.event_type === 'interruption') text = `heard before the barge-in: "${d.heard_text}"`;
     else if (e.event_type === 'call_status') text = `${d.status}${d.source ? ` (${d.source})` : ''}${d.ignored ? ' ignored' : ''}`;
     else if (e.event_type === 'call_ended') text = `${d.status}, ${d.end_reason}, usage ${JSON.stringify(d.usage)}`;
+    else if (e.event_type === 'transfer_started') text = `${d.mode} transfer to ${d.destination} (${d.to})`;
+    else if (e.event_type === 'transfer_completed') text = `${d.destination} answered: the caller is theirs`;
+    else if (e.event_type === 'transfer_failed') text = `${d.destination}: ${d.reason}`;
     else if (e.event_type === 'error') text = `${d.context}: ${d.message}`;
-    if (text) print(`  ${at(Date.parse(`${e.timestamp}Z`))}  ${e.event_type.padEnd(13)} ${text}`);
+    if (text) print(`  ${at(Date.parse(`${e.timestamp}Z`))}  ${e.event_type.padEnd(18)} ${text}`);
   }
 }

@@ -12,6 +12,7 @@ export interface CallListFilters {
   status?: string;
   agent_name?: string;
   direction?: string;
+  end_reason?: string;
   created_after?: Date;
   created_before?: Date;
   /** The analysis's success verdict. */
@@ -38,6 +39,7 @@ export function callListWhere(db: Database, filters: CallListFilters): WhereOpti
   if (filters.status) where.status = filters.status;
   if (filters.agent_name) where.agent_name = filters.agent_name;
   if (filters.direction) where.direction = filters.direction;
+  if (filters.end_reason) where.end_reason = filters.end_reason;
   if (filters.created_after || filters.created_before) {
     where.created_at = {
       ...(filters.created_after ? { [Op.gte]: filters.created_after } : {}),

@@ -1,5 +1,5 @@
 /**
- * Starts a cold transfer of a live phone call (docs/phone-operations-transfer.md): the vendor is
+ * Starts a cold transfer of a live phone call (docs/phone-operations.md#transfer-to-a-human): the vendor is
  * asked to dial the destination on the call, with our dial callback URLs. Run by the worker's
  * transferProviderCall activity; the vendor's dial callbacks come to the API's transfer routes.
  */

@@ -24,7 +24,7 @@ export type PreAction =
   | { type: 'call_tool'; tool_id: string; args?: Record<string, unknown> }
   /** End the call (after any preceding `say`). */
   | { type: 'end_call' }
-  /** Hand the caller to one of the agent's transfer_destinations (docs/phone-operations-transfer.md). */
+  /** Hand the caller to one of the agent's transfer_destinations (docs/phone-operations.md#transfer-to-a-human). */
   | { type: 'transfer_call'; destination: string };
 
 export const PRE_ACTION_TYPES = ['say', 'call_tool', 'end_call', 'transfer_call'] as const;

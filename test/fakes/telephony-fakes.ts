@@ -49,6 +49,8 @@ export interface FakeTelephony {
   nextCaller(timeoutMs?: number): Promise<PhoneCaller>;
   /** Provider call ids the platform asked to hang up or cancel through the REST API, in order. */
   hangupRequests(): string[];
+  /** The dials (transfers) the vendor ran for a call, in order: the destination and how its party answered. */
+  dials(providerCallId: string): FakeDial[];
   /**
    * POSTs one webhook the way the vendor does, with neutral field names mapped to the vendor's
    * (an omitted providerCallId sends none). `auth`: `valid` (default), `forged` (signed with
@@ -60,6 +62,13 @@ export interface FakeTelephony {
   /** A phone on the media stream, opened the way the vendor opens it for a connect document. */
   connectCaller(stream: { streamUrl: string; callId: string; token: string }): Promise<PhoneCaller>;
   stop(): Promise<void>;
+}
+
+export interface FakeDial {
+  /** The number (as the vendor writes it) or SIP URI dialled. */
+  to: string;
+  /** How the dialled party answered (`answer`, `busy`, `no-answer`, …). */
+  outcome: string;
 }
 
 export interface WebhookFields {
@@ -135,6 +144,7 @@ async function twilioFake(opts: FakeTelephonyOptions): Promise<FakeTelephony> {
       twilio.requests
         .filter((r) => r.method === 'POST' && /\/Calls\/[^/]+\.json$/.test(r.path) && ['completed', 'canceled'].includes(String(r.params.Status)))
         .map((r) => /\/Calls\/([^/]+)\.json$/.exec(r.path)![1]!),
+    dials: (sid) => (twilio.call(sid)?.dials ?? []).map((d) => ({ to: d.to, outcome: d.outcome })),
     stop: () => twilio.stop(),
   };
 }
@@ -204,6 +214,7 @@ async function plivoFake(opts: FakeTelephonyOptions): Promise<FakeTelephony> {
         .filter((r) => r.method === 'DELETE' && /\/(?:Call|Request)\/[^/]+\/$/.test(r.path))
         .map((r) => /\/(?:Call|Request)\/([^/]+)\/$/.exec(r.path)![1]!)
         .map((id) => plivo.call(id)?.callUuid ?? plivo.callByRequest(id)?.callUuid ?? id),
+    dials: (uuid) => (plivo.call(uuid)?.dials ?? []).map((d) => ({ to: d.to, outcome: d.outcome })),
     stop: () => plivo.stop(),
   };
 }
@@ -279,6 +290,8 @@ async function exotelFake(opts: FakeTelephonyOptions): Promise<FakeTelephony> {
         .filter((r) => r.method === 'POST' && r.params.Status === 'completed')
         .map((r) => /\/Calls\/([^/]+?)(?:\.json)?$/.exec(r.path)?.[1])
         .filter((sid): sid is string => !!sid && sid !== 'connect'),
+    // The Voicebot applet's stream cannot be handed over: Exotel never dials for us.
+    dials: () => [],
     stop: () => exotel.stop(),
   };
 }

@@ -40,6 +40,8 @@ describe('GET /api/calls', () => {
         status: statuses[i % 5],
         direction: i % 5 === 0 ? 'outbound' : 'inbound',
         agent_name: i % 5 === 0 ? 'sales-bot' : 'support-bot',
+        // Every other completed call was handed to a human.
+        ...(i % 5 === 0 ? { end_reason: i % 10 === 0 ? ('transferred' as const) : ('user_ended' as const) } : {}),
       });
       ids.push(call.id);
     }
@@ -67,7 +69,7 @@ describe('GET /api/calls', () => {
     expect(max.body.calls).toHaveLength(25);
   });
 
-  it('filters by status, agent_name, direction and created time range, combined', async () => {
+  it('filters by status, agent_name, direction, end_reason and created time range, combined', async () => {
     const failed = await h.request('GET', '/api/calls?status=failed');
     expect(failed.body.total).toBe(5);
     expect(failed.body.calls.every((c: any) => c.status === 'failed')).toBe(true);
@@ -87,6 +89,9 @@ describe('GET /api/calls', () => {
 
     const combined = await h.request('GET', '/api/calls?status=completed&direction=outbound&created_after=2024-05-01T12:01:00');
     expect(combined.body.total).toBe(4);
+    const transferred = await h.request('GET', '/api/calls?end_reason=transferred');
+    expect(transferred.body.calls.map((c: any) => c.id)).toEqual([ids[20], ids[10], ids[0]]);
+    expect(transferred.body.calls.every((c: any) => c.end_reason === 'transferred')).toBe(true);
     const none = await h.request('GET', '/api/calls?agent_name=nobody');
     expect(none.body).toEqual({ calls: [], total: 0, total_exact: true });
   });
@@ -123,6 +128,7 @@ describe('GET /api/calls', () => {
     ['page_size=2.5', /^query\.page_size: /],
     ['status=done', /^query\.status: /],
     ['direction=sideways', /^query\.direction: /],
+    ['end_reason=hung_up', /^query\.end_reason: /],
     ['created_after=yesterday', /^query\.created_after: must be an ISO 8601 timestamp/],
     ['created_before=2024-13-45T00:00:00', /^query\.created_before: is not a valid date/],
     ['created_after=2024-05-02&created_before=2024-05-01', /^query\.created_before: must be later than created_after/],

@@ -1,9 +1,10 @@
 /**
  * `npm run demo [-- --provider <vendor>]` keeps working for every telephony vendor with a fake:
  * its call, with the short script (the caller hangs up after the barge-in), through the same real
- * pieces the script uses.
+ * pieces the script uses. `--scenario transfer` too, on every vendor that can transfer.
  */
 import { runDemo } from '../../scripts/demo';
+import { runTransferDemo, TRANSFER_PROVIDERS } from '../../scripts/lib/demo-transfer';
 import { setLogLevel } from '../../src/shared/logger';
 import { fakeTelephonyProviders } from '../fakes/telephony-fakes';
 import { startHarness } from '../support/harness';
@@ -21,4 +22,27 @@ it.each(fakeTelephonyProviders())('the demo call over %s completes with a transc
   expect(result.bargeIn.clearAfterMs).not.toBeNull();
   expect(result.recording).toMatchObject({ downloadStatus: 200 });
   expect(result.recording!.seconds).toBeGreaterThan(10);
+}, 60_000);
+
+it.each(TRANSFER_PROVIDERS)('the transfer demo over %s hands the caller to billing: the fake dials it, the call ends completed/transferred', async (provider) => {
+  setLogLevel('error');
+  const result = await runTransferDemo({ startPlatform: (env) => startHarness({ env, worker: true }), print: () => undefined, provider });
+  expect(result.call).toMatchObject({ status: 'completed', end_reason: 'transferred' });
+  // The LLM chose among the agent's destinations, described in the tool.
+  expect(result.offeredTool.parameters.properties.destination.enum).toEqual(['billing', 'sales']);
+  expect(result.offeredTool.description).toContain('Invoices, refunds and payments');
+  // The phone company dialled billing's number (Plivo writes numbers without the +).
+  expect(result.dials).toEqual([{ to: provider === 'plivo' ? '14155550123' : '+14155550123', outcome: 'answer' }]);
+  const transcript = result.call.transcript as Array<{ role: string; text: string }>;
+  expect(transcript.map((t) => t.text)).toEqual([
+    'Hello, this is Acme support. How can I help you?',
+    'Can I talk to a person about my bill, please?',
+    'Connecting you to our billing team now.',
+  ]);
+  const transfer = result.events.filter((e) => e.event_type.startsWith('transfer_')).map((e) => [e.event_type, e.data.destination]);
+  expect(transfer).toEqual([
+    ['transfer_started', 'billing'],
+    ['transfer_completed', 'billing'],
+  ]);
+  expect(result.events.find((e) => e.event_type === 'transfer_started')!.data).toMatchObject({ mode: 'cold', to: '+14155550123' });
 }, 60_000);

@@ -18,6 +18,8 @@ describe('workflow replay', () => {
     expect(files).toContain('voice-drained.binpb');
     // Agent tests (docs/agent-tests.md): a run, one of its attempts and that attempt's call.
     expect(files).toEqual(expect.arrayContaining(['agent-test-run.binpb', 'agent-test-attempt.binpb', 'agent-test-call.binpb']));
+    // Transfer to a human (docs/phone-operations.md): handed over, and a busy destination coming back.
+    expect(files).toEqual(expect.arrayContaining(['voice-transfer-answered.binpb', 'voice-transfer-busy.binpb']));
     // A phone call that rode through a Temporal outage (scripts/record-outage-history.ts).
     expect(files).toContain('voice-temporal-outage.binpb');
   });

@@ -13,6 +13,7 @@ import { AgentCreateSchema, type AgentCreate, type AgentPatch } from '../schemas
 import { agentConfig, agentCounts, agentJson } from './agent-json';
 import { lockAgent } from './agent-rows';
 import { assertToolsExist, listRefs } from './tool-refs';
+import { assertDestinationsCoverNodes, destinationNames } from './transfer-refs';
 import { newWebhookSecret } from './webhook-secret';
 import { recordAgentVersion } from '../../agent-tests/versions';
 
@@ -92,6 +93,9 @@ export async function updateAgent(db: Database, id: string, patch: AgentPatch) {
     // Only references being set are checked: one to a since-deleted tool must not block other edits.
     await assertAgentTools(db, { tool_ids: patch.tool_ids, pre_call_tool_ids: patch.pre_call_tool_ids }, '', transaction);
     const config = parsed.data;
+    if (patch.transfer_destinations !== undefined) {
+      await assertDestinationsCoverNodes(db, id, destinationNames(config.transfer_destinations), transaction);
+    }
     if (config.name !== current.name) {
       const taken = await db.models.Agent.count({ where: { name: config.name }, transaction });
       if (taken) throw nameTaken(config.name);

@@ -18,6 +18,7 @@ import { agentConfig, agentCounts, agentJson } from './agent-json';
 import { findAgent } from './agent-rows';
 import { assertAgentTools, insertAgent } from './agent-service';
 import { listNodes, writeGraph } from './flow-service';
+import { destinationNames } from './transfer-refs';
 import { referencedToolIds } from '../../tools/tool-references';
 import { recordAgentVersion } from '../../agent-tests/versions';
 import { createTest, listTests } from '../agent-tests/test-service';
@@ -130,7 +131,7 @@ export async function importBundle(db: Database, box: SecretBox, bundle: BundleI
     } else {
       agentId = (await insertAgent(db, box, config, actor.userId, transaction)).row.id;
     }
-    await writeGraph(db, agentId, nodes, 'flow_nodes', transaction);
+    await writeGraph(db, agentId, nodes, 'flow_nodes', transaction, destinationNames(config.transfer_destinations));
     await recordAgentVersion(db, agentId, transaction);
     if (bundle.tests) {
       await db.models.AgentTest.destroy({ where: { agent_id: agentId }, transaction });

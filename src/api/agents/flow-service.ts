@@ -13,6 +13,7 @@ import { NODE_ORDER, nodeJson } from './agent-json';
 import { bumpVersion, findAgent, lockAgent } from './agent-rows';
 import { assertValidGraph, graphIssues } from './flow-graph';
 import { assertNodeTools } from './tool-refs';
+import { assertNodeTransfers, destinationNames } from './transfer-refs';
 
 export async function listNodes(db: Database, agentId: string, transaction?: Transaction): Promise<FlowNodeRow[]> {
   return plainAll(await db.models.FlowNode.findAll({ where: { agent_id: agentId }, order: NODE_ORDER, transaction }));
@@ -34,9 +35,12 @@ export async function getFlow(db: Database, agentId: string) {
  * is the request field holding the nodes, for error messages. A node without `position` is placed
  * at its index in the list.
  */
-export async function writeGraph(db: Database, agentId: string, nodes: FlowNodeInput[], prefix: string, transaction: Transaction) {
+export async function writeGraph(db: Database, agentId: string, nodes: FlowNodeInput[], prefix: string, transaction: Transaction, destinations: readonly string[]) {
   assertValidGraph(nodes, prefix);
-  for (const [i, node] of nodes.entries()) await assertNodeTools(db, node, `${prefix}.${i}.`, transaction);
+  for (const [i, node] of nodes.entries()) {
+    await assertNodeTools(db, node, `${prefix}.${i}.`, transaction);
+    assertNodeTransfers(node, destinations, `${prefix}.${i}.`);
+  }
   await db.models.FlowNode.destroy({ where: { agent_id: agentId }, transaction });
   await db.models.FlowNode.bulkCreate(
     nodes.map((node, i) => ({ ...node, agent_id: agentId, position: node.position ?? i })),
@@ -46,8 +50,8 @@ export async function writeGraph(db: Database, agentId: string, nodes: FlowNodeI
 
 export async function replaceFlow(db: Database, agentId: string, nodes: FlowNodeInput[]) {
   return db.sequelize.transaction(async (transaction) => {
-    await lockAgent(db, agentId, transaction);
-    await writeGraph(db, agentId, nodes, 'nodes', transaction);
+    const agent = await lockAgent(db, agentId, transaction);
+    await writeGraph(db, agentId, nodes, 'nodes', transaction, destinationNames(agent.transfer_destinations));
     await bumpVersion(db, agentId, transaction);
     return { nodes: (await listNodes(db, agentId, transaction)).map(nodeJson), problems: [] as string[] };
   });
@@ -71,11 +75,12 @@ function assertSingleInitial(node: { node_key: string; is_initial: boolean }, ot
 
 export async function createNode(db: Database, agentId: string, node: FlowNodeInput) {
   return db.sequelize.transaction(async (transaction) => {
-    await lockAgent(db, agentId, transaction);
+    const agent = await lockAgent(db, agentId, transaction);
     const existing = await listNodes(db, agentId, transaction);
     if (existing.some((n) => n.node_key === node.node_key)) throw keyTaken(node.node_key);
     assertSingleInitial(node, existing);
     await assertNodeTools(db, node, '', transaction);
+    assertNodeTransfers(node, destinationNames(agent.transfer_destinations), '');
     const position = node.position ?? Math.max(-1, ...existing.map((n) => n.position)) + 1;
     const row = plain(await db.models.FlowNode.create({ ...node, agent_id: agentId, position }, { transaction }));
     await bumpVersion(db, agentId, transaction);
@@ -88,7 +93,7 @@ const NODE_FIELDS = Object.keys(FlowNodeInputSchema.shape) as Array<keyof FlowNo
 /** A rename also moves the transitions that pointed at the old key, so the graph stays connected. */
 export async function updateNode(db: Database, agentId: string, nodeKey: string, patch: FlowNodePatch) {
   return db.sequelize.transaction(async (transaction) => {
-    await lockAgent(db, agentId, transaction);
+    const agent = await lockAgent(db, agentId, transaction);
     const nodes = await listNodes(db, agentId, transaction);
     const current = nodes.find((n) => n.node_key === nodeKey);
     if (!current) throw notFound('Flow node');
@@ -101,6 +106,7 @@ export async function updateNode(db: Database, agentId: string, nodeKey: string,
     if (others.some((n) => n.node_key === node.node_key)) throw keyTaken(node.node_key);
     assertSingleInitial(node, others);
     await assertNodeTools(db, node, '', transaction);
+    assertNodeTransfers(node, destinationNames(agent.transfer_destinations), '');
 
     await db.models.FlowNode.update({ ...node, position: node.position ?? current.position }, { where: { id: current.id }, transaction });
     if (node.node_key !== nodeKey) {

@@ -4,7 +4,7 @@ import { notFound } from '../errors';
 import { route, uuidParam } from '../route';
 import { plain, plainAll } from '../../db/database';
 import type { CallEventRow, CallRow } from '../../db/models';
-import { CALL_STATUSES, DIRECTIONS } from '../../shared/catalog';
+import { CALL_STATUSES, DIRECTIONS, END_REASONS } from '../../shared/catalog';
 import { CALL_COUNT_CAP, listCalls } from '../../calls/call-list';
 import { ANALYSIS_FIELD_NAME } from '../schemas/analysis';
 import { callDetailJson, callJson, eventJson, transcriptOf } from '../serializers/call';
@@ -44,6 +44,7 @@ const CallListQuery = z
     status: z.enum(CALL_STATUSES).optional(),
     agent_name: z.string().min(1).optional().describe('exact agent name'),
     direction: z.enum(DIRECTIONS).optional(),
+    end_reason: z.enum(END_REASONS).optional().describe('how the call ended, e.g. transferred (handed to a human)'),
     created_after: QueryTimestamp.optional().describe('calls created at or after this time (UTC unless an offset is given)'),
     created_before: QueryTimestamp.optional().describe('calls created strictly before this time'),
     success: z

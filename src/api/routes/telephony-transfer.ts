@@ -1,5 +1,5 @@
 /**
- * The dial callbacks of a cold transfer (docs/phone-operations-transfer.md), for every vendor that
+ * The dial callbacks of a cold transfer (docs/phone-operations.md#transfer-to-a-human), for every vendor that
  * can transfer (its server half's `transfer`), public like the other telephony webhooks and
  * authenticated by the vendor's own check:
  *

@@ -123,7 +123,7 @@ function agentShape(toolRef: z.ZodType<string>) {
     transfer_destinations: transferDestinations
       .default([])
       .describe(
-        'where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold transfer on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations-transfer.md)',
+        'where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold transfer on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)',
       ),
   };
 }

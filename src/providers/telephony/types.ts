@@ -233,7 +233,7 @@ export interface VendorWebhooks {
   sayAndHangup(text: string): HttpAnswer;
 }
 
-// ---- transfer (docs/phone-operations-transfer.md) ------------------------------------------------
+// ---- transfer (docs/phone-operations.md#transfer-to-a-human) ------------------------------------------------
 
 /** A cold transfer: the live call dials `target`; the vendor reports the dial to our URLs. */
 export interface TransferDialRequest {

@@ -14,6 +14,7 @@ export {
   pathsApiToolsPostRequestBodyContentApplicationJsonWebhook_methodValues as WEBHOOK_METHODS,
   pathsApiCallsGetParametersQueryStatusValues as CALL_STATUSES,
   pathsApiCallsGetParametersQueryDirectionValues as DIRECTIONS,
+  pathsApiCallsGetParametersQueryEnd_reasonValues as END_REASONS,
   pathsApiUsersPostRequestBodyContentApplicationJsonRoleValues as USER_ROLES,
 } from './schema';
 import { pathsApiAgentsPostRequestBodyContentApplicationJsonStt_modeAnyOf0Values } from './schema';

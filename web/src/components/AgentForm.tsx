@@ -6,6 +6,7 @@ import { EVENT_TYPES, LLM_PROVIDERS, STT_MODES, STT_PROVIDERS, TTS_PROVIDERS } f
 import type { Tool } from '../api/types';
 import { PIPELINE_FIELDS, type AgentFormValues } from '../lib/agent-form';
 import { AnalysisFieldset } from './AnalysisFieldset';
+import { TransferFieldset } from './TransferFieldset';
 import { VariableBadges } from './Variables';
 
 interface Props {
@@ -103,6 +104,8 @@ export function AgentForm({ form, tools, warnings, isNew }: Props) {
           <MultiSelect label="Pre-call tools" description="Fired with the greeting; results join the context" data={toolOptions} searchable clearable {...form.getInputProps('pre_call_tool_ids')} />
         </SimpleGrid>
       </Fieldset>
+
+      <TransferFieldset form={form} />
 
       <Fieldset legend="Context variables">
         <Stack gap="xs">

@@ -6,6 +6,7 @@
 import type { Agent, AgentCreate } from '../api/types';
 import { analysisFormPath, analysisFormValues, analysisRequest, ANALYSIS_FORM_PATHS, type AnalysisFormValues } from './analysis-form';
 import { nearestField } from './field-errors';
+import { destinationFormPath, destinationRows, destinationsRequest, type DestinationRow } from './transfer-form';
 
 type Pipeline = Agent['pipeline_settings'];
 export type PipelineKey = keyof Pipeline;
@@ -57,6 +58,7 @@ export interface AgentFormValues {
   webhook_url: string;
   webhook_events: string[];
   analysis: AnalysisFormValues;
+  transfer_destinations: DestinationRow[];
 }
 
 const json = (value: unknown) => (value && Object.keys(value).length ? JSON.stringify(value, null, 2) : '');
@@ -91,6 +93,7 @@ export function toFormValues(agent?: Partial<AgentCreate> | Agent): AgentFormVal
     webhook_url: a.webhook_url ?? '',
     webhook_events: (a.webhook_events as string[] | undefined) ?? [],
     analysis: analysisFormValues(a.analysis as Agent['analysis'] | undefined),
+    transfer_destinations: destinationRows(a.transfer_destinations),
   };
 }
 
@@ -163,6 +166,8 @@ export function toRequestBody(values: AgentFormValues, initial: AgentFormValues,
   }
   const analysis = analysisRequest(values.analysis, initial.analysis, !isNew && initial.analysis.enabled);
   if (analysis) body.analysis = analysis;
+  const destinations = destinationsRequest(values.transfer_destinations, initial.transfer_destinations);
+  if (destinations) body.transfer_destinations = destinations;
   return body;
 }
 
@@ -170,6 +175,8 @@ const dropNulls = (o: Record<string, number | null>) => Object.fromEntries(Objec
 
 /** The form path that shows an API error for a field path ("pipeline_settings.min_words" → "pipeline.min_words"). */
 export function formPathOf(apiField: string): string | undefined {
+  const destination = destinationFormPath(apiField);
+  if (destination) return destination;
   const renamed = analysisFormPath(apiField)
     .replace(/^pipeline_settings\./, 'pipeline.')
     .replace(/^llm_settings\.(temperature|max_tokens)/, '$1')

@@ -24,6 +24,14 @@ export const STATUS_COLOR: Record<string, string> = {
   no_answer: 'gray',
 };
 
+/** The end reason, and for a hand-over the destination it went to (its transfer_completed event). */
+export function endReasonText(reason: string | null | undefined, events: ReadonlyArray<{ event_type: string; data: Record<string, unknown> }>): string {
+  if (!reason) return '—';
+  if (reason !== 'transferred') return reason;
+  const done = events.find((e) => e.event_type === 'transfer_completed');
+  return typeof done?.data.destination === 'string' ? `transferred to ${done.data.destination}` : reason;
+}
+
 export const isLive = (status: string) => status === 'ringing' || status === 'in_progress';
 
 /** Saves JSON as a file download. */

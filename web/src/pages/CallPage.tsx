@@ -11,7 +11,7 @@ import { CallAnalysisPanel } from '../components/call/CallAnalysis';
 import { CallTimeline, LatencyTable } from '../components/call/CallTimeline';
 import { CallTranscript, lineAt, recordingStartMs, transcriptLines } from '../components/call/CallTranscript';
 import { useCallStream } from '../hooks/useCallStream';
-import { formatDuration, formatTime, isLive, STATUS_COLOR } from '../lib/format';
+import { endReasonText, formatDuration, formatTime, isLive, STATUS_COLOR } from '../lib/format';
 
 export function CallPage() {
   const { callId } = useParams();
@@ -114,7 +114,7 @@ function CallView({ call }: { call: CallDetail }) {
           <Fact label="Provider">{call.provider ?? 'none (API)'}</Fact>
           <Fact label="Started">{formatTime(call.start_time ?? call.created_at)}</Fact>
           <Fact label="Duration">{formatDuration(call.duration)}</Fact>
-          <Fact label="End reason">{call.end_reason ?? '—'}</Fact>
+          <Fact label="End reason">{endReasonText(call.end_reason, all)}</Fact>
           <Fact label="Flow node">{call.current_node_key ?? '—'}</Fact>
           <Fact label="LLM tokens">
             {call.llm_prompt_tokens} in / {call.llm_completion_tokens} out

@@ -3,7 +3,7 @@ import { IconMessage, IconPhoneOutgoing } from '@tabler/icons-react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link, useSearchParams } from 'react-router';
 import { api, unwrap } from '../api/client';
-import { CALL_STATUSES, DIRECTIONS } from '../api/enums';
+import { CALL_STATUSES, DIRECTIONS, END_REASONS } from '../api/enums';
 import type { CallListItem, CallListQuery } from '../api/types';
 import { QueryState } from '../components/ApiErrorAlert';
 import { ListTable } from '../components/ListTable';
@@ -38,6 +38,7 @@ export function CallsPage() {
     status: search.get('status') ?? undefined,
     agent_name: search.get('agent') ?? undefined,
     direction: search.get('direction') ?? undefined,
+    end_reason: search.get('end_reason') ?? undefined,
     success: search.get('success') ?? undefined,
   };
   const query = { page, page_size: PAGE_SIZE, ...filters } as CallListQuery;
@@ -82,6 +83,7 @@ export function CallsPage() {
           w={200}
         />
         <Select label="Direction" placeholder="any" clearable data={[...DIRECTIONS]} value={filters.direction ?? null} onChange={(v) => setFilter('direction', v)} w={150} />
+        <Select label="End reason" placeholder="any" clearable data={[...END_REASONS]} value={filters.end_reason ?? null} onChange={(v) => setFilter('end_reason', v)} w={160} />
         <Select label="Outcome" placeholder="any" clearable data={OUTCOMES} value={filters.success ?? null} onChange={(v) => setFilter('success', v)} w={170} />
       </Group>
       <QueryState query={calls}>

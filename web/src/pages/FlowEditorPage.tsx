@@ -72,12 +72,20 @@ export function FlowEditorPage() {
   }, [agentId, panels]);
   return (
     <QueryState query={flow}>
-      {(f) => <FlowEditor agentId={agentId!} agentName={agent.data?.name} nodes={f.nodes} problems={f.problems} />}
+      {(f) => (
+        <FlowEditor
+          agentId={agentId!}
+          agentName={agent.data?.name}
+          destinations={(agent.data?.transfer_destinations ?? []).map((d) => d.name)}
+          nodes={f.nodes}
+          problems={f.problems}
+        />
+      )}
     </QueryState>
   );
 }
 
-function FlowEditor({ agentId, agentName, nodes, problems }: { agentId: string; agentName?: string; nodes: FlowNode[]; problems: string[] }) {
+function FlowEditor({ agentId, agentName, destinations, nodes, problems }: { agentId: string; agentName?: string; destinations: string[]; nodes: FlowNode[]; problems: string[] }) {
   const queryClient = useQueryClient();
   const tools = useQuery({ queryKey: ['tools'], queryFn: () => unwrap(api.GET('/api/tools')) });
   const [selectedKey, setSelectedKey] = useState<string | null>(null);
@@ -282,6 +290,7 @@ function FlowEditor({ agentId, agentName, nodes, problems }: { agentId: string; 
                 node={selected}
                 nodeKeys={nodes.map((n) => n.node_key)}
                 tools={tools.data ?? []}
+                destinations={destinations}
                 errors={nodeErrors.fields}
                 generalErrors={[...nodeErrors.general, ...Object.entries(nodeErrors.fields).map(([f, m]) => `${f}: ${m}`)]}
                 saving={saveNode.isPending}

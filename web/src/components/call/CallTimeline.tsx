@@ -19,6 +19,9 @@ const COLOR: Record<string, string> = {
   interruption: 'orange',
   user_spoke: 'teal',
   agent_spoke: 'indigo',
+  transfer_started: 'cyan',
+  transfer_completed: 'cyan',
+  transfer_failed: 'red',
 };
 
 const json = (v: unknown) => JSON.stringify(v, null, 2);
@@ -75,6 +78,26 @@ function Detail({ event }: { event: CallEvent }) {
           {d.status}
           {d.ignored ? ' (ignored)' : ''}
           {d.source ? ` · ${d.source}` : ''}
+        </Text>
+      );
+    case 'transfer_started':
+      return (
+        <Text size="sm">
+          {d.mode} transfer to <b>{d.destination}</b>
+          {d.to ? ` (${d.to})` : ''}
+        </Text>
+      );
+    case 'transfer_completed':
+      return (
+        <Text size="sm">
+          <b>{d.destination}</b> answered: the caller was handed over
+        </Text>
+      );
+    case 'transfer_failed':
+      return (
+        <Text size="sm" c="red">
+          {d.destination ? `${d.destination}: ` : ''}
+          {d.reason}; the agent carried on
         </Text>
       );
     case 'call_ended':

@@ -5,6 +5,7 @@ import { IconPlus, IconTrash } from '@tabler/icons-react';
 import { BUILTIN_TOOLS, FUNCTION_PARAM_TYPES, MESSAGE_ROLES } from '../../api/enums';
 import type { FlowFunction, FlowNode, FlowNodeInput, Tool } from '../../api/types';
 import { HighlightedMessage } from '../Variables';
+import { appendPreAction, TransferPreActionPicker } from './TransferPreActionPicker';
 
 type Message = FlowNode['role_messages'][number];
 type FunctionRow = Omit<FlowFunction, 'properties' | 'required'> & { params: Array<{ name: string; type: string; description: string; required: boolean }> };
@@ -66,7 +67,7 @@ function MessagesEditor({ label, messages, onChange, errorOf }: { label: string;
   );
 }
 
-export function NodeEditor(props: { node: FlowNode; nodeKeys: string[]; tools: Tool[]; errors: Record<string, string>; generalErrors: string[]; saving: boolean; onSave(patch: NodePatch): void; onDelete(): void }) {
+export function NodeEditor(props: { node: FlowNode; nodeKeys: string[]; tools: Tool[]; destinations: string[]; errors: Record<string, string>; generalErrors: string[]; saving: boolean; onSave(patch: NodePatch): void; onDelete(): void }) {
   const { node, errors } = props;
   const [nodeKey, setNodeKey] = useState(node.node_key);
   const [isInitial, setIsInitial] = useState(node.is_initial);
@@ -192,16 +193,25 @@ export function NodeEditor(props: { node: FlowNode; nodeKeys: string[]; tools: T
         </Fieldset>
 
         <MultiSelect label="Webhook tools" data={props.tools.map((t) => ({ value: t.id, label: t.name }))} value={toolIds} onChange={setToolIds} searchable clearable error={errorOf('tool_ids')} />
-        <MultiSelect label="Builtin tools" data={[...BUILTIN_TOOLS]} value={builtins} onChange={setBuiltins} clearable />
+        <MultiSelect
+          label="Builtin tools"
+          description={props.destinations.length ? undefined : 'transfer_call needs transfer destinations in the agent form'}
+          data={[...BUILTIN_TOOLS]}
+          value={builtins}
+          onChange={setBuiltins}
+          clearable
+          error={errorOf('builtin_tools')}
+        />
         <JsonInput
           label="Pre-actions"
-          description='Run on entry, in order: {"type":"say","text":"…"}, {"type":"call_tool","tool_id":"…","args":{}}, {"type":"end_call"}'
+          description='Run on entry, in order: {"type":"say","text":"…"}, {"type":"call_tool","tool_id":"…","args":{}}, {"type":"end_call"}, {"type":"transfer_call","destination":"…"}'
           autosize
           minRows={2}
           value={preActions}
           onChange={setPreActions}
           error={preActionsError ?? errorOf('pre_actions')}
         />
+        <TransferPreActionPicker destinations={props.destinations} onPick={(destination) => setPreActions(appendPreAction(preActions, { type: 'transfer_call', destination }))} />
       </Stack>
     </form>
   );
