@@ -8,9 +8,10 @@ import type { ChatMessage, FlowFunction, PreAction } from '../src/shared/flow';
 import type { PipelineSettings } from '../src/shared/catalog';
 import type { ToolRow } from '../src/db/models/tools';
 import type { AnalysisPlan, AnalysisRetryOptions, AnalysisStatus, CallAnalysis } from '../src/analysis/types';
+import type { AnsweredBy, AnsweredByVerdict, VoicemailPlan, VoicemailSettings } from '../src/voicemail/settings';
 
 export type CallStatus = 'ringing' | 'in_progress' | 'completed' | 'failed' | 'no_answer';
-export type EndReason = 'agent_ended' | 'user_ended' | 'idle_timeout' | 'error';
+export type EndReason = 'agent_ended' | 'user_ended' | 'idle_timeout' | 'error' | 'voicemail';
 export type Direction = 'inbound' | 'outbound';
 /** How the call's audio reaches the platform: a phone stream, text (test channel), or the client. */
 export type CallChannel = 'voice' | 'text' | 'manual';
@@ -55,6 +56,8 @@ export interface AgentSnapshot {
   nodes: SnapshotNode[];
   /** Post-call analysis, defaults resolved; null or absent (calls started before it existed): none. */
   analysis?: AnalysisPlan | null;
+  /** Voicemail detection; null or absent (calls started before it existed): none. */
+  voicemail?: VoicemailSettings | null;
 }
 
 export interface CallWorkflowInput {
@@ -192,6 +195,7 @@ export interface CallRecordPatch {
   analysis_success?: boolean | null;
   analysis_prompt_tokens?: number;
   analysis_completion_tokens?: number;
+  answered_by?: AnsweredBy | null;
 }
 
 export interface TextTurnResult {
@@ -237,6 +241,8 @@ export interface TelephonyStatusSignal {
 
 export const utteranceSignal = defineSignal<[UtteranceSignal]>('utterance');
 export const telephonyStatusSignal = defineSignal<[TelephonyStatusSignal]>('telephonyStatus');
+/** Who answered (human, machine): from the vendor's AMD callback (API) or the gateway's detector. */
+export const answeredBySignal = defineSignal<[AnsweredByVerdict]>('answeredBy');
 /** Text test channel: one user message, answered when the agent's whole turn is done. */
 export const sendTextUpdate = defineUpdate<TextTurnResult, [{ text: string }]>('sendText');
 /** Waits until the greeting has been spoken (or skipped) and returns it. */
@@ -288,6 +294,8 @@ export interface VoiceConfig {
    * gateway may start synthesising it as soon as the stream connects. Null when none is due.
    */
   greeting?: { utteranceId: string; text: string } | null;
+  /** Outbound calls whose agent detects voicemail: what to do on a machine. Absent: no detection. */
+  voicemail?: VoicemailPlan | null;
 }
 
 export interface SpeakRequest {
@@ -349,12 +357,13 @@ export interface MediaSessionResult {
   /**
    * `hangup`: the caller/provider ended the stream; `closed`: the platform closed it; `failed`:
    * the gateway gave up on the call (its STT stayed down), `error` says why; `drained`: the
-   * gateway was draining and its deadline passed: it said `goodbye` and closed the stream.
+   * gateway was draining and its deadline passed: it said `goodbye` and closed the stream;
+   * `voicemail`: an answering machine answered; the gateway hung up or left its message (`goodbye`).
    */
-  reason: 'hangup' | 'closed' | 'failed' | 'drained';
+  reason: 'hangup' | 'closed' | 'failed' | 'drained' | 'voicemail';
   events: GatewayEvent[];
   error?: { message: string; context: string };
-  /** With `drained`: what the caller heard of the gateway's goodbye. */
+  /** With `drained`: what the caller heard of the gateway's goodbye; with `voicemail`: the message left. */
   goodbye?: string;
 }
 
@@ -383,6 +392,8 @@ export interface GatewayActivities {
   mediaSession(req: { callId: string }): Promise<MediaSessionResult>;
   /** Lets queued agent audio finish (bounded), then closes the provider stream, ending the call. */
   endMedia(req: { callId: string; reason: EndReason }): Promise<void>;
+  /** The vendor's AMD found a machine: stop speaking, then hang up or leave the message (voicemail-action.ts). */
+  voicemail(req: { callId: string; verdict: AnsweredByVerdict }): Promise<void>;
   /** Is the gateway alive and does it still hold the call? (asked when the watchdog says it is lost) */
   probe(req: { callId: string }): Promise<{ holds: boolean }>;
 }

@@ -25,6 +25,7 @@ import { GatewayLost, LlmUnavailable, SpeechUnavailable, VoiceChannel } from './
 import { isFinal } from './call-status';
 import { hangUpProviderCall } from './provider-hangup';
 import { initialNode, trimHistory, wordCount } from './conversation';
+import { detectsVoicemail } from './voice-setup';
 import { AgentTurns } from './agent-turns';
 import { plannedAnalysis, runPostCallAnalysis } from './post-call-analysis';
 import {
@@ -48,6 +49,7 @@ export class CallSession extends AgentTurns {
 
   async run(): Promise<CallSummary> {
     if (this.presenceLiveness) void this.watchGateway();
+    if (detectsVoicemail(this.input)) void this.actOnVendorMachine();
     try {
       await this.converse();
     } catch (err) {
@@ -170,6 +172,11 @@ export class CallSession extends AgentTurns {
     else if (result.reason === 'failed' && patched('gateway-failure-fails-call') && !isFinal(this.status)) {
       this.fail(result.error?.message ?? 'the media gateway gave up on the call', result.error?.context ?? 'gateway');
     }
+    // Only gateways that detect voicemail report this; calls recorded before them never hold it.
+    else if (result.reason === 'voicemail' && patched('voicemail-ends-call') && !isFinal(this.status)) {
+      if (result.goodbye) this.conv.history.push({ role: 'assistant', content: result.goodbye });
+      this.requestEnd('voicemail');
+    }
     // Only gateways that drain report this; calls recorded before them never hold it.
     else if (result.reason === 'drained' && patched('gateway-drained-ends-call') && !isFinal(this.status)) this.onDrained(result.goodbye);
   }
@@ -205,6 +212,23 @@ export class CallSession extends AgentTurns {
         continue;
       }
       channel!.abandon(`${suspect.reason}; the gateway did not answer a probe within ${GATEWAY_PROBE_TIMEOUT_SECS} s`);
+    }
+  }
+
+  /**
+   * The vendor's AMD said machine (onAnsweredBy): the gateway stops the agent and hangs up or
+   * leaves the message, then closes the stream with reason `voicemail`. No commands until then,
+   * so calls without such a verdict (and every recorded history) replay unchanged.
+   */
+  private async actOnVendorMachine(): Promise<void> {
+    await condition(() => (this.vendorMachine !== null && this.gatewayTaskQueue !== null) || isFinal(this.status) || this.mediaClosed);
+    const verdict = this.vendorMachine;
+    if (!verdict || isFinal(this.status) || this.mediaClosed || !(this.channel instanceof VoiceChannel)) return;
+    try {
+      await this.channel.voicemail(verdict);
+    } catch {
+      // The gateway is gone or the stream closed meanwhile: the call ends as the session reports.
+      if (!isFinal(this.status)) this.requestEnd('voicemail');
     }
   }
 
@@ -294,6 +318,7 @@ export class CallSession extends AgentTurns {
     if (this.presenceLiveness && !isFinal(this.status)) {
       for (const u of this.queue.splice(0)) if (u.prepared?.thought) await this.onUtterance(u);
     }
+    if (this.answeredBy === null && detectsVoicemail(this.input) && this.startTimeMs !== null) this.answeredBy = 'unknown';
     if (!isFinal(this.status)) {
       const reason = this.endRequest ?? 'user_ended';
       this.moveTo('completed', reason);

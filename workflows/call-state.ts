@@ -26,7 +26,8 @@ import { CallRecorder } from './call-recorder';
 import { GatewayLost, TextChannel, VoiceChannel, type CallChannel, type Spoken, type Thought } from './channels';
 import { canMove, isFinal } from './call-status';
 import { TurnArming } from './turn-arming';
-import { voiceSetup } from './voice-setup';
+import { detectsVoicemail, voiceSetup } from './voice-setup';
+import { ANSWERED_BY, type AnsweredBy, type AnsweredByVerdict } from '../src/voicemail/settings';
 import type { ConversationState } from './conversation';
 
 // Enough to recognise any report an outbox could deliver twice (it redelivers only its head).
@@ -111,6 +112,10 @@ export abstract class CallState {
   protected readonly presenceLiveness: boolean;
   /** The gateway the watchdog reported lost, until the probe has answered. */
   protected gatewaySuspect: GatewayLostSignal | null = null;
+  /** Who answered (outbound calls detecting voicemail); null until a verdict. */
+  protected answeredBy: AnsweredBy | null = null;
+  /** A machine the vendor's AMD found: the gateway is told to act on it (CallSession). */
+  protected vendorMachine: AnsweredByVerdict | null = null;
   /** Utterance numbers received lately: a report the gateway's outbox delivered twice counts once. */
   private readonly recentSeqs: number[] = [];
 
@@ -247,6 +252,27 @@ export abstract class CallState {
     if (this.status === 'ringing') this.moveTo('in_progress', undefined, at);
   }
 
+  /**
+   * A verdict on who answered (docs/phone-operations-voicemail.md). The first machine verdict wins:
+   * a gateway verdict the gateway acts on itself; a vendor's is handed to the gateway by the session.
+   * A human or unknown verdict only fills answered_by while nothing else has.
+   */
+  onAnsweredBy(verdict: AnsweredByVerdict): void {
+    if (!ANSWERED_BY.includes(verdict?.answered_by)) throw new TypeError(`answered_by is ${String(verdict?.answered_by)}`);
+    if (!detectsVoicemail(this.input) || isFinal(this.status) || this.answeredBy === 'machine') return;
+    const source = verdict.source === 'vendor' ? 'vendor' : 'gateway';
+    if (verdict.answered_by !== 'machine') {
+      if (this.answeredBy === null || (source === 'vendor' && this.answeredBy === 'unknown')) {
+        this.answeredBy = verdict.answered_by; // written with the next flush of the call
+      }
+      return;
+    }
+    this.answeredBy = 'machine';
+    const action = this.input.agent.voicemail!.action;
+    this.recorder.record('voicemail_detected', { source, reason: String(verdict.reason ?? ''), action, ...(verdict.beep_heard ? { beep_heard: true } : {}) });
+    if (source === 'vendor') this.vendorMachine = { ...verdict, source };
+  }
+
   /** The watchdog says the call's gateway has no presence: the session probes it. */
   onGatewayLost(signal: GatewayLostSignal): void {
     if (typeof signal?.gatewayTaskQueue !== 'string') throw new TypeError('gatewayTaskQueue is not a string');
@@ -351,7 +377,8 @@ export abstract class CallState {
   // ---- helpers -------------------------------------------------------------------------------
 
   protected patch() {
-    return { status: this.status, start_time: this.startTimeMs, current_node_key: this.conv.nodeKey, ...this.totals };
+    const answered = this.answeredBy ? { answered_by: this.answeredBy } : {};
+    return { status: this.status, start_time: this.startTimeMs, current_node_key: this.conv.nodeKey, ...this.totals, ...answered };
   }
 
   protected turnResult(replies: string[]): TextTurnResult {

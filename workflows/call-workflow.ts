@@ -17,6 +17,7 @@ import {
   voiceConfigQuery,
   stateQuery,
   telephonyStatusSignal,
+  answeredBySignal,
   utteranceSignal,
   type CallWorkflowInput,
 } from './call-definitions';
@@ -54,6 +55,7 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallSummar
   setHandler(gatewayLostSignal, guarded('gatewayLost', (signal) => session.onGatewayLost(signal)));
   setHandler(voiceConfigQuery, () => session.voiceConfig);
   setHandler(telephonyStatusSignal, guarded('telephonyStatus', (signal) => session.onTelephonyStatus(signal)));
+  setHandler(answeredBySignal, guarded('answeredBy', (signal) => session.onAnsweredBy(signal)));
   setHandler(
     sendTextUpdate,
     async ({ text }) => {

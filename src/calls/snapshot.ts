@@ -48,6 +48,7 @@ async function loadSnapshotWhere(db: Database, where: WhereOptions<AgentRow>, tr
     webhook_secret_encrypted: agent.webhook_secret_encrypted,
     tools: tools.map(({ created_at: _created, updated_at: _updated, ...tool }) => tool),
     analysis: analysisPlan(agent.analysis, agent),
+    voicemail: agent.voicemail ?? null,
     nodes: nodes.map((n) => ({
       node_key: n.node_key,
       position: n.position,

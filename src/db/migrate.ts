@@ -13,6 +13,7 @@ import * as m0006 from './migrations/0006-gateways';
 import * as m0007 from './migrations/0007-call-analysis';
 import * as m0008 from './migrations/0008-agent-tests';
 import * as m0011 from './migrations/0011-publishable-keys';
+import * as m0012 from './migrations/0012-voicemail';
 
 const MIGRATIONS = [
   { name: '0001-initial', module: m0001 },
@@ -23,6 +24,7 @@ const MIGRATIONS = [
   { name: '0007-call-analysis', module: m0007 },
   { name: '0008-agent-tests', module: m0008 },
   { name: '0011-publishable-keys', module: m0011 },
+  { name: '0012-voicemail', module: m0012 },
 ];
 
 // Any fixed number: several processes starting at once (API, workers) take turns migrating.

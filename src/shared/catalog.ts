@@ -21,7 +21,7 @@ export { sttModeProviders } from '../providers/stt/registry';
 export const STT_MODES = ['transcribe', 'translate'] as const;
 
 export const CALL_STATUSES = ['ringing', 'in_progress', 'completed', 'failed', 'no_answer'] as const;
-export const END_REASONS = ['agent_ended', 'user_ended', 'idle_timeout', 'error'] as const;
+export const END_REASONS = ['agent_ended', 'user_ended', 'idle_timeout', 'error', 'voicemail'] as const;
 export const DIRECTIONS = ['inbound', 'outbound'] as const;
 
 /** Every call event type of the spec; all of them can be subscribed to by agent webhooks. */
@@ -44,6 +44,8 @@ export const EVENT_TYPES = [
   'call_status',
   'error',
   'analysis_completed',
+  'voicemail_detected',
+  'voicemail_message_left',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -68,6 +68,7 @@ function gatewayStandIn() {
     mediaSession: () => session,
     endMedia: async () => undefined,
     probe: async () => ({ holds: true }),
+    voicemail: async () => undefined,
   };
   return { activities, armed, disarmed, hangup };
 }

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { DEFAULT_LLM_MODEL, EVENT_TYPES, LLM_PROVIDERS, PIPELINE_DEFAULTS, STT_MODES, STT_PROVIDERS, sttModeProviders, TTS_PROVIDERS } from '../../shared/catalog';
 import { AnalysisPatchSchema, AnalysisSettingsOutSchema, AnalysisSettingsSchema } from './analysis';
 import { bundleToolRef, strictObject, toolUuid } from './flow';
+import { VoicemailSchema } from './voicemail';
 
 export { FlowNodeInputSchema } from './flow';
 
@@ -95,6 +96,9 @@ function agentShape(toolRef: z.ZodType<string>) {
     analysis: AnalysisSettingsSchema.nullable()
       .default(null)
       .describe('post-call analysis: a summary, fields extracted from the call and a success verdict after every call (docs/post-call-analysis.md); null: none'),
+    voicemail: VoicemailSchema.nullable()
+      .default(null)
+      .describe('answering-machine detection on outbound calls (docs/phone-operations-voicemail.md); null: none'),
   };
 }
 
@@ -176,6 +180,7 @@ export const AgentPatchSchema = strictObject({
   webhook_url: httpUrl.nullable().optional(),
   webhook_events: z.array(z.enum(EVENT_TYPES)).optional(),
   analysis: AnalysisPatchSchema.nullable().optional().describe('merged key by key (null for a key restores its default); null removes the analysis'),
+  voicemail: VoicemailSchema.nullable().optional().describe('replaced as a whole; null turns detection off'),
 });
 export type AgentPatch = z.output<typeof AgentPatchSchema>;
 
