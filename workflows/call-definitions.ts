@@ -268,7 +268,7 @@ export const callWorkflowId = (callId: string) => `call-${callId}`;
 
 /** Something the gateway observed, recorded by the workflow as a call event at `timestampMs`. */
 export interface GatewayEvent {
-  type: 'tts_started' | 'tts_stopped' | 'tts_usage' | 'interruption' | 'ttfb_metric' | 'error';
+  type: 'tts_started' | 'tts_stopped' | 'tts_usage' | 'interruption' | 'ttfb_metric' | 'error' | 'voicemail_message_left';
   timestampMs: number;
   data: Record<string, unknown>;
 }

@@ -269,7 +269,9 @@ export abstract class CallState {
     }
     this.answeredBy = 'machine';
     const action = this.input.agent.voicemail!.action;
-    this.recorder.record('voicemail_detected', { source, reason: String(verdict.reason ?? ''), action, ...(verdict.beep_heard ? { beep_heard: true } : {}) });
+    const detail: Record<string, unknown> = {};
+    for (const k of ['beep_heard', 'at_ms', 'speech_ms', 'beep_hz'] as const) if (verdict[k] !== undefined) detail[k] = verdict[k];
+    this.recorder.record('voicemail_detected', { source, reason: String(verdict.reason ?? ''), action, ...detail });
     if (source === 'vendor') this.vendorMachine = { ...verdict, source };
   }
 

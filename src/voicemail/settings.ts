@@ -39,4 +39,8 @@ export interface AnsweredByVerdict {
   beep_heard?: boolean;
   /** Milliseconds since the call's audio started (gateway verdicts). */
   at_ms?: number;
+  /** Gateway verdicts: how long the callee's first burst of speech was (so far), ms. */
+  speech_ms?: number;
+  /** Gateway verdicts on a beep: its frequency, Hz. */
+  beep_hz?: number;
 }
