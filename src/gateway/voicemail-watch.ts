@@ -43,6 +43,7 @@ export class VoicemailWatch {
   private beepSounding: BeepEvent | null = null;
   private beepWaiter: (() => void) | null = null;
   private closed = false;
+  private vendorGreetingEnded = false;
 
   constructor(
     private readonly call: VoicemailCall,
@@ -70,6 +71,11 @@ export class VoicemailWatch {
 
   /** A machine answered (once; later verdicts join the first). */
   machine(verdict: AnsweredByVerdict): Promise<void> {
+    // The vendor says the greeting is over while we wait for the beep: the message may start.
+    if (verdict.beep_heard) {
+      this.vendorGreetingEnded = true;
+      this.beepWaiter?.();
+    }
     this.acting ??= this.act(verdict).catch((err: Error) => {
       this.call.log.error('voicemail handling failed', { callId: this.call.callId, error: err.message });
       this.call.finish(undefined, []);
@@ -120,12 +126,12 @@ export class VoicemailWatch {
 
   /** Resolves when the machine is recording: after its beep (or the vendor's word that it beeped). */
   private async waitForBeep(verdict: AnsweredByVerdict): Promise<AfterWhat> {
-    if (verdict.beep_heard) return 'vendor_beep';
     if (this.beepEnded && !this.beepSounding) return 'beep';
     const deadline = performance.now() + MAX_BEEP_WAIT_MS;
     for (;;) {
       if (this.closed) return 'timeout';
       if (this.beepEnded && !this.beepSounding) return 'beep';
+      if (this.vendorGreetingEnded || verdict.beep_heard) return 'vendor_beep';
       const quiet = this.detector.silentForMs();
       if (!this.beepSounding && quiet !== null && quiet >= SILENCE_INSTEAD_OF_BEEP_MS) return 'silence';
       if (performance.now() >= deadline) return 'timeout';
