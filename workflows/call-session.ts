@@ -174,7 +174,10 @@ export class CallSession extends AgentTurns {
     }
     // Only gateways that detect voicemail report this; calls recorded before them never hold it.
     else if (result.reason === 'voicemail' && patched('voicemail-ends-call') && !isFinal(this.status)) {
-      if (result.goodbye) this.conv.history.push({ role: 'assistant', content: result.goodbye });
+      if (result.goodbye) {
+        this.recorder.record('agent_spoke', { text: result.goodbye });
+        this.conv.history.push({ role: 'assistant', content: result.goodbye });
+      }
       this.requestEnd('voicemail');
     }
     // Only gateways that drain report this; calls recorded before them never hold it.
