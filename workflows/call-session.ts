@@ -322,6 +322,9 @@ export class CallSession extends AgentTurns {
       for (const u of this.queue.splice(0)) if (u.prepared?.thought) await this.onUtterance(u);
     }
     if (this.answeredBy === null && detectsVoicemail(this.input) && this.startTimeMs !== null) this.answeredBy = 'unknown';
+    // A machine's line closing (the vendor's hang-up after our stream closed may overtake the
+    // gateway's report) is still the voicemail ending the call.
+    if (this.answeredBy === 'machine' && (this.endRequest ?? 'user_ended') === 'user_ended' && patched('voicemail-end-reason')) this.endRequest = 'voicemail';
     if (!isFinal(this.status)) {
       const reason = this.endRequest ?? 'user_ended';
       this.moveTo('completed', reason);
