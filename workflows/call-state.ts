@@ -27,7 +27,7 @@ import { GatewayLost, TextChannel, VoiceChannel, type CallChannel, type Spoken, 
 import { canMove, isFinal } from './call-status';
 import { TurnArming } from './turn-arming';
 import { detectsVoicemail, voiceSetup } from './voice-setup';
-import { ANSWERED_BY, type AnsweredBy, type AnsweredByVerdict } from '../src/voicemail/settings';
+import type { AnsweredBy, AnsweredByVerdict } from '../src/voicemail/settings';
 import type { ConversationState } from './conversation';
 
 // Enough to recognise any report an outbox could deliver twice (it redelivers only its head).
@@ -71,6 +71,9 @@ export interface CallSummary {
 export const MEDIA_CONNECT_TIMEOUT = '30s';
 // After endMedia the session reports within a heartbeat; don't hold the call's end for longer.
 export const MEDIA_CLOSE_WAIT = '5s';
+
+/** The answeredBy signal's values (src/voicemail/settings.ts ANSWERED_BY; workflow code imports types only). */
+const WHO_ANSWERS: readonly AnsweredBy[] = ['human', 'machine', 'unknown'];
 
 export abstract class CallState {
   status: CallStatus;
@@ -258,7 +261,7 @@ export abstract class CallState {
    * A human or unknown verdict only fills answered_by while nothing else has.
    */
   onAnsweredBy(verdict: AnsweredByVerdict): void {
-    if (!ANSWERED_BY.includes(verdict?.answered_by)) throw new TypeError(`answered_by is ${String(verdict?.answered_by)}`);
+    if (!WHO_ANSWERS.includes(verdict?.answered_by)) throw new TypeError(`answered_by is ${String(verdict?.answered_by)}`);
     if (!detectsVoicemail(this.input) || isFinal(this.status) || this.answeredBy === 'machine') return;
     const source = verdict.source === 'vendor' ? 'vendor' : 'gateway';
     if (verdict.answered_by !== 'machine') {
