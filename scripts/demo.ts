@@ -1,5 +1,5 @@
 /**
- * `npm run demo [-- --provider twilio|exotel|plivo]`: one complete inbound phone call, offline,
+ * `npm run demo [-- --provider twilio|exotel|plivo] [--scenario voicemail]`: one complete inbound phone call, offline,
  * through the real API, call workflow and media gateway. The vendors are the local fakes of
  * test/fakes/ speaking their real protocols on 127.0.0.1: the phone company (default Twilio:
  * webhook, answer document, a caller on its media stream playing recorded speech),
@@ -335,6 +335,13 @@ function providerArg(): string {
   return value ?? 'twilio';
 }
 
+/** `--scenario <name>`: the default inbound clinic call, or `voicemail` (scripts/lib/demo-voicemail.ts). */
+function scenarioArg(): string {
+  const argv = process.argv.slice(2);
+  const i = argv.indexOf('--scenario');
+  return (i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith('--scenario='))?.slice('--scenario='.length)) ?? 'clinic';
+}
+
 async function main(): Promise<void> {
   const started = performance.now();
   // The demo prints its own story; the platform logs only warnings and errors.
@@ -345,8 +352,14 @@ async function main(): Promise<void> {
   const { startHarness } = await import('../test/support/harness');
   const services = await startLocalServices((l) => console.log(l));
   try {
-    const result = await runDemo({ startPlatform: (env) => startHarness({ env, worker: true }), provider: providerArg() });
-    if (result.call.status !== 'completed') throw new Error(`the call ended ${result.call.status}`);
+    if (scenarioArg() === 'voicemail') {
+      const { runVoicemailDemo } = await import('./lib/demo-voicemail');
+      const result = await runVoicemailDemo({ startPlatform: (env) => startHarness({ env, worker: true }), provider: providerArg() });
+      if (result.machine.call.end_reason !== 'voicemail') throw new Error(`the machine's call ended ${result.machine.call.end_reason}`);
+    } else {
+      const result = await runDemo({ startPlatform: (env) => startHarness({ env, worker: true }), provider: providerArg() });
+      if (result.call.status !== 'completed') throw new Error(`the call ended ${result.call.status}`);
+    }
   } finally {
     await services.stop();
   }

@@ -22,3 +22,15 @@ it.each(fakeTelephonyProviders())('the demo call over %s completes with a transc
   expect(result.recording).toMatchObject({ downloadStatus: 200 });
   expect(result.recording!.seconds).toBeGreaterThan(10);
 }, 60_000);
+
+it('`--scenario voicemail`: the machine gets the message after its beep, the person the whole greeting', async () => {
+  setLogLevel('error');
+  const { runVoicemailDemo } = await import('../../scripts/lib/demo-voicemail');
+  const result = await runVoicemailDemo({ startPlatform: (env) => startHarness({ env, worker: true }), print: () => undefined });
+  expect(result.machine.call).toMatchObject({ status: 'completed', end_reason: 'voicemail', answered_by: 'machine' });
+  expect(result.machine.events.filter((e) => e.event_type === 'voicemail_message_left').map((e) => e.data)).toEqual([expect.objectContaining({ after: 'beep', complete: true })]);
+  expect(result.machine.messageAfterBeepMs).not.toBeNull();
+  expect(result.machine.messageAfterBeepMs!).toBeGreaterThanOrEqual(0);
+  expect(result.person.call).toMatchObject({ status: 'completed', end_reason: 'user_ended', answered_by: 'human' });
+  expect(result.person.greetingHeardMs).toBeGreaterThan(3000);
+}, 90_000);
