@@ -347,7 +347,8 @@ async function main(): Promise<void> {
   // The demo prints its own story; the platform logs only warnings and errors.
   setLogLevel('warn');
   Runtime.install({ logger: new DefaultLogger('ERROR') });
-  console.log(`Voice Agent Platform demo: a simulated inbound ${providerArg()} phone call, offline\n\nStarting:`);
+  const story = scenarioArg() === 'voicemail' ? 'outbound calls meeting an answering machine and a person' : 'a simulated inbound phone call';
+  console.log(`Voice Agent Platform demo: ${story} (${providerArg()}), offline\n\nStarting:`);
   const { startLocalServices } = await import('./lib/local-services');
   const { startHarness } = await import('../test/support/harness');
   const services = await startLocalServices((l) => console.log(l));

@@ -132,16 +132,17 @@ export async function runVoicemailDemo(options: VoicemailDemoOptions): Promise<V
     const at = (ms: number) => ((ms - t0) / 1000).toFixed(2).padStart(6);
     const rate = caller.format.sampleRate;
     const greeting = await caller.say(machineGreeting(rate));
-    print(`  ${at(greeting.startedAtMs)}  the machine plays its greeting ("Hi, you have reached Sam and Alex…", 7.4 s)`);
     const beep = await caller.say(pauseAndBeep(rate));
-    print(`  ${at(beep.endedAtMs - 500)}  …then its beep (1 kHz, 0.5 s), and records`);
+    const timeline: Array<[number, string]> = [
+      [greeting.startedAtMs, 'the machine plays its greeting ("Hi, you have reached Sam and Alex…", 7.4 s)'],
+      [beep.endedAtMs - 500, '…then its beep (1 kHz, 0.5 s), and records'],
+    ];
     const call1 = await finalCall(api, callId);
     const events1 = (await api('GET', `/api/calls/${callId}/events`)) as Array<{ event_type: string; data: any; timestamp: string }>;
     const spans = speechSpans(caller);
-    for (const s of spans) print(`  ${at(s.start)}  the line carries agent speech for ${((s.end - s.start) / 1000).toFixed(1)} s`);
-    for (const e of events1.filter((x) => x.event_type.startsWith('voicemail_'))) {
-      print(`  ${at(Date.parse(e.timestamp))}  event ${e.event_type} ${JSON.stringify(e.data)}`);
-    }
+    for (const s of spans) timeline.push([s.start, `the line carries agent speech for ${((s.end - s.start) / 1000).toFixed(1)} s`]);
+    for (const e of events1.filter((x) => x.event_type.startsWith('voicemail_'))) timeline.push([Date.parse(e.timestamp), `event ${e.event_type} ${JSON.stringify(e.data)}`]);
+    for (const [ms, text] of timeline.sort((a, b) => a[0] - b[0])) print(`  ${at(ms)}  ${text}`);
     const afterBeep = spans.find((s) => s.start >= beep.endedAtMs);
     print(`  → status ${call1.status}, end_reason ${call1.end_reason}, answered_by ${call1.answered_by}`);
 
