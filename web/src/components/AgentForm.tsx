@@ -6,6 +6,7 @@ import { EVENT_TYPES, LLM_PROVIDERS, STT_MODES, STT_PROVIDERS, TTS_PROVIDERS } f
 import type { Tool } from '../api/types';
 import { PIPELINE_FIELDS, type AgentFormValues } from '../lib/agent-form';
 import { AnalysisFieldset } from './AnalysisFieldset';
+import { VoicemailFieldset } from './VoicemailFieldset';
 import { VariableBadges } from './Variables';
 
 interface Props {
@@ -137,6 +138,8 @@ export function AgentForm({ form, tools, warnings, isNew }: Props) {
       </Fieldset>
 
       <AnalysisFieldset form={form} />
+
+      <VoicemailFieldset form={form} />
     </Stack>
   );
 }

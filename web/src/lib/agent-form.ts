@@ -6,6 +6,7 @@
 import type { Agent, AgentCreate } from '../api/types';
 import { analysisFormPath, analysisFormValues, analysisRequest, ANALYSIS_FORM_PATHS, type AnalysisFormValues } from './analysis-form';
 import { nearestField } from './field-errors';
+import { voicemailFormValues, voicemailRequest, VOICEMAIL_FORM_PATHS, type VoicemailFormValues } from './voicemail-form';
 
 type Pipeline = Agent['pipeline_settings'];
 export type PipelineKey = keyof Pipeline;
@@ -55,6 +56,7 @@ export interface AgentFormValues {
   webhook_url: string;
   webhook_events: string[];
   analysis: AnalysisFormValues;
+  voicemail: VoicemailFormValues;
 }
 
 const json = (value: unknown) => (value && Object.keys(value).length ? JSON.stringify(value, null, 2) : '');
@@ -89,6 +91,7 @@ export function toFormValues(agent?: Partial<AgentCreate> | Agent): AgentFormVal
     webhook_url: a.webhook_url ?? '',
     webhook_events: (a.webhook_events as string[] | undefined) ?? [],
     analysis: analysisFormValues(a.analysis as Agent['analysis'] | undefined),
+    voicemail: voicemailFormValues(a.voicemail),
   };
 }
 
@@ -161,6 +164,8 @@ export function toRequestBody(values: AgentFormValues, initial: AgentFormValues,
   }
   const analysis = analysisRequest(values.analysis, initial.analysis, !isNew && initial.analysis.enabled);
   if (analysis) body.analysis = analysis;
+  const voicemail = voicemailRequest(values.voicemail, initial.voicemail);
+  if (voicemail !== undefined) body.voicemail = voicemail;
   return body;
 }
 
@@ -176,8 +181,9 @@ export function formPathOf(apiField: string): string | undefined {
 }
 
 const FORM_PATHS: readonly string[] = [
-  ...Object.keys(toFormValues()).filter((k) => k !== 'pipeline' && k !== 'analysis'),
+  ...Object.keys(toFormValues()).filter((k) => k !== 'pipeline' && k !== 'analysis' && k !== 'voicemail'),
   ...ANALYSIS_FORM_PATHS,
+  ...VOICEMAIL_FORM_PATHS,
   ...PIPELINE_FIELDS.map((f) => `pipeline.${f.key}`),
   'pipeline_settings',
 ];

@@ -19,6 +19,8 @@ const COLOR: Record<string, string> = {
   interruption: 'orange',
   user_spoke: 'teal',
   agent_spoke: 'indigo',
+  voicemail_detected: 'yellow',
+  voicemail_message_left: 'yellow',
 };
 
 const json = (v: unknown) => JSON.stringify(v, null, 2);
@@ -75,6 +77,18 @@ function Detail({ event }: { event: CallEvent }) {
           {d.status}
           {d.ignored ? ' (ignored)' : ''}
           {d.source ? ` · ${d.source}` : ''}
+        </Text>
+      );
+    case 'voicemail_detected':
+      return (
+        <Text size="sm">
+          answering machine ({d.source}: {d.reason}) → {d.action === 'leave_message' ? 'leave the message' : 'hang up'}
+        </Text>
+      );
+    case 'voicemail_message_left':
+      return (
+        <Text size="sm">
+          after the {d.after === 'beep' ? `beep (${d.beep_hz} Hz)` : d.after}: {String(d.text ?? '')}
         </Text>
       );
     case 'call_ended':
