@@ -25,7 +25,6 @@ import { GatewayLost, LlmUnavailable, SpeechUnavailable, VoiceChannel } from './
 import { isFinal } from './call-status';
 import { hangUpProviderCall } from './provider-hangup';
 import { initialNode, trimHistory, wordCount } from './conversation';
-import { detectsVoicemail } from './voice-setup';
 import { AgentTurns } from './agent-turns';
 import { plannedAnalysis, runPostCallAnalysis } from './post-call-analysis';
 import {
@@ -49,7 +48,14 @@ export class CallSession extends AgentTurns {
 
   async run(): Promise<CallSummary> {
     if (this.presenceLiveness) void this.watchGateway();
-    if (detectsVoicemail(this.input)) void this.actOnVendorMachine();
+    if (this.voicemail.detects) {
+      void this.voicemail.handOverVendorMachine({
+        connected: () => this.gatewayTaskQueue !== null,
+        over: () => isFinal(this.status) || this.mediaClosed,
+        channel: () => (this.channel instanceof VoiceChannel ? this.channel : null),
+        lost: () => this.requestEnd('voicemail'),
+      });
+    }
     try {
       await this.converse();
     } catch (err) {
@@ -218,23 +224,6 @@ export class CallSession extends AgentTurns {
     }
   }
 
-  /**
-   * The vendor's AMD said machine (onAnsweredBy): the gateway stops the agent and hangs up or
-   * leaves the message, then closes the stream with reason `voicemail`. No commands until then,
-   * so calls without such a verdict (and every recorded history) replay unchanged.
-   */
-  private async actOnVendorMachine(): Promise<void> {
-    await condition(() => (this.vendorMachine !== null && this.gatewayTaskQueue !== null) || isFinal(this.status) || this.mediaClosed);
-    const verdict = this.vendorMachine;
-    if (!verdict || isFinal(this.status) || this.mediaClosed || !(this.channel instanceof VoiceChannel)) return;
-    try {
-      await this.channel.voicemail(verdict);
-    } catch {
-      // The gateway is gone or the stream closed meanwhile: the call ends as the session reports.
-      if (!isFinal(this.status)) this.requestEnd('voicemail');
-    }
-  }
-
   private async waitForAnswer(): Promise<void> {
     if (this.status !== 'ringing') return;
     const settled = await condition(() => this.status !== 'ringing' || this.endRequest !== null, `${this.input.options.ringTimeoutSecs}s`);
@@ -321,10 +310,10 @@ export class CallSession extends AgentTurns {
     if (this.presenceLiveness && !isFinal(this.status)) {
       for (const u of this.queue.splice(0)) if (u.prepared?.thought) await this.onUtterance(u);
     }
-    if (this.answeredBy === null && detectsVoicemail(this.input) && this.startTimeMs !== null) this.answeredBy = 'unknown';
+    this.voicemail.settle(this.startTimeMs !== null);
     // A machine's line closing (the vendor's hang-up after our stream closed may overtake the
     // gateway's report) is still the voicemail ending the call.
-    if (this.answeredBy === 'machine' && (this.endRequest ?? 'user_ended') === 'user_ended' && patched('voicemail-end-reason')) this.endRequest = 'voicemail';
+    if (this.voicemail.answeredBy === 'machine' && (this.endRequest ?? 'user_ended') === 'user_ended' && patched('voicemail-end-reason')) this.endRequest = 'voicemail';
     if (!isFinal(this.status)) {
       const reason = this.endRequest ?? 'user_ended';
       this.moveTo('completed', reason);

@@ -27,7 +27,8 @@ import { GatewayLost, TextChannel, VoiceChannel, type CallChannel, type Spoken, 
 import { canMove, isFinal } from './call-status';
 import { TurnArming } from './turn-arming';
 import { detectsVoicemail, voiceSetup } from './voice-setup';
-import type { AnsweredBy, AnsweredByVerdict } from '../src/voicemail/settings';
+import type { AnsweredByVerdict } from '../src/voicemail/settings';
+import { CallVoicemail } from './call-voicemail';
 import type { ConversationState } from './conversation';
 
 // Enough to recognise any report an outbox could deliver twice (it redelivers only its head).
@@ -72,9 +73,6 @@ export const MEDIA_CONNECT_TIMEOUT = '30s';
 // After endMedia the session reports within a heartbeat; don't hold the call's end for longer.
 export const MEDIA_CLOSE_WAIT = '5s';
 
-/** The answeredBy signal's values (src/voicemail/settings.ts ANSWERED_BY; workflow code imports types only). */
-const WHO_ANSWERS: readonly AnsweredBy[] = ['human', 'machine', 'unknown'];
-
 export abstract class CallState {
   status: CallStatus;
   endReason: EndReason | null = null;
@@ -115,10 +113,8 @@ export abstract class CallState {
   protected readonly presenceLiveness: boolean;
   /** The gateway the watchdog reported lost, until the probe has answered. */
   protected gatewaySuspect: GatewayLostSignal | null = null;
-  /** Who answered (outbound calls detecting voicemail); null until a verdict. */
-  protected answeredBy: AnsweredBy | null = null;
-  /** A machine the vendor's AMD found: the gateway is told to act on it (CallSession). */
-  protected vendorMachine: AnsweredByVerdict | null = null;
+  /** Who answered, on outbound calls that detect voicemail (call-voicemail.ts). */
+  protected readonly voicemail: CallVoicemail;
   /** Utterance numbers received lately: a report the gateway's outbox delivered twice counts once. */
   private readonly recentSeqs: number[] = [];
 
@@ -140,6 +136,7 @@ export abstract class CallState {
       history: carried?.history ?? [],
     };
     this.lastUtteranceSeq = carried?.lastUtteranceSeq ?? 0;
+    this.voicemail = new CallVoicemail(detectsVoicemail(input) ? input.agent.voicemail!.action : null);
     // patched: voice calls that started before gateway presence keep heartbeat liveness on replay.
     this.presenceLiveness = input.channel === 'voice' && patched('gateway-presence');
     // patched: voice calls that started before armed turns keep the signal → voiceTurn path on replay.
@@ -255,27 +252,11 @@ export abstract class CallState {
     if (this.status === 'ringing') this.moveTo('in_progress', undefined, at);
   }
 
-  /**
-   * A verdict on who answered (docs/phone-operations-voicemail.md). The first machine verdict wins:
-   * a gateway verdict the gateway acts on itself; a vendor's is handed to the gateway by the session.
-   * A human or unknown verdict only fills answered_by while nothing else has.
-   */
+  /** A verdict on who answered (call-voicemail.ts); the machine verdict is recorded. */
   onAnsweredBy(verdict: AnsweredByVerdict): void {
-    if (!WHO_ANSWERS.includes(verdict?.answered_by)) throw new TypeError(`answered_by is ${String(verdict?.answered_by)}`);
-    if (!detectsVoicemail(this.input) || isFinal(this.status) || this.answeredBy === 'machine') return;
-    const source = verdict.source === 'vendor' ? 'vendor' : 'gateway';
-    if (verdict.answered_by !== 'machine') {
-      if (this.answeredBy === null || (source === 'vendor' && this.answeredBy === 'unknown')) {
-        this.answeredBy = verdict.answered_by; // written with the next flush of the call
-      }
-      return;
-    }
-    this.answeredBy = 'machine';
-    const action = this.input.agent.voicemail!.action;
-    const detail: Record<string, unknown> = {};
-    for (const k of ['beep_heard', 'at_ms', 'speech_ms', 'beep_hz'] as const) if (verdict[k] !== undefined) detail[k] = verdict[k];
-    this.recorder.record('voicemail_detected', { source, reason: String(verdict.reason ?? ''), action, ...detail });
-    if (source === 'vendor') this.vendorMachine = { ...verdict, source };
+    if (isFinal(this.status)) return;
+    const detected = this.voicemail.verdict(verdict);
+    if (detected) this.recorder.record('voicemail_detected', detected);
   }
 
   /** The watchdog says the call's gateway has no presence: the session probes it. */
@@ -382,7 +363,7 @@ export abstract class CallState {
   // ---- helpers -------------------------------------------------------------------------------
 
   protected patch() {
-    const answered = this.answeredBy ? { answered_by: this.answeredBy } : {};
+    const answered = this.voicemail.answeredBy ? { answered_by: this.voicemail.answeredBy } : {};
     return { status: this.status, start_time: this.startTimeMs, current_node_key: this.conv.nodeKey, ...this.totals, ...answered };
   }
 
