@@ -1,6 +1,6 @@
 /**
- * `npm run demo [-- --provider twilio|exotel|plivo] [--scenario clinic|transfer]`: one complete
- * inbound phone call, offline,
+ * `npm run demo [-- --provider twilio|exotel|plivo] [--scenario clinic|transfer|voicemail]`: one complete
+ * phone call (or, for voicemail, two outbound calls), offline,
  * through the real API, call workflow and media gateway. The vendors are the local fakes of
  * test/fakes/ speaking their real protocols on 127.0.0.1: the phone company (default Twilio:
  * webhook, answer document, a caller on its media stream playing recorded speech),
@@ -341,7 +341,8 @@ function arg(name: string, fallback: string): string {
 /** `--provider <vendor>` (default twilio). */
 const providerArg = () => arg('provider', 'twilio');
 
-const SCENARIOS = ['clinic', 'transfer'];
+/** `--scenario <name>`: the inbound clinic call (default), transfer (scripts/lib/demo-transfer.ts) or voicemail (scripts/lib/demo-voicemail.ts). */
+const SCENARIOS = ['clinic', 'transfer', 'voicemail'];
 
 async function main(): Promise<void> {
   const started = performance.now();
@@ -350,17 +351,24 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const scenario = arg('scenario', 'clinic');
   if (!SCENARIOS.includes(scenario)) throw new Error(`unknown scenario "${scenario}" (scenarios: ${SCENARIOS.join(', ')})`);
-  console.log(`Voice Agent Platform demo: a simulated inbound ${providerArg()} phone call (${scenario}), offline\n\nStarting:`);
+  const story = scenario === 'voicemail' ? 'outbound calls meeting an answering machine and a person' : `a simulated inbound phone call (${scenario})`;
+  console.log(`Voice Agent Platform demo: ${story} (${providerArg()}), offline\n\nStarting:`);
   const { startLocalServices } = await import('./lib/local-services');
   const { startHarness } = await import('../test/support/harness');
   const services = await startLocalServices((l) => console.log(l));
   try {
     const startPlatform = (env: Record<string, string>) => startHarness({ env, worker: true });
-    const result =
-      scenario === 'transfer'
-        ? await (await import('./lib/demo-transfer')).runTransferDemo({ startPlatform, provider: providerArg() })
-        : await runDemo({ startPlatform, provider: providerArg() });
-    if (result.call.status !== 'completed') throw new Error(`the call ended ${result.call.status}`);
+    if (scenario === 'voicemail') {
+      const { runVoicemailDemo } = await import('./lib/demo-voicemail');
+      const result = await runVoicemailDemo({ startPlatform, provider: providerArg() });
+      if (result.machine.call.end_reason !== 'voicemail') throw new Error(`the machine's call ended ${result.machine.call.end_reason}`);
+    } else {
+      const result =
+        scenario === 'transfer'
+          ? await (await import('./lib/demo-transfer')).runTransferDemo({ startPlatform, provider: providerArg() })
+          : await runDemo({ startPlatform, provider: providerArg() });
+      if (result.call.status !== 'completed') throw new Error(`the call ended ${result.call.status}`);
+    }
   } finally {
     await services.stop();
   }

@@ -8,7 +8,8 @@
  * Starts the same real stack as the tests (PostgreSQL, Temporal dev server, API, worker) with a
  * fake LLM and a local webhook receiver. `--only-analysis` records the post-call analysis
  * scenarios alone, `--only-drain` the drained phone call alone, `--only-transfer` the transferred
- * phone calls alone (new histories, without re-recording the others).
+ * phone calls alone, `--only-voicemail` the two voicemail calls alone (new histories, without
+ * re-recording the others).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -26,6 +27,7 @@ import { startFakeTwilio } from '../test/fakes/twilio-server';
 import { startWebhookReceiver } from '../test/fakes/webhook-receiver';
 import { createAgent, createNodes, createTool, eventually } from '../test/support/fixtures';
 import { configureTwilio } from '../test/support/telephony';
+import { machineGreeting, pauseAndBeep } from '../test/support/voicemail-audio';
 import globalSetup from '../test/support/global-setup';
 import globalTeardown from '../test/support/global-teardown';
 import { startHarness } from '../test/support/harness';
@@ -141,10 +143,37 @@ async function main(): Promise<void> {
     await save('voice-transfer-busy', callWorkflowId(busy.callId));
   };
 
+  // 8. Outbound calls an answering machine takes (docs/phone-operations-voicemail.md): Twilio's AMD
+  //    says machine_start and the gateway hangs up (the `voicemail` activity); and the gateway's
+  //    own detector hears a long greeting and leaves the message after the beep.
+  const recordVoicemail = async () => {
+    await configureTwilio(h, TWILIO);
+    llm.setResponder(() => ({ content: 'Sorry, could you say that again?' }));
+    const greeting = 'Hi {{first_name}}, this is the clinic calling about your appointment.';
+    await post('/api/agents', { name: 'replay-vm-hangup', prompt: 'You remind patients.', greeting, voicemail: { detect: true, action: 'hang_up' } });
+    const message = 'Hi {{first_name}}, your appointment is tomorrow at nine.';
+    await post('/api/agents', { name: 'replay-vm-message', prompt: 'You remind patients.', greeting, voicemail: { detect: true, action: 'leave_message', message } });
+    const scenarios = [
+      { agent: 'replay-vm-hangup', to: '+14155550121', amd: { answeredBy: 'machine' as const, decidedMs: 2500 }, name: 'voice-voicemail-vendor' },
+      { agent: 'replay-vm-message', to: '+14155550122', amd: { answeredBy: 'machine' as const, decidedMs: 40_000, greetingEndMs: 40_000 }, name: 'voice-voicemail-message' },
+    ];
+    for (const sc of scenarios) {
+      twilio.setOutcome({ outcome: 'answer', amd: sc.amd }, sc.to);
+      const next = twilio.nextCaller(20_000);
+      const placed = await post('/api/calls/outbound', { phone_number: sc.to, agent_name: sc.agent, custom_parameters: { first_name: 'Asha' } });
+      const caller = await next;
+      await caller.say(machineGreeting());
+      if (sc.agent === 'replay-vm-message') await caller.say(pauseAndBeep());
+      await h.temporal.workflow.getHandle(callWorkflowId(placed.call_id)).result();
+      await save(sc.name, callWorkflowId(placed.call_id));
+    }
+  };
+
   try {
     fs.mkdirSync(OUT, { recursive: true });
     if (process.argv.includes('--only-drain')) return await recordDrained();
     if (process.argv.includes('--only-transfer')) return await recordTransfers();
+    if (process.argv.includes('--only-voicemail')) return await recordVoicemail();
     const last = (b: any) => b.messages[b.messages.length - 1];
 
     // 0. Post-call analysis: a text call analysed after its end (an LLM error retried, an answer
@@ -281,6 +310,7 @@ async function main(): Promise<void> {
     await h.temporal.workflow.getHandle(voiceId).result();
     await save('voice-armed-turns', voiceId);
     await recordTransfers();
+    await recordVoicemail();
     await recordDrained();
   } finally {
     await gateway.stop();

@@ -9,9 +9,10 @@ import type { TransferDestination, TransferOutcome } from '../src/shared/transfe
 import type { PipelineSettings } from '../src/shared/catalog';
 import type { ToolRow } from '../src/db/models/tools';
 import type { AnalysisPlan, AnalysisRetryOptions, AnalysisStatus, CallAnalysis } from '../src/analysis/types';
+import type { AnsweredBy, AnsweredByVerdict, VoicemailPlan, VoicemailSettings } from '../src/voicemail/settings';
 
 export type CallStatus = 'ringing' | 'in_progress' | 'completed' | 'failed' | 'no_answer';
-export type EndReason = 'agent_ended' | 'user_ended' | 'idle_timeout' | 'error' | 'transferred';
+export type EndReason = 'agent_ended' | 'user_ended' | 'idle_timeout' | 'error' | 'transferred' | 'voicemail';
 export type Direction = 'inbound' | 'outbound';
 /** How the call's audio reaches the platform: a phone stream, text (test channel), or the client. */
 export type CallChannel = 'voice' | 'text' | 'manual';
@@ -58,6 +59,8 @@ export interface AgentSnapshot {
   analysis?: AnalysisPlan | null;
   /** Where transfer_call may hand the caller; absent in calls started before it existed. */
   transfer_destinations?: TransferDestination[];
+  /** Voicemail detection; null or absent (calls started before it existed): none. */
+  voicemail?: VoicemailSettings | null;
 }
 
 export interface CallWorkflowInput {
@@ -200,6 +203,7 @@ export interface CallRecordPatch {
   analysis_success?: boolean | null;
   analysis_prompt_tokens?: number;
   analysis_completion_tokens?: number;
+  answered_by?: AnsweredBy | null;
 }
 
 export interface TextTurnResult {
@@ -253,6 +257,8 @@ export interface TransferEventSignal {
   detail?: Record<string, unknown>;
 }
 export const transferEventSignal = defineSignal<[TransferEventSignal]>('transferEvent');
+/** Who answered (human, machine): from the vendor's AMD callback (API) or the gateway's detector. */
+export const answeredBySignal = defineSignal<[AnsweredByVerdict]>('answeredBy');
 /** Text test channel: one user message, answered when the agent's whole turn is done. */
 export const sendTextUpdate = defineUpdate<TextTurnResult, [{ text: string }]>('sendText');
 /** Waits until the greeting has been spoken (or skipped) and returns it. */
@@ -279,7 +285,7 @@ export const callWorkflowId = (callId: string) => `call-${callId}`;
 /** Something the gateway observed, recorded by the workflow as a call event at `timestampMs`. */
 export interface GatewayEvent {
   /** `dtmf`: a caller keypress `{digit}` (the gathered input follows as an utterance). */
-  type: 'tts_started' | 'tts_stopped' | 'tts_usage' | 'interruption' | 'ttfb_metric' | 'error' | 'dtmf';
+  type: 'tts_started' | 'tts_stopped' | 'tts_usage' | 'interruption' | 'ttfb_metric' | 'error' | 'dtmf' | 'voicemail_message_left';
   timestampMs: number;
   data: Record<string, unknown>;
 }
@@ -310,6 +316,8 @@ export interface VoiceConfig {
    * for the same call is expected (the gateway accepts it although the call's stream closed).
    */
   awaitingStream?: boolean;
+  /** Outbound calls whose agent detects voicemail: what to do on a machine. Absent: no detection. */
+  voicemail?: VoicemailPlan | null;
 }
 
 export interface SpeakRequest {
@@ -386,12 +394,13 @@ export interface MediaSessionResult {
   /**
    * `hangup`: the caller/provider ended the stream; `closed`: the platform closed it; `failed`:
    * the gateway gave up on the call (its STT stayed down), `error` says why; `drained`: the
-   * gateway was draining and its deadline passed: it said `goodbye` and closed the stream.
+   * gateway was draining and its deadline passed: it said `goodbye` and closed the stream;
+   * `voicemail`: an answering machine answered; the gateway hung up or left its message (`goodbye`).
    */
-  reason: 'hangup' | 'closed' | 'failed' | 'drained';
+  reason: 'hangup' | 'closed' | 'failed' | 'drained' | 'voicemail';
   events: GatewayEvent[];
   error?: { message: string; context: string };
-  /** With `drained`: what the caller heard of the gateway's goodbye. */
+  /** With `drained`: what the caller heard of the gateway's goodbye; with `voicemail`: the message left. */
   goodbye?: string;
 }
 
@@ -422,6 +431,8 @@ export interface GatewayActivities {
   mediaSession(req: { callId: string }): Promise<MediaSessionResult>;
   /** Lets queued agent audio finish (bounded), then closes the provider stream, ending the call. */
   endMedia(req: { callId: string; reason: EndReason }): Promise<void>;
+  /** The vendor's AMD found a machine: stop speaking, then hang up or leave the message (voicemail-action.ts). */
+  voicemail(req: { callId: string; verdict: AnsweredByVerdict }): Promise<void>;
   /** Is the gateway alive and does it still hold the call? (asked when the watchdog says it is lost) */
   probe(req: { callId: string }): Promise<{ holds: boolean }>;
 }

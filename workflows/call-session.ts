@@ -48,6 +48,14 @@ export class CallSession extends TransferTurns {
 
   async run(): Promise<CallSummary> {
     if (this.presenceLiveness) void this.watchGateway();
+    if (this.voicemail.detects) {
+      void this.voicemail.handOverVendorMachine({
+        connected: () => this.gatewayTaskQueue !== null,
+        over: () => isFinal(this.status) || this.mediaClosed,
+        channel: () => (this.channel instanceof VoiceChannel ? this.channel : null),
+        lost: () => this.requestEnd('voicemail'),
+      });
+    }
     try {
       await this.converse();
     } catch (err) {
@@ -176,6 +184,14 @@ export class CallSession extends TransferTurns {
     else if (result.reason === 'failed' && patched('gateway-failure-fails-call') && !isFinal(this.status)) {
       this.fail(result.error?.message ?? 'the media gateway gave up on the call', result.error?.context ?? 'gateway');
     }
+    // Only gateways that detect voicemail report this; calls recorded before them never hold it.
+    else if (result.reason === 'voicemail' && patched('voicemail-ends-call') && !isFinal(this.status)) {
+      if (result.goodbye) {
+        this.recorder.record('agent_spoke', { text: result.goodbye });
+        this.conv.history.push({ role: 'assistant', content: result.goodbye });
+      }
+      this.requestEnd('voicemail');
+    }
     // Only gateways that drain report this; calls recorded before them never hold it.
     else if (result.reason === 'drained' && patched('gateway-drained-ends-call') && !isFinal(this.status)) this.onDrained(result.goodbye);
   }
@@ -300,6 +316,10 @@ export class CallSession extends TransferTurns {
     if (this.presenceLiveness && !isFinal(this.status)) {
       for (const u of this.queue.splice(0)) if (u.prepared?.thought) await this.onUtterance(u);
     }
+    this.voicemail.settle(this.startTimeMs !== null);
+    // A machine's line closing (the vendor's hang-up after our stream closed may overtake the
+    // gateway's report) is still the voicemail ending the call.
+    if (this.voicemail.answeredBy === 'machine' && (this.endRequest ?? 'user_ended') === 'user_ended' && patched('voicemail-end-reason')) this.endRequest = 'voicemail';
     if (!isFinal(this.status)) {
       const reason = this.endRequest ?? 'user_ended';
       this.moveTo('completed', reason);

@@ -26,7 +26,9 @@ import { CallRecorder } from './call-recorder';
 import { GatewayLost, TextChannel, VoiceChannel, type CallChannel, type Spoken, type Thought } from './channels';
 import { canMove, isFinal } from './call-status';
 import { TurnArming } from './turn-arming';
-import { voiceSetup } from './voice-setup';
+import { detectsVoicemail, voiceSetup } from './voice-setup';
+import type { AnsweredByVerdict } from '../src/voicemail/settings';
+import { CallVoicemail } from './call-voicemail';
 import type { ConversationState } from './conversation';
 
 // Enough to recognise any report an outbox could deliver twice (it redelivers only its head).
@@ -111,6 +113,8 @@ export abstract class CallState {
   protected readonly presenceLiveness: boolean;
   /** The gateway the watchdog reported lost, until the probe has answered. */
   protected gatewaySuspect: GatewayLostSignal | null = null;
+  /** Who answered, on outbound calls that detect voicemail (call-voicemail.ts). */
+  protected readonly voicemail: CallVoicemail;
   /** Utterance numbers received lately: a report the gateway's outbox delivered twice counts once. */
   private readonly recentSeqs: number[] = [];
 
@@ -132,6 +136,7 @@ export abstract class CallState {
       history: carried?.history ?? [],
     };
     this.lastUtteranceSeq = carried?.lastUtteranceSeq ?? 0;
+    this.voicemail = new CallVoicemail(detectsVoicemail(input) ? input.agent.voicemail!.action : null);
     // patched: voice calls that started before gateway presence keep heartbeat liveness on replay.
     this.presenceLiveness = input.channel === 'voice' && patched('gateway-presence');
     // patched: voice calls that started before armed turns keep the signal → voiceTurn path on replay.
@@ -247,6 +252,13 @@ export abstract class CallState {
     if (this.status === 'ringing') this.moveTo('in_progress', undefined, at);
   }
 
+  /** A verdict on who answered (call-voicemail.ts); the machine verdict is recorded. */
+  onAnsweredBy(verdict: AnsweredByVerdict): void {
+    if (isFinal(this.status)) return;
+    const detected = this.voicemail.verdict(verdict);
+    if (detected) this.recorder.record('voicemail_detected', detected);
+  }
+
   /** The watchdog says the call's gateway has no presence: the session probes it. */
   onGatewayLost(signal: GatewayLostSignal): void {
     if (typeof signal?.gatewayTaskQueue !== 'string') throw new TypeError('gatewayTaskQueue is not a string');
@@ -351,7 +363,8 @@ export abstract class CallState {
   // ---- helpers -------------------------------------------------------------------------------
 
   protected patch() {
-    return { status: this.status, start_time: this.startTimeMs, current_node_key: this.conv.nodeKey, ...this.totals };
+    const answered = this.voicemail.answeredBy ? { answered_by: this.voicemail.answeredBy } : {};
+    return { status: this.status, start_time: this.startTimeMs, current_node_key: this.conv.nodeKey, ...this.totals, ...answered };
   }
 
   protected turnResult(replies: string[]): TextTurnResult {

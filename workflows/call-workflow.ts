@@ -18,6 +18,7 @@ import {
   stateQuery,
   telephonyStatusSignal,
   transferEventSignal,
+  answeredBySignal,
   utteranceSignal,
   type CallWorkflowInput,
 } from './call-definitions';
@@ -56,6 +57,7 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallSummar
   setHandler(voiceConfigQuery, () => session.voiceConfig);
   setHandler(telephonyStatusSignal, guarded('telephonyStatus', (signal) => session.onTelephonyStatus(signal)));
   setHandler(transferEventSignal, guarded('transferEvent', (signal) => session.onTransferEvent(signal)));
+  setHandler(answeredBySignal, guarded('answeredBy', (signal) => session.onAnsweredBy(signal)));
   setHandler(
     sendTextUpdate,
     async ({ text }) => {

@@ -14,6 +14,7 @@ import {
   type RetryPolicy,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { AnsweredByVerdict } from '../src/voicemail/settings';
 import {
   DEFAULT_GATEWAY_OUTAGE_SECS,
   GATEWAY_HEARTBEAT_TIMEOUT_SECS,
@@ -156,6 +157,11 @@ export class VoiceChannel implements CallChannel {
   /** Lets the agent's last words play, then closes the stream. */
   async endMedia(reason: EndReason): Promise<void> {
     await this.run(() => this.speech.endMedia({ callId: this.callId, reason }));
+  }
+
+  /** The vendor found a machine: the gateway stops speaking and hangs up or leaves the message. */
+  async voicemail(verdict: AnsweredByVerdict): Promise<void> {
+    await this.run(() => this.speech.voicemail({ callId: this.callId, verdict }));
   }
 
   /** Does the gateway live and hold the call? False when it does not answer in time. */

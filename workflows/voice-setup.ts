@@ -6,6 +6,7 @@
  * starts synthesising the greeting at once. Workflow-safe.
  */
 import { callVariables, substitute } from '../src/shared/template';
+import type { VoicemailPlan } from '../src/voicemail/settings';
 import type { CallWorkflowInput, VoiceConfig } from './call-definitions';
 
 /** Memo key of the voice setup on call workflows. */
@@ -21,7 +22,19 @@ export function voiceSetup(input: CallWorkflowInput): VoiceConfig {
     pipeline: agent.pipeline,
     // The first speech of the call, so `u1` (see CallState.nextSpeechId).
     greeting: greets ? { utteranceId: 'u1', text: substitute(agent.greeting!, callVariables(input.customParameters, agent.context_variables)) } : null,
+    ...(detectsVoicemail(input) ? { voicemail: voicemailPlan(input) } : {}),
   };
+}
+
+/** Outbound phone calls of an agent whose `voicemail.detect` is on listen for a machine. */
+export function detectsVoicemail(input: CallWorkflowInput): boolean {
+  return input.channel === 'voice' && input.direction === 'outbound' && input.agent.voicemail?.detect === true;
+}
+
+function voicemailPlan(input: CallWorkflowInput): VoicemailPlan {
+  const vm = input.agent.voicemail!;
+  const variables = callVariables(input.customParameters, input.agent.context_variables);
+  return { action: vm.action, message: vm.message ? substitute(vm.message, variables) : null, utteranceId: 'voicemail' };
 }
 
 /** The memo's voice setup, if it has a usable one (calls started before it existed have none). */

@@ -49,6 +49,7 @@ async function loadSnapshotWhere(db: Database, where: WhereOptions<AgentRow>, tr
     tools: tools.map(({ created_at: _created, updated_at: _updated, ...tool }) => tool),
     analysis: analysisPlan(agent.analysis, agent),
     transfer_destinations: agent.transfer_destinations ?? [],
+    voicemail: agent.voicemail ?? null,
     nodes: nodes.map((n) => ({
       node_key: n.node_key,
       position: n.position,

@@ -14,6 +14,7 @@ import * as m0007 from './migrations/0007-call-analysis';
 import * as m0008 from './migrations/0008-agent-tests';
 import * as m0009 from './migrations/0009-transfer-destinations';
 import * as m0011 from './migrations/0011-publishable-keys';
+import * as m0012 from './migrations/0012-voicemail';
 import * as m0013 from './migrations/0013-call-list-test-calls';
 
 const MIGRATIONS = [
@@ -26,6 +27,7 @@ const MIGRATIONS = [
   { name: '0008-agent-tests', module: m0008 },
   { name: '0009-transfer-destinations', module: m0009 },
   { name: '0011-publishable-keys', module: m0011 },
+  { name: '0012-voicemail', module: m0012 },
   { name: '0013-call-list-test-calls', module: m0013 },
 ];
 

@@ -86,7 +86,7 @@ export function createGatewayActivities(calls: CallRegistry, clientFor: (provide
   // media session's result tells the workflow the call is over (this is not a lost gateway).
   const nobodyListening = (callId: string) => {
     const reason = calls.get(callId)?.closeReason ?? calls.finished(callId)?.reason ?? null;
-    return reason === 'hangup' || reason === 'closed' || reason === 'failed' || reason === 'drained';
+    return reason === 'hangup' || reason === 'closed' || reason === 'failed' || reason === 'drained' || reason === 'voicemail';
   };
   const unheard = { heardText: '', interrupted: true, characters: 0, events: [] };
   const llm = (provider: string): OpenAI => {
@@ -158,6 +158,14 @@ export function createGatewayActivities(calls: CallRegistry, clientFor: (provide
         const call = calls.get(callId);
         if (!call) return; // already gone: nothing left to close
         await call.end(reason);
+      }),
+
+    // Returns once the gateway acts on it: the call's end comes with the media session's result.
+    voicemail: ({ callId, verdict }) =>
+      answer(calls, callId, 'voicemail', async () => {
+        const call = calls.get(callId);
+        if (!call || call.isClosed || !call.voicemail) return;
+        void call.voicemail.machine(verdict);
       }),
 
     // Answered at once, never through the outbox: it asks whether this gateway lives.

@@ -37,6 +37,7 @@ import type { SpeechProbability } from './vad/silero';
 import { runVoiceTurn } from './voice-turn';
 import type { TemporalReachability } from './workflow-outbox';
 import { WorkflowReports } from './workflow-reports';
+import { VoicemailWatch, type VoicemailCall } from './voicemail-watch';
 
 /** How the call talks to its provider socket (the vendor's framing lives in the stream's codec). */
 export interface StreamOutput {
@@ -80,9 +81,9 @@ export interface CallMediaOptions {
 /**
  * `hangup`: the provider ended the stream; `closed`: the platform did; `shutdown`: this gateway
  * stopped; `failed`: the call cannot go on (its STT is gone for good); `drained`: this gateway's
- * drain deadline passed and it said goodbye.
+ * drain deadline passed and it said goodbye; `voicemail`: a machine answered (voicemail-watch.ts).
  */
-export type CloseReason = 'hangup' | 'closed' | 'shutdown' | 'failed' | 'drained';
+export type CloseReason = 'hangup' | 'closed' | 'shutdown' | 'failed' | 'drained' | 'voicemail';
 
 export interface MediaClosure {
   reason: CloseReason;
@@ -90,7 +91,7 @@ export interface MediaClosure {
   events: GatewayEvent[];
   /** With `failed`: why, and which part failed (`stt`). */
   error?: { message: string; context: string };
-  /** With `drained`: what the caller heard of the goodbye. */
+  /** With `drained`: what the caller heard of the goodbye; with `voicemail`: the message left. */
   goodbye?: string;
 }
 
@@ -127,6 +128,8 @@ export class CallMedia {
   private readonly turns: TurnDetector;
   /** The caller's keypresses, gathered into inputs (dtmf-gatherer.ts). */
   private readonly keys: DtmfGatherer;
+  /** Answering-machine detection (outbound calls of agents that ask for it). */
+  readonly voicemail: VoicemailWatch | null;
   private agentPcm = new Int16Array(0);
   private closing = false;
   /** The gateway ends the call (Temporal away past the bound, a drain): no further turns. */
@@ -187,8 +190,10 @@ export class CallMedia {
     this.arrivals = new ArrivalClock(format.sampleRate);
     this.vad = new VadAnalyzer(opts.vad.createStream(format.sampleRate as 8000 | 16000), vadParamsFromPipeline(pipeline), (e) => {
       if (e.type === 'speech_started') this.observer.callerSpeechStarted(performance.now());
+      this.voicemail?.onVad(e);
       this.turns.onVad(e);
     });
+    this.voicemail = opts.voice.voicemail ? new VoicemailWatch(this.voicemailCall(), opts.voice.voicemail, format.sampleRate) : null;
     this.stt = new SttLink({
       callId,
       format,
@@ -245,6 +250,7 @@ export class CallMedia {
     if (this.closing || pcm.length === 0) return;
     this.arrivals.add(pcm.length, arrivedPerf);
     this.vad.push(pcm);
+    this.voicemail?.push(pcm);
     const atMs = timestampMs !== null && Number.isFinite(timestampMs) && timestampMs >= 0 ? timestampMs : performance.now() - this.opts.startPerf;
     this.recorder.writeCaller(pcm, atMs);
     this.stt.send(pcm);
@@ -302,6 +308,27 @@ export class CallMedia {
     });
   }
 
+  /** What the voicemail watch acts through: reports, silencing the agent, the message, the close. */
+  private voicemailCall(): VoicemailCall {
+    return {
+      callId: this.callId,
+      log: this.log,
+      events: this.reports.events,
+      report: (verdict) => this.reports.answeredBy(verdict),
+      silence: (utteranceId) => {
+        this.leaving = true;
+        this.speech.playback.only(utteranceId);
+        this.speech.bargeIn();
+      },
+      speak: (utteranceId, text) => this.leave(utteranceId, text, 0),
+      finish: (message, events) => {
+        if (this.closing) return;
+        this.goodbye = { heardText: message ?? '', events };
+        void this.close('voicemail', 1000, 'answering machine');
+      },
+    };
+  }
+
   /** No further turns; speech playing gets `afterSpeechMs`, then `text` plays (undefined: it could not). */
   private async leave(utteranceId: string, text: string, afterSpeechMs: number): Promise<SpeechOutcome | undefined> {
     this.leaving = true;
@@ -346,6 +373,7 @@ export class CallMedia {
     const endMs = performance.now() - this.opts.startPerf;
     this.turns.close();
     this.keys.close();
+    this.voicemail?.close();
     this.delivery.close();
     this.speech.close();
     this.opts.out.close(code, message);

@@ -64,6 +64,8 @@ export class Playback implements Paced {
   private readonly speeches: AgentSpeech[] = [];
   private lineFreePerf = 0;
   private closed = false;
+  /** See only(). */
+  private onlyId: string | null = null;
   private idleWaiters: Array<() => void> = [];
   /** Running estimate of the voice's ms per character (exponential average over utterances). */
   msPerChar = DEFAULT_MS_PER_CHAR;
@@ -100,9 +102,17 @@ export class Playback implements Paced {
     return Math.max(0, this.lineFreePerf - nowPerf);
   }
 
+  /**
+   * Only the utterance `id` may start from now on (an answering machine answered: nothing but the
+   * voicemail message is spoken); others begin already cut off, like after close.
+   */
+  only(id: string): void {
+    this.onlyId = id;
+  }
+
   start(id: string, ttsId: string): AgentSpeech {
     const speech = new AgentSpeech(id, ttsId, performance.now(), this.framing);
-    if (this.closed) {
+    if (this.closed || (this.onlyId !== null && id !== this.onlyId)) {
       speech.state = 'interrupted';
       speech.resolve({ heardText: '', interrupted: true, playedMs: 0, whole: false });
       return speech;

@@ -7,7 +7,8 @@
  */
 import type { AsyncCompletionClient, WorkflowHandle } from '@temporalio/client';
 import type { Logger } from '../shared/logger';
-import { mediaConnectedSignal, utteranceSignal, type MediaConnectedSignal, type UtteranceSignal, type VoiceTurnResult } from '../../workflows/call-definitions';
+import type { AnsweredByVerdict } from '../voicemail/settings';
+import { answeredBySignal, mediaConnectedSignal, utteranceSignal, type MediaConnectedSignal, type UtteranceSignal, type VoiceTurnResult } from '../../workflows/call-definitions';
 import { GatewayEventLog } from './events';
 import { WorkflowOutbox, type TemporalReachability } from './workflow-outbox';
 
@@ -52,6 +53,11 @@ export class WorkflowReports {
   connected(stream: Omit<MediaConnectedSignal, 'events'>): void {
     const signal = { ...stream, events: this.events.drain() };
     this.outbox.push('mediaConnected', () => this.opts.workflow.signal(mediaConnectedSignal, signal));
+  }
+
+  /** Who answered (voicemail detection), with the events so far, in the call's order. */
+  answeredBy(verdict: AnsweredByVerdict): void {
+    this.outbox.push(`answeredBy ${verdict.answered_by}`, () => this.opts.workflow.signal(answeredBySignal, verdict));
   }
 
   /**

@@ -21,7 +21,7 @@ export { sttModeProviders } from '../providers/stt/registry';
 export const STT_MODES = ['transcribe', 'translate'] as const;
 
 export const CALL_STATUSES = ['ringing', 'in_progress', 'completed', 'failed', 'no_answer'] as const;
-export const END_REASONS = ['agent_ended', 'user_ended', 'idle_timeout', 'error', 'transferred'] as const;
+export const END_REASONS = ['agent_ended', 'user_ended', 'idle_timeout', 'error', 'transferred', 'voicemail'] as const;
 export const DIRECTIONS = ['inbound', 'outbound'] as const;
 
 /** Every call event type of the spec; all of them can be subscribed to by agent webhooks. */
@@ -48,6 +48,8 @@ export const EVENT_TYPES = [
   'transfer_started',
   'transfer_completed',
   'transfer_failed',
+  'voicemail_detected',
+  'voicemail_message_left',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -8,10 +8,18 @@ export type CallOutcome = 'answer' | 'busy' | 'no-answer' | 'failed';
 export interface OutcomeScript {
   outcome: CallOutcome;
   ringMs?: number;
+  /** Who picks up, for machine detection (plivo-amd.ts); default a human. */
+  amd?: PlivoAmdScript;
+}
+
+export interface PlivoAmdScript {
+  machine: boolean;
+  /** When Plivo has decided, ms after the answer (bounded by machine_detection_time). */
+  decidedMs: number;
 }
 
 export interface CallbackDelivery {
-  kind: 'ring' | 'answer' | 'hangup' | 'stream-status' | 'transfer' | 'dial-callback' | 'dial-action';
+  kind: 'ring' | 'answer' | 'hangup' | 'stream-status' | 'transfer' | 'dial-callback' | 'dial-action' | 'machine-detection';
   url: string;
   method: string;
   params: Record<string, string>;

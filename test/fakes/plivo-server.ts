@@ -29,6 +29,7 @@ import { connectPlivoCaller, type PlivoCaller } from './plivo-caller';
 import { parseXml, type XmlElement } from './twilio-twiml';
 import type { CallOutcome, CallbackDelivery, CallState, FakePlivo, FakePlivoCall, FakePlivoOptions, FakeStream, OutcomeScript, RecordedApiRequest } from './plivo-fake-types';
 import { deferred, jsonBody, plivoSignatureV3, readCreateCall, readStreamElement, sleep, sleepUnless } from './plivo-wire';
+import { plivoAmdProblem, simulatePlivoAmd } from './plivo-amd';
 
 export * from './plivo-fake-types';
 export { plivoSignatureV3 } from './plivo-wire';
@@ -58,6 +59,8 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
     res.end(JSON.stringify({ api_id: apiId(), error }));
     return status;
   };
+
+  const scripts = new WeakMap<CallState, OutcomeScript>();
 
   // ---- callbacks ---------------------------------------------------------------------------
 
@@ -164,6 +167,8 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
     }
     c.caller = caller;
     lastCaller = caller;
+    // Plivo's machine detection listens from the answer on; with a URL its result is posted there.
+    void simulatePlivoAmd(c, scripts.get(s)?.amd, (url, params) => deliver(s, 'machine-detection', url, { ...baseParams(s, 'in-progress', 'MachineDetection'), ...params }));
     for (const w of callerWaiters.splice(0)) w(caller);
     s.settled.resolve();
     void streamCallback('StartStream');
@@ -305,6 +310,8 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
     const req = readCreateCall(body);
     if ('error' in req) return plivoError(res, 400, req.error);
     const { from, to, answerUrl, ringUrl, hangupUrl, ringTimeout, timeLimit } = req;
+    const amdProblem = plivoAmdProblem(body);
+    if (amdProblem) return plivoError(res, 400, amdProblem);
     const requestUuid = crypto.randomUUID();
     const s = newState(
       { callUuid: crypto.randomUUID(), requestUuid, direction: 'outbound', to, from, status: 'queued', params: body },
@@ -312,7 +319,9 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
     );
     res.writeHead(201, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ api_id: apiId(), message: 'call fired', request_uuid: requestUuid }));
-    void simulateOutbound(s, outcomes.get(to.replace(/^\+/, '')) ?? defaultOutcome).catch((err) => {
+    const script = outcomes.get(to.replace(/^\+/, '')) ?? defaultOutcome;
+    scripts.set(s, script);
+    void simulateOutbound(s, script).catch((err) => {
       s.record.errors.push(`simulation failed: ${(err as Error).message}`);
       void finish(s, 'failed', 'INTERNAL_ERROR', 'Error');
     });

@@ -24,6 +24,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connectTwilioCaller, newSid, type TwilioCaller } from './twilio-caller';
 import { parseTwiml, type TwimlDial, type TwimlStream, type TwimlVerb } from './twilio-twiml';
+import { amdRequestProblem, simulateAmd, type AmdScript } from './twilio-amd';
 
 export type CallOutcome = 'answer' | 'busy' | 'no-answer' | 'failed';
 
@@ -31,6 +32,8 @@ export interface OutcomeScript {
   outcome: CallOutcome;
   /** How long the phone rings before the outcome (default: the server's ringMs). */
   ringMs?: number;
+  /** Who picks up, for answering-machine detection (twilio-amd.ts); default a human. */
+  amd?: AmdScript;
 }
 
 /** How a transfer's dialled party behaves; `talkMs`: how long an answered transfer talks before hanging up. */
@@ -48,7 +51,7 @@ export interface FakeDialRecord extends TwimlDial {
 }
 
 export interface CallbackDelivery {
-  kind: 'status' | 'twiml' | 'stream-status' | 'inbound' | 'dial-status' | 'dial-action';
+  kind: 'status' | 'twiml' | 'stream-status' | 'inbound' | 'dial-status' | 'dial-action' | 'amd';
   url: string;
   method: string;
   params: Record<string, string>;
@@ -274,6 +277,9 @@ export async function startFakeTwilio(opts: FakeTwilioOptions): Promise<FakeTwil
 
   // ---- webhooks ----------------------------------------------------------------------------
 
+  const scripts = new WeakMap<CallState, OutcomeScript>();
+  const scriptOf = (s: CallState): OutcomeScript => scripts.get(s) ?? { outcome: 'answer' };
+
   async function deliver(
     s: CallState,
     kind: CallbackDelivery['kind'],
@@ -475,6 +481,8 @@ export async function startFakeTwilio(opts: FakeTwilioOptions): Promise<FakeTwil
         });
         c.caller = caller;
         lastCaller = caller;
+        // Twilio's AMD listens from the answer on; the result comes while the stream runs.
+        void simulateAmd(s.record, s.record.params, scriptOf(s), (url, params) => deliver(s, 'amd', url, 'POST', params));
         for (const w of callerWaiters.splice(0)) w(caller);
         s.settled.resolve();
         if (s.hungUp || stopping) void caller.hangup();
@@ -596,6 +604,9 @@ export async function startFakeTwilio(opts: FakeTwilioOptions): Promise<FakeTwil
     const timeLimit = single(form.TimeLimit);
     if (timeLimit) s.timeLimitSecs = Number(timeLimit);
     const script = outcomes.get(to) ?? defaultOutcome;
+    scripts.set(s, script);
+    const amdProblem = amdRequestProblem(form);
+    if (amdProblem) return twilioError(res, 400, 21626, amdProblem);
     res.writeHead(201, { 'content-type': 'application/json' });
     res.end(JSON.stringify(resource(s)));
     void simulateOutbound(s, script, url, single(form.Method) ?? 'POST', url ? undefined : twiml).catch((err) => {

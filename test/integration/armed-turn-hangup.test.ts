@@ -69,6 +69,7 @@ function gatewayStandIn() {
     mediaSession: () => session,
     endMedia: async () => undefined,
     probe: async () => ({ holds: true }),
+    voicemail: async () => undefined,
   };
   return { activities, armed, disarmed, hangup };
 }

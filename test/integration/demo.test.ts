@@ -46,3 +46,14 @@ it.each(TRANSFER_PROVIDERS)('the transfer demo over %s hands the caller to billi
   ]);
   expect(result.events.find((e) => e.event_type === 'transfer_started')!.data).toMatchObject({ mode: 'cold', to: '+14155550123' });
 }, 60_000);
+it('`--scenario voicemail`: the machine gets the message after its beep, the person the whole greeting', async () => {
+  setLogLevel('error');
+  const { runVoicemailDemo } = await import('../../scripts/lib/demo-voicemail');
+  const result = await runVoicemailDemo({ startPlatform: (env) => startHarness({ env, worker: true }), print: () => undefined });
+  expect(result.machine.call).toMatchObject({ status: 'completed', end_reason: 'voicemail', answered_by: 'machine' });
+  expect(result.machine.events.filter((e) => e.event_type === 'voicemail_message_left').map((e) => e.data)).toEqual([expect.objectContaining({ after: 'beep', complete: true })]);
+  expect(result.machine.messageAfterBeepMs).not.toBeNull();
+  expect(result.machine.messageAfterBeepMs!).toBeGreaterThanOrEqual(0);
+  expect(result.person.call).toMatchObject({ status: 'completed', end_reason: 'user_ended', answered_by: 'human' });
+  expect(result.person.greetingHeardMs).toBeGreaterThan(3000);
+}, 90_000);

@@ -14,6 +14,7 @@ import { CAPACITY_RETRY_AFTER_SECS, CapacityError, capacityCheck } from '../../c
 import { allOf, gatewayAdmission, GatewayCapacityError, GATEWAY_RETRY_AFTER_SECS } from '../../calls/gateway-capacity';
 import { callUrls, FINAL_CALL_STATUSES, signalTelephonyStatus, streamConnection } from '../../calls/telephony-calls';
 import { providerProblems } from '../../providers/agent-readiness';
+import { machineDetectionUrl } from '../telephony/machine-detection';
 import { callCapableProvidersText, telephonyVendor } from '../../providers/telephony/registry';
 import { TelephonyNotConfigured, TelephonyProviderError, type TelephonyVendor } from '../../providers/telephony/types';
 import { effectivePublicBaseUrl, loadTelephonySettings } from '../../providers/telephony/settings-store';
@@ -152,7 +153,7 @@ export function outboundRoutes(ctx: ApiContext) {
           throw err;
         }
         const agent = plain(
-          await Agent.findOne({ where: { name: body.agent_name }, attributes: ['id', 'stt_provider', 'stt_mode', 'llm_provider', 'tts_provider'] }),
+          await Agent.findOne({ where: { name: body.agent_name }, attributes: ['id', 'stt_provider', 'stt_mode', 'llm_provider', 'tts_provider', 'voicemail'] }),
         );
         if (!agent) throw new HttpError(404, `Agent ${body.agent_name} not found`);
         // Dialling someone for an agent that cannot listen or speak would only ring them into silence.
@@ -193,6 +194,7 @@ export function outboundRoutes(ctx: ApiContext) {
             ...callUrls(baseUrl, provider, callId),
             stream: streamConnection(config, baseUrl, provider, jwtSecret, callId),
             ringTimeoutSecs: config.RING_TIMEOUT_SECS,
+            ...(agent.voicemail?.detect ? { machineDetection: { action: agent.voicemail.action, url: machineDetectionUrl(baseUrl, provider, callId) } } : {}),
           });
         } catch (err) {
           if (!(err instanceof TelephonyProviderError)) throw err;

@@ -18,6 +18,7 @@
  */
 import type { Request, Response } from 'express';
 import { z } from 'zod';
+import { machineDetectionRoute } from '../telephony/machine-detection';
 import type { ApiContext } from '../context';
 import { forbidden, HttpError, notFound } from '../errors';
 import { route, type AnyRoute } from '../route';
@@ -158,6 +159,8 @@ export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
     res.status(204).end();
   }
 
+  const machine = machineDetectionRoute({ temporal, log, findCall, authenticated, parsed });
+
   const callIdParam = z.string().describe('the call id (UUID) from the URL given to the provider');
   const ANSWER_DESCRIPTION =
     'The provider fetches it when the callee answers (the answer URL of the call). Answers the document that connects the stream to the media gateway; for an unknown or already finished call, a short message and a hang-up.';
@@ -251,6 +254,21 @@ export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
       responses: statusResponses,
       async handler({ req, res, params }) {
         await status(params.provider, null, req, res);
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/telephony/{provider}/machine/{call_id}',
+      operationId: 'postMachineDetectionWebhook',
+      tag: TAG,
+      public: true,
+      summary: 'Answering-machine detection result of an outbound call',
+      description:
+        "Given to vendors with answering-machine detection (Twilio's AsyncAmdStatusCallback, Plivo's machine_detection_url) when the agent's `voicemail.detect` is on; authenticated like every webhook. The verdict (human, machine, unknown) goes to the call: on a machine the agent stops and hangs up or leaves its message (docs/phone-operations-voicemail.md).",
+      params: z.object({ provider: providerParam(), call_id: callIdParam }),
+      responses: statusResponses,
+      async handler({ req, res, params }) {
+        await machine(params.provider, params.call_id, req, res);
       },
     }),
   ];

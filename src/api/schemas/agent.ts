@@ -9,6 +9,7 @@ import { DEFAULT_LLM_MODEL, EVENT_TYPES, LLM_PROVIDERS, PIPELINE_DEFAULTS, STT_M
 import { AnalysisPatchSchema, AnalysisSettingsOutSchema, AnalysisSettingsSchema } from './analysis';
 import { bundleToolRef, strictObject, toolUuid } from './flow';
 import { DESTINATION_NAME, E164, MAX_TRANSFER_DESTINATIONS, SIP_URI } from '../../shared/transfer';
+import { VoicemailSchema } from './voicemail';
 
 export { FlowNodeInputSchema } from './flow';
 
@@ -125,6 +126,9 @@ function agentShape(toolRef: z.ZodType<string>) {
       .describe(
         'where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold transfer on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)',
       ),
+    voicemail: VoicemailSchema.nullable()
+      .default(null)
+      .describe('answering-machine detection on outbound calls (docs/phone-operations-voicemail.md); null: none'),
   };
 }
 
@@ -207,6 +211,7 @@ export const AgentPatchSchema = strictObject({
   webhook_events: z.array(z.enum(EVENT_TYPES)).optional(),
   analysis: AnalysisPatchSchema.nullable().optional().describe('merged key by key (null for a key restores its default); null removes the analysis'),
   transfer_destinations: transferDestinations.optional().describe('replaces the whole list'),
+  voicemail: VoicemailSchema.nullable().optional().describe('replaced as a whole; null turns detection off'),
 });
 export type AgentPatch = z.output<typeof AgentPatchSchema>;
 

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { ANALYSIS_STATUSES } from '../../analysis/types';
 import { CALL_STATUSES, DIRECTIONS, END_REASONS } from '../../shared/catalog';
+import { ANSWERED_BY } from '../../voicemail/settings';
 
 const timestamp = z.string().describe('ISO 8601 UTC without offset, YYYY-MM-DDTHH:MM:SS');
 const preciseTimestamp = z.string().describe('ISO 8601 UTC without offset, with milliseconds');
@@ -35,6 +36,10 @@ export const CallSchema = z.object({
   recording_path: z.string().nullable().describe('where the WAV recording is stored, if any'),
   recording_url: z.string().nullable().describe('API path streaming the recording (GET /api/recordings/{call_id})'),
   end_reason: z.enum(END_REASONS).nullable(),
+  answered_by: z
+    .enum(ANSWERED_BY)
+    .nullable()
+    .describe('outbound calls whose agent detects voicemail: who answered (docs/phone-operations-voicemail.md); null otherwise'),
   llm_prompt_tokens: z.number().int(),
   llm_completion_tokens: z.number().int(),
   tts_characters: z.number().int(),

@@ -1,6 +1,7 @@
 import { DataTypes, type Model, type ModelStatic, type Sequelize } from 'sequelize';
 import type { AnalysisSettings } from '../../analysis/types';
 import type { TransferDestination } from '../../shared/transfer';
+import type { VoicemailSettings } from '../../voicemail/settings';
 import { jsonb, modelOptions, nullableText, requiredText, uuidPk, type Timestamps } from './common';
 
 export interface AgentRow extends Timestamps {
@@ -31,6 +32,8 @@ export interface AgentRow extends Timestamps {
   version: number;
   /** Post-call analysis; null = none. */
   analysis: AnalysisSettings | null;
+  /** Voicemail detection on outbound calls (migration 0012); null = none. */
+  voicemail: VoicemailSettings | null;
   /** The user who created it; null = the administrators' (created before ownership, or owner deleted). */
   owner_id: string | null;
   /** Where transfer_call may hand the caller (src/shared/transfer.ts). */
@@ -86,6 +89,7 @@ export function defineAgentModels(sequelize: Sequelize) {
       webhook_secret_encrypted: nullableText(),
       version: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 1 },
       analysis: { type: DataTypes.JSON, allowNull: true },
+      voicemail: { type: DataTypes.JSON, allowNull: true },
       owner_id: { type: DataTypes.UUID, allowNull: true },
       transfer_destinations: jsonb([]),
     },

@@ -1,9 +1,10 @@
 import { DataTypes, type Model, type ModelStatic, type Sequelize } from 'sequelize';
 import type { AnalysisStatus, CallAnalysis } from '../../analysis/types';
+import type { AnsweredBy } from '../../voicemail/settings';
 import { jsonb, modelOptions, nullableInt, nullableText, requiredText, uuidPk, type Timestamps } from './common';
 
 export type CallStatus = 'ringing' | 'in_progress' | 'completed' | 'failed' | 'no_answer';
-export type EndReason = 'agent_ended' | 'user_ended' | 'idle_timeout' | 'error' | 'transferred';
+export type EndReason = 'agent_ended' | 'user_ended' | 'idle_timeout' | 'error' | 'transferred' | 'voicemail';
 export type Direction = 'inbound' | 'outbound';
 export type CallChannel = 'voice' | 'web' | 'text' | 'manual';
 
@@ -40,6 +41,8 @@ export interface CallRow extends Timestamps {
   analysis_success: boolean | null;
   analysis_prompt_tokens: number;
   analysis_completion_tokens: number;
+  /** Outbound calls whose agent detects voicemail: who answered (migration 0012). */
+  answered_by: AnsweredBy | null;
 }
 
 export interface CallEventRow {
@@ -85,6 +88,7 @@ export function defineCallModels(sequelize: Sequelize) {
       analysis_success: { type: DataTypes.BOOLEAN, allowNull: true },
       analysis_prompt_tokens: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
       analysis_completion_tokens: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+      answered_by: nullableText(),
     },
     { ...modelOptions, tableName: 'calls' },
   );

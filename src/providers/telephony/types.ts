@@ -16,6 +16,7 @@ import type { ProviderConfig } from '../vendor';
 import type { VendorSettings } from './settings';
 import type { TelephonyStatusSignal } from '../../../workflows/call-definitions';
 import type { TransferOutcome, TransferTarget } from '../../shared/transfer';
+import type { AnsweredBy, VoicemailAction } from '../../voicemail/settings';
 
 // ---- call statuses ---------------------------------------------------------------------------
 
@@ -88,6 +89,22 @@ export interface DialRequest {
   ringTimeoutSecs: number;
   /** Hard cap on the call length; the provider hangs up after it. */
   timeLimitSecs?: number;
+  /**
+   * The agent detects voicemail: vendors with answering-machine detection run it asynchronously
+   * and post its result to `url` ({public_base_url}/telephony/<provider>/machine/<call_id>).
+   * `action` says whether the platform will leave a message (wait for the greeting's end) or hang up.
+   */
+  machineDetection?: { action: VoicemailAction; url: string };
+}
+
+/** A vendor's answering-machine detection result (docs/phone-operations-voicemail.md). */
+export interface MachineDetectionResult {
+  providerCallId: string | null;
+  answeredBy: AnsweredBy;
+  /** The vendor's own word (`machine_end_beep`, `Machine=true`, …), kept in the event. */
+  providerResult: string;
+  /** The machine's greeting is over (its beep, or silence): a message may be spoken now. */
+  greetingEnded: boolean;
 }
 
 export interface DialResult {
@@ -217,6 +234,8 @@ export interface VendorWebhooks {
   inboundCall(req: WebhookRequest): InboundCall;
   /** A status (or hang-up) callback; null when the request is not one (answered 204, ignored). */
   statusUpdate(req: WebhookRequest): StatusUpdate | null;
+  /** An answering-machine detection callback; null when the request is not one (answered 204). Vendors without AMD omit it. */
+  machineDetection?(req: WebhookRequest): MachineDetectionResult | null;
   /** The provider's call id in any webhook (e.g. the answer fetch of an outbound call), if present. */
   providerCallId(req: WebhookRequest): string | null;
   /**

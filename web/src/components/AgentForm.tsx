@@ -7,6 +7,7 @@ import type { Tool } from '../api/types';
 import { PIPELINE_FIELDS, type AgentFormValues } from '../lib/agent-form';
 import { AnalysisFieldset } from './AnalysisFieldset';
 import { TransferFieldset } from './TransferFieldset';
+import { VoicemailFieldset } from './VoicemailFieldset';
 import { VariableBadges } from './Variables';
 
 interface Props {
@@ -140,6 +141,8 @@ export function AgentForm({ form, tools, warnings, isNew }: Props) {
       </Fieldset>
 
       <AnalysisFieldset form={form} />
+
+      <VoicemailFieldset form={form} />
     </Stack>
   );
 }

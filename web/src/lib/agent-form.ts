@@ -7,6 +7,7 @@ import type { Agent, AgentCreate } from '../api/types';
 import { analysisFormPath, analysisFormValues, analysisRequest, ANALYSIS_FORM_PATHS, type AnalysisFormValues } from './analysis-form';
 import { nearestField } from './field-errors';
 import { destinationFormPath, destinationRows, destinationsRequest, type DestinationRow } from './transfer-form';
+import { voicemailFormValues, voicemailRequest, VOICEMAIL_FORM_PATHS, type VoicemailFormValues } from './voicemail-form';
 
 type Pipeline = Agent['pipeline_settings'];
 export type PipelineKey = keyof Pipeline;
@@ -59,6 +60,7 @@ export interface AgentFormValues {
   webhook_events: string[];
   analysis: AnalysisFormValues;
   transfer_destinations: DestinationRow[];
+  voicemail: VoicemailFormValues;
 }
 
 const json = (value: unknown) => (value && Object.keys(value).length ? JSON.stringify(value, null, 2) : '');
@@ -94,6 +96,7 @@ export function toFormValues(agent?: Partial<AgentCreate> | Agent): AgentFormVal
     webhook_events: (a.webhook_events as string[] | undefined) ?? [],
     analysis: analysisFormValues(a.analysis as Agent['analysis'] | undefined),
     transfer_destinations: destinationRows(a.transfer_destinations),
+    voicemail: voicemailFormValues(a.voicemail),
   };
 }
 
@@ -168,6 +171,8 @@ export function toRequestBody(values: AgentFormValues, initial: AgentFormValues,
   if (analysis) body.analysis = analysis;
   const destinations = destinationsRequest(values.transfer_destinations, initial.transfer_destinations);
   if (destinations) body.transfer_destinations = destinations;
+  const voicemail = voicemailRequest(values.voicemail, initial.voicemail);
+  if (voicemail !== undefined) body.voicemail = voicemail;
   return body;
 }
 
@@ -185,8 +190,9 @@ export function formPathOf(apiField: string): string | undefined {
 }
 
 const FORM_PATHS: readonly string[] = [
-  ...Object.keys(toFormValues()).filter((k) => k !== 'pipeline' && k !== 'analysis'),
+  ...Object.keys(toFormValues()).filter((k) => k !== 'pipeline' && k !== 'analysis' && k !== 'voicemail'),
   ...ANALYSIS_FORM_PATHS,
+  ...VOICEMAIL_FORM_PATHS,
   ...PIPELINE_FIELDS.map((f) => `pipeline.${f.key}`),
   'pipeline_settings',
 ];

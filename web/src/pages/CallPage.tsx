@@ -115,6 +115,7 @@ function CallView({ call }: { call: CallDetail }) {
           <Fact label="Started">{formatTime(call.start_time ?? call.created_at)}</Fact>
           <Fact label="Duration">{formatDuration(call.duration)}</Fact>
           <Fact label="End reason">{endReasonText(call.end_reason, all)}</Fact>
+          {call.answered_by && <Fact label="Answered by">{call.answered_by}</Fact>}
           <Fact label="Flow node">{call.current_node_key ?? '—'}</Fact>
           <Fact label="LLM tokens">
             {call.llm_prompt_tokens} in / {call.llm_completion_tokens} out

@@ -35,6 +35,8 @@ export interface CreatePlivoCallRequest {
   ringTimeoutSecs: number;
   /** Plivo hangs up after this many seconds of call (Plivo default 4 hours). */
   timeLimitSecs?: number;
+  /** Answering-machine detection, asynchronous: its result is posted (signed) to this URL. */
+  machineDetectionUrl?: string;
 }
 
 // The SDK's voice default is 5 s; an outbound-call API request may take longer under load, but
@@ -99,6 +101,8 @@ export async function createPlivoCall(creds: PlivoCredentials, req: CreatePlivoC
       ringMethod: 'POST',
       ringTimeout: req.ringTimeoutSecs,
       ...(req.timeLimitSecs !== undefined ? { timeLimit: req.timeLimitSecs } : {}),
+      // machine_detection=true (not hangup: the platform decides), asynchronous with a URL.
+      ...(req.machineDetectionUrl ? { machineDetection: 'true', machineDetectionUrl: req.machineDetectionUrl, machineDetectionMethod: 'POST' } : {}),
     });
     if (typeof res?.requestUuid !== 'string' || res.requestUuid === '') {
       throw new TelephonyProviderError('plivo', 'unavailable', 'Plivo answered without a request_uuid');

@@ -36,6 +36,7 @@ export const plivoVendor: TelephonyVendor<PlivoCredentials> = {
       ringUrl: req.statusUrl,
       ringTimeoutSecs: Math.min(req.ringTimeoutSecs, MAX_RING_SECS),
       timeLimitSecs: req.timeLimitSecs,
+      ...(req.machineDetection ? { machineDetectionUrl: req.machineDetection.url } : {}),
     });
     return { providerCallId: ref.sid, response: ref };
   },

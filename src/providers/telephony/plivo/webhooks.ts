@@ -10,6 +10,7 @@ import { field, phoneField, requireCallId, webhookParams } from '../webhook-fiel
 import { DEFAULT_PLIVO_CONTENT_TYPE, type PlivoContentType } from './media-messages';
 import { publicRequestUrl } from '../public-url';
 import { PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER, validatePlivoHttpRequest } from './signature';
+import { parsePlivoMachineDetection } from './amd';
 import { parsePlivoCallback } from './status';
 import { plivoStreamExtraHeaders } from './stream-auth';
 import { rejectXml, speakAndHangupXml, streamXml } from './xml';
@@ -62,6 +63,8 @@ export function plivoWebhooks(contentType: PlivoContentType = DEFAULT_PLIVO_CONT
     },
 
     statusUpdate: (req) => parsePlivoCallback(webhookParams(req)),
+
+    machineDetection: (req) => parsePlivoMachineDetection(webhookParams(req)),
 
     providerCallId(req) {
       const uuid = field(webhookParams(req), 'CallUUID');

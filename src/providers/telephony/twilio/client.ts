@@ -28,6 +28,11 @@ export interface CreateTwilioCallRequest {
   timeoutSecs: number;
   /** Twilio hangs up after this many seconds of call (Twilio default 4 hours). */
   timeLimitSecs?: number;
+  /**
+   * Asynchronous answering-machine detection (AsyncAmd=true): `Enable` reports as soon as it knows
+   * (machine_start), `DetectMessageEnd` waits for the greeting's end (machine_end_beep, …).
+   */
+  machineDetection?: { mode: 'Enable' | 'DetectMessageEnd'; callbackUrl: string };
 }
 
 export const DEFAULT_STATUS_CALLBACK_EVENTS: TwilioStatusCallbackEvent[] = ['initiated', 'ringing', 'answered', 'completed'];
@@ -96,6 +101,14 @@ export async function createTwilioCall(creds: TwilioCredentials, req: CreateTwil
       statusCallbackEvent: req.statusCallbackEvents ?? DEFAULT_STATUS_CALLBACK_EVENTS,
       timeout: req.timeoutSecs,
       ...(req.timeLimitSecs !== undefined ? { timeLimit: req.timeLimitSecs } : {}),
+      ...(req.machineDetection
+        ? {
+            machineDetection: req.machineDetection.mode,
+            asyncAmd: 'true',
+            asyncAmdStatusCallback: req.machineDetection.callbackUrl,
+            asyncAmdStatusCallbackMethod: 'POST',
+          }
+        : {}),
     });
     return { sid: call.sid, status: call.status };
   } catch (err) {

@@ -32,6 +32,10 @@ export const twilioVendor: TelephonyVendor<TwilioCredentials> = {
       statusCallbackUrl: req.statusUrl,
       timeoutSecs: Math.min(req.ringTimeoutSecs, MAX_RING_SECS),
       timeLimitSecs: req.timeLimitSecs,
+      // Leaving a message needs the greeting's end (machine_end_*); hanging up only needs "machine".
+      ...(req.machineDetection
+        ? { machineDetection: { mode: req.machineDetection.action === 'leave_message' ? 'DetectMessageEnd' : 'Enable', callbackUrl: req.machineDetection.url } }
+        : {}),
     });
     return { providerCallId: ref.sid, response: ref };
   },

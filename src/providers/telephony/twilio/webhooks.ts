@@ -11,6 +11,7 @@ import type { HttpAnswer, InboundCall, VendorWebhooks, WebhookRequest, WebhookVe
 import { field, phoneField, requireCallId, webhookParams } from '../webhook-fields';
 import { publicRequestUrl } from '../public-url';
 import { TWILIO_SIGNATURE_HEADER, validateTwilioHttpRequest } from './signature';
+import { parseTwilioAmdCallback } from './amd';
 import { parseTwilioStatusCallback } from './status';
 import { connectStreamTwiml, rejectTwiml, sayAndHangupTwiml } from './twiml';
 
@@ -40,6 +41,8 @@ export const twilioWebhooks: VendorWebhooks = {
   },
 
   statusUpdate: (req) => parseTwilioStatusCallback(webhookParams(req)),
+
+  machineDetection: (req) => parseTwilioAmdCallback(webhookParams(req)),
 
   providerCallId(req) {
     const sid = field(webhookParams(req), 'CallSid');

@@ -22,6 +22,8 @@ const COLOR: Record<string, string> = {
   transfer_started: 'cyan',
   transfer_completed: 'cyan',
   transfer_failed: 'red',
+  voicemail_detected: 'yellow',
+  voicemail_message_left: 'yellow',
 };
 
 const json = (v: unknown) => JSON.stringify(v, null, 2);
@@ -98,6 +100,18 @@ function Detail({ event }: { event: CallEvent }) {
         <Text size="sm" c="red">
           {d.destination ? `${d.destination}: ` : ''}
           {d.reason}; the agent carried on
+        </Text>
+      );
+    case 'voicemail_detected':
+      return (
+        <Text size="sm">
+          answering machine ({d.source}: {d.reason}) → {d.action === 'leave_message' ? 'leave the message' : 'hang up'}
+        </Text>
+      );
+    case 'voicemail_message_left':
+      return (
+        <Text size="sm">
+          after the {d.after === 'beep' ? `beep (${d.beep_hz} Hz)` : d.after}: {String(d.text ?? '')}
         </Text>
       );
     case 'call_ended':
