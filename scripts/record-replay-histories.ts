@@ -143,7 +143,7 @@ async function main(): Promise<void> {
     await save('voice-transfer-busy', callWorkflowId(busy.callId));
   };
 
-  // 8. Outbound calls an answering machine takes (docs/phone-operations-voicemail.md): Twilio's AMD
+  // 8. Outbound calls an answering machine takes (docs/phone-operations.md#voicemail-on-outbound-calls): Twilio's AMD
   //    says machine_start and the gateway hangs up (the `voicemail` activity); and the gateway's
   //    own detector hears a long greeting and leaves the message after the beep.
   const recordVoicemail = async () => {

@@ -1,7 +1,7 @@
 /**
  * `npm run demo -- --scenario voicemail [--provider twilio|plivo|exotel]`: an outbound reminder
  * campaign meets an answering machine, offline, through the real API, call workflow and media
- * gateway (docs/phone-operations-voicemail.md). The vendor fake dials; the callee is a machine
+ * gateway (docs/phone-operations.md#voicemail-on-outbound-calls). The vendor fake dials; the callee is a machine
  * playing its recorded greeting (eSpeak NG) and a beep; the vendor's own AMD (Twilio, Plivo) is
  * scripted to answer too late, so the gateway's detector decides. The agent's greeting starts as
  * usual, stops when the machine is recognised, the message is left after the beep, and the call

@@ -1,5 +1,5 @@
 /**
- * A call's answering-machine handling on the gateway (docs/phone-operations-voicemail.md). The
+ * A call's answering-machine handling on the gateway (docs/phone-operations.md#voicemail-on-outbound-calls). The
  * detector (src/voicemail/machine-detector.ts) listens to the callee's first seconds while the
  * agent's greeting plays as usual — a person never waits on it. Verdicts go to the workflow as
  * `answeredBy` signals. On a machine (ours, or the vendor's AMD through the `voicemail` activity):

@@ -1,5 +1,5 @@
 /**
- * Who answered an outbound call, from its first seconds of audio (docs/phone-operations-voicemail.md):
+ * Who answered an outbound call, from its first seconds of audio (docs/phone-operations.md#voicemail-on-outbound-calls):
  *
  * - **long greeting → machine**: the callee's first burst of speech (pauses shorter than
  *   `mergeGapMs` joined) still going after `longGreetingMs`. People answer with a word or two

@@ -1,5 +1,5 @@
 /**
- * The agent's `voicemail` setting and the call's `answered_by` (docs/phone-operations-voicemail.md).
+ * The agent's `voicemail` setting and the call's `answered_by` (docs/phone-operations.md#voicemail-on-outbound-calls).
  * Types and vocabularies only: imported by workflow code, the API and the gateway.
  */
 

@@ -22,7 +22,7 @@ describe('workflow replay', () => {
     expect(files).toEqual(expect.arrayContaining(['voice-transfer-answered.binpb', 'voice-transfer-busy.binpb']));
     // A phone call that rode through a Temporal outage (scripts/record-outage-history.ts).
     expect(files).toContain('voice-temporal-outage.binpb');
-    // Outbound calls an answering machine took: the vendor's AMD, the gateway's detector (docs/phone-operations-voicemail.md).
+    // Outbound calls an answering machine took: the vendor's AMD, the gateway's detector (docs/phone-operations.md#voicemail-on-outbound-calls).
     expect(files).toEqual(expect.arrayContaining(['voice-voicemail-vendor.binpb', 'voice-voicemail-message.binpb']));
   });
 

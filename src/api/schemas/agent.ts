@@ -128,7 +128,7 @@ function agentShape(toolRef: z.ZodType<string>) {
       ),
     voicemail: VoicemailSchema.nullable()
       .default(null)
-      .describe('answering-machine detection on outbound calls (docs/phone-operations-voicemail.md); null: none'),
+      .describe('answering-machine detection on outbound calls (docs/phone-operations.md#voicemail-on-outbound-calls); null: none'),
   };
 }
 

@@ -39,7 +39,7 @@ export const CallSchema = z.object({
   answered_by: z
     .enum(ANSWERED_BY)
     .nullable()
-    .describe('outbound calls whose agent detects voicemail: who answered (docs/phone-operations-voicemail.md); null otherwise'),
+    .describe('outbound calls whose agent detects voicemail: who answered (docs/phone-operations.md#voicemail-on-outbound-calls); null otherwise'),
   llm_prompt_tokens: z.number().int(),
   llm_completion_tokens: z.number().int(),
   tts_characters: z.number().int(),

@@ -1,4 +1,4 @@
-/** The agent's `voicemail` setting (docs/phone-operations-voicemail.md). */
+/** The agent's `voicemail` setting (docs/phone-operations.md#voicemail-on-outbound-calls). */
 import { z } from 'zod';
 import { VOICEMAIL_ACTIONS } from '../../voicemail/settings';
 import { strictObject } from './flow';

@@ -1,6 +1,6 @@
 /**
  * POST /telephony/{provider}/machine/{call_id}: a vendor's answering-machine detection result
- * (docs/phone-operations-voicemail.md), authenticated like every webhook of the vendor, becomes an
+ * (docs/phone-operations.md#voicemail-on-outbound-calls), authenticated like every webhook of the vendor, becomes an
  * `answeredBy` signal to the call's workflow (source `vendor`). Unknown calls and requests that are
  * not a result are answered 204, so the vendor does not retry.
  */

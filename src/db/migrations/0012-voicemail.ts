@@ -1,5 +1,5 @@
 /**
- * Voicemail detection (docs/phone-operations-voicemail.md): the agent's `voicemail` setting and,
+ * Voicemail detection (docs/phone-operations.md#voicemail-on-outbound-calls): the agent's `voicemail` setting and,
  * on each call, who answered (`human`, `machine`, `unknown`; null when the agent does not detect).
  */
 import { DataTypes, type QueryInterface } from 'sequelize';

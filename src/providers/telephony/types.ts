@@ -97,7 +97,7 @@ export interface DialRequest {
   machineDetection?: { action: VoicemailAction; url: string };
 }
 
-/** A vendor's answering-machine detection result (docs/phone-operations-voicemail.md). */
+/** A vendor's answering-machine detection result (docs/phone-operations.md#voicemail-on-outbound-calls). */
 export interface MachineDetectionResult {
   providerCallId: string | null;
   answeredBy: AnsweredBy;
