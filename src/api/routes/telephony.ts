@@ -264,7 +264,7 @@ export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
       public: true,
       summary: 'Answering-machine detection result of an outbound call',
       description:
-        "Given to vendors with answering-machine detection (Twilio's AsyncAmdStatusCallback, Plivo's machine_detection_url) when the agent's `voicemail.detect` is on; authenticated like every webhook. The verdict (human, machine, unknown) goes to the call: on a machine the agent stops and hangs up or leaves its message (docs/phone-operations.md#voicemail-on-outbound-calls).",
+        "Given as the answering-machine detection callback to vendors that have one (their telephony capabilities.machine_detection) when the agent's `voicemail.detect` is on; authenticated like every webhook. The verdict (human, machine, unknown) goes to the call: on a machine the agent stops and hangs up or leaves its message (docs/phone-operations.md#voicemail-on-outbound-calls).",
       params: z.object({ provider: providerParam(), call_id: callIdParam }),
       responses: statusResponses,
       async handler({ req, res, params }) {
