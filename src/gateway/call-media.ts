@@ -19,6 +19,7 @@ import type { Config } from '../config';
 import type { Logger } from '../shared/logger';
 import type { EndReason, GatewayEvent, SpeechOutcome, VoiceConfig } from '../../workflows/call-definitions';
 import type OpenAI from 'openai';
+import { observeVadDecisionLag } from '../observability/metrics';
 import { ArrivalClock } from './arrival-clock';
 import { ConversationMirror } from './conversation-mirror';
 import { LatencyMetrics } from './latency-metrics';
@@ -173,8 +174,13 @@ export class CallMedia {
     });
     this.arrivals = new ArrivalClock(format.sampleRate);
     this.vad = new VadAnalyzer(opts.vad.createStream(format.sampleRate as 8000 | 16000), vadParamsFromPipeline(pipeline), (e) => {
-      if (e.type === 'speech_started') this.observer.callerSpeechStarted(performance.now());
-      this.turns.onVad(e);
+      const now = performance.now();
+      // How long the audio that decided waited here: the share of a barge-in or a turn the
+      // gateway adds before the VAD even knows (a busy event loop, the VAD batch or thread).
+      const decidedBy = this.arrivals.arrivalOf(e.detected_at_ms);
+      if (decidedBy !== null) observeVadDecisionLag(e.type === 'speech_started' ? 'start' : 'stop', now - decidedBy);
+      if (e.type === 'speech_started') this.observer.callerSpeechStarted(now, this.arrivals.arrivalOf(e.at_ms + 1000 / format.sampleRate));
+      this.turns.onVad(e, now);
     });
     this.stt = new SttLink({
       callId,
