@@ -153,7 +153,12 @@ export class CallMedia {
     });
     const { llm } = opts;
     const neverCancelled = new AbortController().signal;
-    this.delivery = new UtteranceDelivery(this.reports, this.conversation, llm ? (req) => runVoiceTurn(this, llm(req.provider), req, neverCancelled) : undefined);
+    this.delivery = new UtteranceDelivery(
+      this.reports,
+      this.conversation,
+      llm ? (req) => runVoiceTurn(this, llm(req.provider), req, neverCancelled) : undefined,
+      (id) => this.speech.heardWhole(id),
+    );
     this.reports.onStalled = () => this.delivery.answerPendingAlone();
     this.observer = new LatencyMetrics(events, opts.startPerf);
 
