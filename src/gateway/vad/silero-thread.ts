@@ -40,8 +40,8 @@ interface Waiting {
 function workerEntry(): { file: string; execArgv?: string[] } {
   const ext = path.extname(__filename);
   const file = path.join(__dirname, `silero-thread-worker${ext}`);
-  // tsx's CommonJS hook is the one a worker thread accepts (its ESM --import is not inherited).
-  return ext === '.ts' ? { file, execArgv: [...process.execArgv, '--require', require.resolve('tsx/cjs')] } : { file };
+  // tsx's CommonJS hook alone: with the parent's ESM --import hook a worker's .ts entry does not load.
+  return ext === '.ts' ? { file, execArgv: ['--require', require.resolve('tsx/cjs')] } : { file };
 }
 
 export class SileroThread implements SileroEngine {
@@ -67,6 +67,7 @@ export class SileroThread implements SileroEngine {
         const w = this.waiting.get(m.id!);
         if (!w) return;
         this.waiting.delete(m.id!);
+        this.idleUnref();
         if (m.error) w.reject(new Error(m.error));
         else w.resolve({ probs: m.probs!, state: m.state!, passes: m.passes! });
       });
@@ -84,8 +85,9 @@ export class SileroThread implements SileroEngine {
         reject(err);
       });
     });
-    // A worker that waits for jobs must not keep a stopping process alive.
-    worker.unref();
+    // Held while something waits on it (the model loading, a job); an idle thread must not keep a
+    // stopping process alive.
+    void this.ready.then(() => this.idleUnref(), () => undefined);
     return this.ready;
   }
 
@@ -95,8 +97,13 @@ export class SileroThread implements SileroEngine {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
+      this.worker!.ref();
       this.worker!.postMessage({ id, ...job }, [job.input.buffer, job.state.buffer] as ArrayBuffer[]);
     });
+  }
+
+  private idleUnref(): void {
+    if (this.waiting.size === 0) this.worker?.unref();
   }
 
   async close(): Promise<void> {
