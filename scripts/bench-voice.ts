@@ -246,7 +246,8 @@ async function main(): Promise<void> {
     const allAtOnce = firstHungUp > lastConnected;
     const windowFrom = allAtOnce ? lastConnected : started;
     const windowTo = allAtOnce ? firstHungUp : Date.now() - 500;
-    const frames = results.map((r) => analyseCall(r, GREETING, script, VAD_STOP_SECS, LATE_GAP_MS));
+    // A refused call heard nothing and was meant to: none of its frames count as dropped.
+    const frames = results.map((r) => (r.refused ? { expected: 0, received: 0, dropped: 0, late: 0, maxGapMs: 0, lateAt: [] } : analyseCall(r, GREETING, script, VAD_STOP_SECS, LATE_GAP_MS)));
     const latencies = results.flatMap((r) => r.turns.map((t) => t.latencyMs)).filter((v): v is number => v !== null);
     const missingReplies = admitted.reduce((n, r) => n + r.turns.filter((t) => t.latencyMs === null).length + (script.length - r.turns.length), 0);
     const greetings = results.flatMap((r) => (typeof r.greetingMs === 'number' ? [r.greetingMs] : []));
