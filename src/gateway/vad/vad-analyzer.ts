@@ -252,6 +252,8 @@ export class VadAnalyzer {
       this.stoppingCount = 0;
       // A fresh recurrent state per caller turn: carried over from earlier speech, Silero was
       // seen to miss a short first word ("Stop,") of the next turn in some window alignments.
+      // Windows analysed in the same request after this one (a backlog) kept the old state; they
+      // are the quiet that just ended the turn, and the next request starts fresh.
       this.model.reset();
       this.emit('speech_stopped', this.runStartWindow, index + 1);
     }
