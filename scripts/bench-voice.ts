@@ -342,13 +342,8 @@ async function main(): Promise<void> {
     let gw: GatewayFigures | null = null;
     if (metricsBefore && metricsAfter) gw = printGatewayMetrics(metricsBefore, metricsAfter);
     else console.log('\n(The gateway\'s /metrics could not be read: no breakdown from it.)');
-    if (gw) {
-      console.log(`\nBarge-in, gateway side (VAD start decision → \`clear\` sent): p50 ${fmtMs(histogramQuantileMs(gw.bargeIn, 0.5))} over ${gw.bargeIn.count}`);
-      console.log(
-        `VAD decision lag (arrival of the deciding audio → decision): start p50 ${fmtMs(histogramQuantileMs(gw.vadLagStart, 0.5))} / p95 ${fmtMs(histogramQuantileMs(gw.vadLagStart, 0.95))}, ` +
-          `stop p50 ${fmtMs(histogramQuantileMs(gw.vadLagStop, 0.5))} / p95 ${fmtMs(histogramQuantileMs(gw.vadLagStop, 0.95))}`,
-      );
-    }
+    const q = (h: Parameters<typeof histogramQuantileMs>[0]) => `p50 ${fmtMs(histogramQuantileMs(h, 0.5))} / p95 ${fmtMs(histogramQuantileMs(h, 0.95))}`;
+    if (gw) console.log(`\nBarge-in, gateway side (VAD start decision → \`clear\` sent): ${q(gw.bargeIn)} over ${gw.bargeIn.count}; VAD decision lag: start ${q(gw.vadLagStart)}, stop ${q(gw.vadLagStop)}`);
 
     const cpuOf = (name: string) => monitor.cpuPercent(name, windowFrom, windowTo);
     const postgres = monitor.groupCpuPercent('postgres', windowFrom, windowTo);

@@ -235,9 +235,8 @@ export class CallSession extends AgentTurns {
     try {
       if (agent.greeting && !this.clientManaged) {
         this.greeting = substitute(agent.greeting, this.conv.variables);
-        // The first turn is armed while the greeting plays (when nothing but the greeting comes
-        // before it): armed only once the greeting's result came back, it was a workflow round
-        // trip later than every other turn, and under load often later than the caller's answer.
+        // The first turn is armed while the greeting plays (if nothing else comes before it): armed
+        // after the greeting's result, it was often later than the caller's answer under load.
         // patched: calls recorded before it arm after the greeting on replay.
         const early = this.arming !== null && preCall.length === 0 && !initialNode(agent) && patched('arm-during-greeting');
         const saying = this.agentSays(this.greeting);
