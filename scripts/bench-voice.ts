@@ -34,7 +34,11 @@
  *   an utterance for a player that plays frames as they arrive;
  * - calls completed correctly (completed, every turn answered with the expected texts, no error);
  * - where the time goes: the gateway's /metrics (turn stages), its ttfb_metric events, the
- *   workflow histories (the Temporal hand-off) and the VAD's decision point.
+ *   workflow histories (the Temporal hand-off) and the VAD's decision point;
+ * - the VAD's decision lag (gateway /metrics): arrival of the audio that let the VAD decide → the
+ *   decision, for speech starts and stops; barge-in from the arrival of the speech onset;
+ * - late frames during the ramp-up (`late_rampup=`): from the first call placed to 1 s after the
+ *   last one connected, when call set-ups crowd the gateway.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -71,6 +75,8 @@ const VAD_START_SECS = 0.2;
 const VAD_STOP_SECS = 0.4;
 const MIN_WORDS = 1;
 const LATE_GAP_MS = 40;
+// The ramp-up lasts until this long after the last call connected (its greeting is being made).
+const RAMPUP_TAIL_MS = 1000;
 const OUR_NUMBER = '+15005550006';
 const KEY = 'bench-key';
 const AGENT = 'bench-clinic';
@@ -240,7 +246,8 @@ async function main(): Promise<void> {
     const allAtOnce = firstHungUp > lastConnected;
     const windowFrom = allAtOnce ? lastConnected : started;
     const windowTo = allAtOnce ? firstHungUp : Date.now() - 500;
-    const frames = results.map((r) => analyseCall(r, GREETING, script, VAD_STOP_SECS, LATE_GAP_MS));
+    // A refused call heard nothing and was meant to: none of its frames count as dropped.
+    const frames = results.map((r) => (r.refused ? { expected: 0, received: 0, dropped: 0, late: 0, maxGapMs: 0, lateAt: [] } : analyseCall(r, GREETING, script, VAD_STOP_SECS, LATE_GAP_MS)));
     const latencies = results.flatMap((r) => r.turns.map((t) => t.latencyMs)).filter((v): v is number => v !== null);
     const missingReplies = admitted.reduce((n, r) => n + r.turns.filter((t) => t.latencyMs === null).length + (script.length - r.turns.length), 0);
     const greetings = results.flatMap((r) => (typeof r.greetingMs === 'number' ? [r.greetingMs] : []));
@@ -261,6 +268,9 @@ async function main(): Promise<void> {
     const gwRss = monitor.rss('gateway', windowFrom, windowTo);
     const totals = frames.reduce((a, f) => ({ expected: a.expected + f.expected, received: a.received + f.received, dropped: a.dropped + f.dropped, late: a.late + f.late, maxGapMs: Math.max(a.maxGapMs, f.maxGapMs) }), { expected: 0, received: 0, dropped: 0, late: 0, maxGapMs: 0 });
     const offsets = await vadOffsets;
+    // Call set-ups (webhooks, workflow starts, stream look-ups, greetings) crowd the ramp-up: its late frames apart.
+    const rampupEnd = (connected.length ? lastConnected : started) + RAMPUP_TAIL_MS;
+    const lateRampup = frames.reduce((n, f) => n + f.lateAt.filter((l) => l.atMs <= rampupEnd).length, 0);
     const pct = (v: number) => `${v.toFixed(1)} %`;
     const p = (xs: number[], q: number) => fmtMs(percentile(xs, q));
     const windowSecs = (windowTo - windowFrom) / 1000;
@@ -282,6 +292,7 @@ async function main(): Promise<void> {
     console.log(`| gateway RSS, idle → peak with ${N} calls | ${mb(gwIdleRss)} → ${mb(gwRss.peakBytes)} (${mb((gwRss.peakBytes - gwIdleRss) / N)} per call) | ≤ 15 MB per call |`);
     console.log(`| dropped frames | ${totals.dropped} of ${totals.expected} (${totals.received} received) | 0 |`);
     console.log(`| late frames (gaps > ${LATE_GAP_MS} ms inside an utterance) | ${totals.late} (largest gap ${fmtMs(totals.maxGapMs)}) | |`);
+    console.log(`| late frames during ramp-up (first call placed → ${RAMPUP_TAIL_MS / 1000} s after the last connected) | ${lateRampup} | 0 |`);
     console.log(`| calls completed correctly | ${okCalls} / ${admitted.length} admitted${refused ? ` (${refused} of ${N} refused at admission: no gateway had room)` : ''} | ${admitted.length} |`);
     if (missingReplies) console.log(`| turns without an audible reply | ${missingReplies} | 0 |`);
     if (warm) {
@@ -331,7 +342,8 @@ async function main(): Promise<void> {
     let gw: GatewayFigures | null = null;
     if (metricsBefore && metricsAfter) gw = printGatewayMetrics(metricsBefore, metricsAfter);
     else console.log('\n(The gateway\'s /metrics could not be read: no breakdown from it.)');
-    if (gw) console.log(`\nBarge-in, gateway side (VAD start decision → \`clear\` sent): p50 ${fmtMs(histogramQuantileMs(gw.bargeIn, 0.5))} over ${gw.bargeIn.count}`);
+    const q = (h: Parameters<typeof histogramQuantileMs>[0]) => `p50 ${fmtMs(histogramQuantileMs(h, 0.5))} / p95 ${fmtMs(histogramQuantileMs(h, 0.95))}`;
+    if (gw) console.log(`\nBarge-in, gateway side (VAD start decision → \`clear\` sent): ${q(gw.bargeIn)} over ${gw.bargeIn.count}; VAD decision lag: start ${q(gw.vadLagStart)}, stop ${q(gw.vadLagStop)}`);
 
     const cpuOf = (name: string) => monitor.cpuPercent(name, windowFrom, windowTo);
     const postgres = monitor.groupCpuPercent('postgres', windowFrom, windowTo);
@@ -370,7 +382,8 @@ async function main(): Promise<void> {
       `SUMMARY calls=${N} turns=${latencies.length} completed=${okCalls} dropped=${totals.dropped} late=${totals.late} ` +
       `p50_ms=${int(percentile(latencies, 50))} p95_ms=${int(percentile(latencies, 95))} p99_ms=${int(percentile(latencies, 99))} ` +
       `greeting_p50_ms=${int(percentile(greetings, 50))} bargein_p50_ms=${int(percentile(bargeInLatencies, 50))} bargein_max_ms=${int(Math.max(...bargeInLatencies))} ` +
-      `refused=${refused} orchestration_pct=${int(cost.orchestrationPercent)}`;
+      `refused=${refused} orchestration_pct=${int(cost.orchestrationPercent)} late_rampup=${lateRampup} ` +
+      `vad_start_lag_p95_ms=${gw ? int(histogramQuantileMs(gw.vadLagStart, 0.95)) : 'NA'}`;
   } finally {
     for (const stop of stops) await stop().catch((err: Error) => console.error(`(stopping: ${err.message})`));
     await services.stop();

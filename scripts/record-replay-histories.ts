@@ -8,7 +8,8 @@
  * Starts the same real stack as the tests (PostgreSQL, Temporal dev server, API, worker) with a
  * fake LLM and a local webhook receiver. `--only-analysis` records the post-call analysis
  * scenarios alone, `--only-drain` the drained phone call alone, `--only-transfer` the transferred
- * phone calls alone, `--only-voicemail` the two voicemail calls alone (new histories, without
+ * phone calls alone, `--only-voicemail` the two voicemail calls alone, `--only-voice` the phone call
+ * with armed turns and the one whose caller cuts the greeting off (new histories, without
  * re-recording the others).
  */
 import fs from 'node:fs';
@@ -169,11 +170,70 @@ async function main(): Promise<void> {
     }
   };
 
+  const recordVoice = async (toolId: string) => {
+    const last = (b: any) => b.messages[b.messages.length - 1];
+    // 5. A phone call with armed turns: greeting (the first turn armed while it plays), a question
+    //    answered by the gateway the moment the caller stops (a tool round in between), a
+    //    barge-in, a second armed turn, hang-up.
+    await configureTwilio(h, TWILIO);
+    await createAgent(h.db, h.box, {
+      name: 'replay-voice',
+      greeting: 'Hello, this is the clinic.',
+      tool_ids: [toolId],
+      pipeline_settings: { ...PIPELINE_DEFAULTS, min_words: 1, vad_stop_secs: 0.4 },
+    });
+    hooks.respond({ body: { balance: 42 } }, { path: '/balance', times: 5 });
+    const answer = 'You have forty two in savings. Is there anything else I can help you with today, or shall I read you the last transactions?';
+    llm.setResponder((b) => {
+      const m = last(b);
+      if (m.role === 'user' && m.content.startsWith('I would')) return { tool_calls: [{ name: 'get_balance', arguments: { kind: 'savings' } }] };
+      if (m.role === 'tool') return { content: answer };
+      return { content: 'Sure, take your time.' };
+    });
+    deepgram.script(['I would like to book an appointment for tomorrow.', 'Stop, wait a second.']);
+    const { caller, callId: voiceCallId, heardMs, events: voiceEvents } = await inboundPhoneCall('replay-voice', '+14155550100');
+    await eventually(async () => heardMs() >= 1000, 15_000, 20);
+    await new Promise((r) => setTimeout(r, 1000));
+    const before = heardMs();
+    await caller.say(HELLO_WAV);
+    await eventually(async () => heardMs() >= before + 1500, 15_000, 20);
+    await caller.say(STOP_WAV);
+    const voiceId = callWorkflowId(voiceCallId);
+    await eventually(async () => (await voiceEvents()).filter((e) => e.event_type === 'agent_spoke').length >= 3, 15_000, 50);
+    await caller.hangup();
+    await h.temporal.workflow.getHandle(voiceId).result();
+    await save('voice-armed-turns', voiceId);
+  };
+
+  // 7. A phone call whose caller talks over the greeting: the first turn, armed while the greeting
+  //    played, assumed it was heard whole, so the gateway hands the utterance back and the
+  //    workflow takes the plan back and answers it itself.
+  const recordGreetingCutOff = async () => {
+    await createAgent(h.db, h.box, {
+      name: 'replay-greeting-cut',
+      greeting: 'Hello, this is the Sunrise Clinic. We are open from eight to six on weekdays and on Saturday mornings.',
+      pipeline_settings: { ...PIPELINE_DEFAULTS, min_words: 1, vad_stop_secs: 0.4 },
+    });
+    llm.setResponder(() => ({ content: 'Of course, go ahead.' }));
+    deepgram.script(['Stop, wait a second.']);
+    const call = await inboundPhoneCall('replay-greeting-cut', '+14155550102');
+    await eventually(async () => call.heardMs() >= 800, 15_000, 20);
+    await call.caller.say(STOP_WAV);
+    await eventually(async () => (await call.events()).filter((e) => e.event_type === 'agent_spoke').length >= 2, 15_000, 50);
+    await call.caller.hangup();
+    await h.temporal.workflow.getHandle(callWorkflowId(call.callId)).result();
+    await save('voice-greeting-cut-off', callWorkflowId(call.callId));
+  };
+
   try {
     fs.mkdirSync(OUT, { recursive: true });
     if (process.argv.includes('--only-drain')) return await recordDrained();
     if (process.argv.includes('--only-transfer')) return await recordTransfers();
     if (process.argv.includes('--only-voicemail')) return await recordVoicemail();
+    if (process.argv.includes('--only-voice')) {
+      await recordVoice((await createTool(h.db, h.box, { name: 'get_balance', webhook_url: `${hooks.url}/balance` })).id);
+      return await recordGreetingCutOff();
+    }
     const last = (b: any) => b.messages[b.messages.length - 1];
 
     // 0. Post-call analysis: a text call analysed after its end (an LLM error retried, an answer
@@ -279,36 +339,8 @@ async function main(): Promise<void> {
     const attempt = (await h.request('GET', `/api/test-runs/${run.id}`)).body.tests[0].attempts[0];
     await save('agent-test-call', callWorkflowId(attempt.call_id));
 
-    // 5. A phone call with armed turns: greeting, a question answered by the gateway the moment
-    //    the caller stops (a tool round in between), a barge-in, a second armed turn, hang-up.
-    await configureTwilio(h, TWILIO);
-    await createAgent(h.db, h.box, {
-      name: 'replay-voice',
-      greeting: 'Hello, this is the clinic.',
-      tool_ids: [tool.id],
-      pipeline_settings: { ...PIPELINE_DEFAULTS, min_words: 1, vad_stop_secs: 0.4 },
-    });
-    hooks.respond({ body: { balance: 42 } }, { path: '/balance', times: 5 });
-    const answer = 'You have forty two in savings. Is there anything else I can help you with today, or shall I read you the last transactions?';
-    llm.setResponder((b) => {
-      const m = last(b);
-      if (m.role === 'user' && m.content.startsWith('I would')) return { tool_calls: [{ name: 'get_balance', arguments: { kind: 'savings' } }] };
-      if (m.role === 'tool') return { content: answer };
-      return { content: 'Sure, take your time.' };
-    });
-    deepgram.script(['I would like to book an appointment for tomorrow.', 'Stop, wait a second.']);
-    const { caller, callId: voiceCallId, heardMs, events: voiceEvents } = await inboundPhoneCall('replay-voice', '+14155550100');
-    await eventually(async () => heardMs() >= 1000, 15_000, 20);
-    await new Promise((r) => setTimeout(r, 1000));
-    const before = heardMs();
-    await caller.say(HELLO_WAV);
-    await eventually(async () => heardMs() >= before + 1500, 15_000, 20);
-    await caller.say(STOP_WAV);
-    const voiceId = callWorkflowId(voiceCallId);
-    await eventually(async () => (await voiceEvents()).filter((e) => e.event_type === 'agent_spoke').length >= 3, 15_000, 50);
-    await caller.hangup();
-    await h.temporal.workflow.getHandle(voiceId).result();
-    await save('voice-armed-turns', voiceId);
+    await recordVoice(tool.id);
+    await recordGreetingCutOff();
     await recordTransfers();
     await recordVoicemail();
     await recordDrained();

@@ -103,6 +103,9 @@ export const coreConfigSchema = z.object({
   // `off`: the API admits voice calls without asking gateway presence (gateways of an older
   // version, or tests that stand in for the gateway). Never in production.
   GATEWAY_ADMISSION: z.enum(['on', 'off']).default('on'),
+  // `on`: the gateway's Silero VAD inference runs on a worker thread of its own, off the event loop
+  // that receives the callers' audio and paces the agent's (docs/gateway-internals.md, "The VAD thread").
+  GATEWAY_VAD_THREAD: z.enum(['on', 'off']).default('on'),
   // A gateway whose presence row is older than this is presumed dead (the watchdog probes it).
   GATEWAY_LIVENESS_SECS: z.coerce.number().min(2).max(60).default(3),
   // How long a gateway carries its calls while Temporal is unreachable; past it, they end politely.

@@ -362,6 +362,12 @@ export interface ArmedTurnRequest extends VoiceTurnRequest {
    * one (a signal still in flight), the plan is stale: the utterance is returned without an LLM.
    */
   afterSeq: number;
+  /**
+   * The plan assumes the caller heard this agent utterance whole (the greeting, armed while it
+   * plays). If it was cut off or is still playing when the caller's utterance completes, the plan
+   * is stale: the utterance is returned without an LLM.
+   */
+  afterSpeech?: string;
 }
 
 export interface ArmedTurnResult {

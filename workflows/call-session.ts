@@ -107,11 +107,17 @@ export class CallSession extends TransferTurns {
     }
   }
 
-  private armNextTurn(): void {
+  /**
+   * Arms the next turn. `whileSaying`: the greeting being spoken now; the plan assumes the caller
+   * hears it whole (its utterance id is the speech before this one).
+   */
+  private armNextTurn(whileSaying?: string): void {
     const request = this.llmRequest();
+    if (whileSaying !== undefined) request.messages = [...request.messages, { role: 'assistant', content: whileSaying }];
+    const afterSpeech = whileSaying !== undefined ? this.lastSpeechId() : undefined;
     const utteranceId = this.nextSpeechId();
     this.armedRequest = { request, utteranceId };
-    this.arming!.arm(request, utteranceId, this.lastUtteranceSeq);
+    this.arming!.arm(request, utteranceId, this.lastUtteranceSeq, afterSpeech);
   }
 
   /**
@@ -251,7 +257,15 @@ export class CallSession extends TransferTurns {
     try {
       if (agent.greeting && !this.clientManaged) {
         this.greeting = substitute(agent.greeting, this.conv.variables);
-        await this.agentSays(this.greeting);
+        // The first turn is armed while the greeting plays (if nothing else comes before it): armed
+        // after the greeting's result, it was often later than the caller's answer under load.
+        // patched: calls recorded before it arm after the greeting on replay.
+        const early = this.arming !== null && preCall.length === 0 && !initialNode(agent) && patched('arm-during-greeting');
+        const saying = this.agentSays(this.greeting);
+        if (early) this.armNextTurn(this.greeting);
+        const heard = await saying;
+        // Cut off: the plan assumed the whole greeting. The gateway does not use it then; taken back.
+        if (early && heard !== this.greeting) await this.arming!.disarm();
       }
       await Promise.all(preCall);
       const first = initialNode(agent);

@@ -330,6 +330,11 @@ export abstract class CallState {
     return `u${++this.speechIds}`;
   }
 
+  /** The id nextSpeechId() gave last. */
+  protected lastSpeechId(): string {
+    return `u${this.speechIds}`;
+  }
+
   protected requireChannel(): CallChannel {
     if (!this.channel) throw new GatewayLost('no media gateway holds this call');
     return this.channel;

@@ -35,8 +35,11 @@ export class TurnArming {
     return this.current !== null;
   }
 
-  /** Hands the gateway the next turn (no-op without a voice channel or while armed). */
-  arm(request: LlmTurnRequest, utteranceId: string, afterSeq: number): void {
+  /**
+   * Hands the gateway the next turn (no-op without a voice channel or while armed); with
+   * `afterSpeech`, a plan that holds only if the caller hears that utterance whole.
+   */
+  arm(request: LlmTurnRequest, utteranceId: string, afterSeq: number, afterSpeech?: string): void {
     const channel = this.channel();
     if (!channel || this.current || this.failure) return;
     const arming: Arming = { armId: `${workflowInfo().runId.slice(0, 8)}-a${++this.count}`, settled: false };
@@ -45,7 +48,7 @@ export class TurnArming {
       arming.settled = true;
       if (this.current === arming) this.current = null;
     };
-    channel.arm({ ...request, utteranceId, armId: arming.armId, afterSeq }).then(
+    channel.arm({ ...request, utteranceId, armId: arming.armId, afterSeq, ...(afterSpeech ? { afterSpeech } : {}) }).then(
       (result) => {
         settle();
         this.deliver(result);

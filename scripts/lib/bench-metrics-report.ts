@@ -20,6 +20,11 @@ export interface GatewayFigures {
   turnVadStop: HistogramDelta;
   greeting: HistogramDelta;
   bargeIn: HistogramDelta;
+  /** The caller's speech onset (its audio's arrival) → `clear` sent. */
+  bargeInFromSpeech: HistogramDelta;
+  /** Arrival of the audio that let the VAD decide → the decision. */
+  vadLagStart: HistogramDelta;
+  vadLagStop: HistogramDelta;
 }
 
 export function gatewayFigures(before: Scrape, after: Scrape): GatewayFigures {
@@ -28,6 +33,9 @@ export function gatewayFigures(before: Scrape, after: Scrape): GatewayFigures {
     turnVadStop: histogramDelta(before, after, 'voice_turn_latency_seconds', { from: 'vad_stop' }),
     greeting: histogramDelta(before, after, 'voice_greeting_latency_seconds'),
     bargeIn: histogramDelta(before, after, 'voice_barge_in_latency_seconds'),
+    bargeInFromSpeech: histogramDelta(before, after, 'voice_barge_in_from_speech_seconds'),
+    vadLagStart: histogramDelta(before, after, 'voice_vad_decision_lag_seconds', { decision: 'start' }),
+    vadLagStop: histogramDelta(before, after, 'voice_vad_decision_lag_seconds', { decision: 'stop' }),
   };
 }
 
@@ -43,6 +51,9 @@ export function printGatewayMetrics(before: Scrape, after: Scrape): GatewayFigur
   console.log(row('turn: VAD stop decision → first agent audio sent', f.turnVadStop));
   console.log(row('greeting: stream start → first greeting audio sent', f.greeting));
   console.log(row('barge-in: VAD start decision → `clear` sent', f.bargeIn));
+  console.log(row('barge-in: arrival of the speech onset (as the VAD places it) → `clear` sent', f.bargeInFromSpeech));
+  console.log(row('VAD decision lag, speech start: arrival of the deciding audio → decision', f.vadLagStart));
+  console.log(row('VAD decision lag, speech stop: arrival of the deciding audio → decision', f.vadLagStop));
   console.log('\nWhere a turn\'s time goes (`voice_turn_stage_seconds`):\n');
   console.log('| stage | n | p50 | p95 | mean |');
   console.log('|---|---|---|---|---|');

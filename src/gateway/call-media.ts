@@ -21,6 +21,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { DTMF_DIGITS, dtmfAudio } from '../audio/dtmf';
 import type { EndReason, GatewayEvent, SendDtmfResult, SpeechOutcome, VoiceConfig } from '../../workflows/call-definitions';
 import type OpenAI from 'openai';
+import { observeVadDecisionLag } from '../observability/metrics';
 import { ArrivalClock } from './arrival-clock';
 import { ConversationMirror } from './conversation-mirror';
 import { DtmfGatherer, dtmfInputText } from './dtmf-gatherer';
@@ -165,7 +166,12 @@ export class CallMedia {
     });
     const { llm } = opts;
     const neverCancelled = new AbortController().signal;
-    this.delivery = new UtteranceDelivery(this.reports, this.conversation, llm ? (req) => runVoiceTurn(this, llm(req.provider), req, neverCancelled) : undefined);
+    this.delivery = new UtteranceDelivery(
+      this.reports,
+      this.conversation,
+      llm ? (req) => runVoiceTurn(this, llm(req.provider), req, neverCancelled) : undefined,
+      (id) => this.speech.heardWhole(id),
+    );
     this.reports.onStalled = () => this.delivery.answerPendingAlone();
     this.observer = new LatencyMetrics(events, opts.startPerf);
 
@@ -189,9 +195,14 @@ export class CallMedia {
     );
     this.arrivals = new ArrivalClock(format.sampleRate);
     this.vad = new VadAnalyzer(opts.vad.createStream(format.sampleRate as 8000 | 16000), vadParamsFromPipeline(pipeline), (e) => {
-      if (e.type === 'speech_started') this.observer.callerSpeechStarted(performance.now());
+      const now = performance.now();
+      // How long the audio that decided waited here: the share of a barge-in or a turn the
+      // gateway adds before the VAD even knows (a busy event loop, the VAD batch or thread).
+      const decidedBy = this.arrivals.arrivalOf(e.detected_at_ms);
+      if (decidedBy !== null) observeVadDecisionLag(e.type === 'speech_started' ? 'start' : 'stop', now - decidedBy);
+      if (e.type === 'speech_started') this.observer.callerSpeechStarted(now, this.arrivals.arrivalOf(e.at_ms + 1000 / format.sampleRate));
       this.voicemail?.onVad(e);
-      this.turns.onVad(e);
+      this.turns.onVad(e, now);
     });
     this.voicemail = opts.voice.voicemail ? new VoicemailWatch(this.voicemailCall(), opts.voice.voicemail, format.sampleRate) : null;
     this.stt = new SttLink({

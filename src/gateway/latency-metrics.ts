@@ -5,7 +5,7 @@
  * through the workflow), and barge-in (VAD speech start → the line cleared). The end-to-end and
  * STT figures also go to the workflow as `ttfb_metric` events.
  */
-import { observeBargeInLatency, observeGreetingLatency, observeHandoff, observeTurnLatency, observeTurnStage } from '../observability/metrics';
+import { observeBargeInFromSpeech, observeBargeInLatency, observeGreetingLatency, observeHandoff, observeTurnLatency, observeTurnStage } from '../observability/metrics';
 import type { GatewayEventLog } from './events';
 import type { AgentSpeech } from './agent-speech';
 import type { PipelineObserver } from './pipeline-observer';
@@ -23,6 +23,8 @@ export class LatencyMetrics implements PipelineObserver {
   private pendingReply: PendingReply | null = null;
   /** When the VAD last decided the caller started speaking. */
   private vadStartPerf: number | null = null;
+  /** When the audio of that speech's onset arrived. */
+  private speechOnsetPerf: number | null = null;
   private greetingTimed = false;
 
   constructor(
@@ -31,8 +33,9 @@ export class LatencyMetrics implements PipelineObserver {
     private readonly startPerf: number,
   ) {}
 
-  callerSpeechStarted(atPerf: number): void {
+  callerSpeechStarted(atPerf: number, onsetPerf: number | null = null): void {
     this.vadStartPerf = atPerf;
+    this.speechOnsetPerf = onsetPerf;
   }
 
   utterance(turn: CompletedTurn): void {
@@ -74,6 +77,9 @@ export class LatencyMetrics implements PipelineObserver {
 
   bargedIn(cut: readonly AgentSpeech[]): void {
     // Only a cut that cleared audible speech counts: the line went silent now.
-    if (this.vadStartPerf !== null && cut.some((s) => s.framesSent > 0)) observeBargeInLatency(performance.now() - this.vadStartPerf);
+    if (this.vadStartPerf === null || !cut.some((s) => s.framesSent > 0)) return;
+    const now = performance.now();
+    observeBargeInLatency(now - this.vadStartPerf);
+    if (this.speechOnsetPerf !== null) observeBargeInFromSpeech(now - this.speechOnsetPerf);
   }
 }

@@ -8,8 +8,11 @@ import type { AgentSpeech } from './agent-speech';
 import type { CompletedTurn } from './turn-detector';
 
 export interface PipelineObserver {
-  /** The VAD decided the caller started speaking (`atPerf`: performance.now()). */
-  callerSpeechStarted(atPerf: number): void;
+  /**
+   * The VAD decided the caller started speaking (`atPerf`: performance.now()); `onsetPerf`: when
+   * the audio where it places the start of that speech arrived (null if no longer known).
+   */
+  callerSpeechStarted(atPerf: number, onsetPerf?: number | null): void;
   /** A caller utterance is complete; it is delivered right after this. */
   utterance(turn: CompletedTurn): void;
   /** A voice turn (an LLM reply) started on this gateway: the utterance's trip through the workflow is over. */

@@ -29,8 +29,9 @@ import { GatewayDrain, waitForFinalRecord } from './drain';
 import { acceptMediaStream } from './media-stream';
 import { StreamStats } from './stream-stats';
 import { TtsSpares } from './tts-spares';
-import { sharedSileroModel } from './vad/silero';
+import { defaultSileroModelPath, sharedSileroModel } from './vad/silero';
 import { SileroBatcher } from './vad/silero-batch';
+import { SileroThread } from './vad/silero-thread';
 
 const MEDIA_PATH = /^\/media\/([a-z0-9_-]{1,32})$/;
 
@@ -95,6 +96,14 @@ async function reportsDelivered(held: CallMedia[], waitMs: number): Promise<bool
 /** How often calls are checked against the Temporal outage bound (seconds are its unit). */
 const OUTAGE_CHECK_MS = 1000;
 
+/** The gateway's Silero, on its own thread (GATEWAY_VAD_THREAD=on) or in this one. */
+async function vadBatcher(config: Config): Promise<SileroBatcher> {
+  if (config.GATEWAY_VAD_THREAD === 'off') return SileroBatcher.of(await sharedSileroModel());
+  const thread = new SileroThread(defaultSileroModelPath());
+  await thread.start();
+  return new SileroBatcher(thread);
+}
+
 export function gatewayTaskQueue(): string {
   return `gateway-${os.hostname()}-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
 }
@@ -106,7 +115,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   const calls = new CallRegistry();
   const stats = new StreamStats();
   // Loaded once for every call; a broken model install fails the start, not the first call.
-  const vad = SileroBatcher.of(await sharedSileroModel());
+  const vad = await vadBatcher(deps.config);
   const ttsSpares = new TtsSpares(deps.config.GATEWAY_TTS_SPARE_SECS * 1000);
   // One LLM client per provider for the whole gateway (connections stay warm between turns).
   const llm = llmClients(deps.config);
@@ -245,6 +254,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
         await presence?.stop(await reportsDelivered(held, STOP_REPORTS_WAIT_MS));
         await ttsSpares.close();
         await answered?.close();
+        await vad.close();
         for (const ws of wss.clients) ws.terminate();
         if (worker.getState() === 'RUNNING') worker.shutdown();
         await running;

@@ -17,6 +17,9 @@ import { splitSentences } from './sentences';
 import { TtsLink } from './tts-link';
 import type { TtsSpares } from './tts-spares';
 
+/** Utterances whose ending is remembered (heardWhole). */
+const HEARD_KEPT = 16;
+
 export interface SpeechOutOptions {
   callId: string;
   /** The stream's audio format, and the length of each outgoing frame (default 20 ms). */
@@ -49,6 +52,8 @@ export class SpeechOut {
   private closed = false;
   /** Keys being pressed (send_dtmf): not cut by barge-in. */
   private keyTones = 0;
+  /** How recent utterances ended: heard whole or not (an armed plan may depend on one). */
+  private readonly heard = new Map<string, boolean>();
 
   constructor(private readonly opts: SpeechOutOptions) {
     this.playback = new Playback(
@@ -165,7 +170,14 @@ export class SpeechOut {
     this.opts.observer.agentSpeechStarted(speech, atPerf);
   }
 
+  /** Whether the utterance `id` has finished playing whole (recent utterances only). */
+  heardWhole(id: string): boolean {
+    return this.heard.get(id) === true;
+  }
+
   private finished(speech: AgentSpeech, result: SpeechResult): void {
+    this.heard.set(speech.id, result.whole && !result.interrupted);
+    if (this.heard.size > HEARD_KEPT) this.heard.delete(this.heard.keys().next().value!);
     if (speech.framesSent > 0) {
       this.opts.events.add('tts_stopped', { utterance_id: speech.id, duration_ms: result.playedMs, interrupted: result.interrupted });
     }

@@ -54,6 +54,8 @@ export class UtteranceDelivery {
     private readonly conversation?: Pick<ConversationMirror, 'planned' | 'heard' | 'requestFor'>,
     /** Runs a reply the gateway decided alone (LLM into speech, like an armed turn's). */
     private readonly answerAlone?: (req: VoiceTurnRequest) => Promise<VoiceTurnResult>,
+    /** Whether an agent utterance has finished playing whole (a plan's `afterSpeech`). */
+    private readonly heardWhole: (utteranceId: string) => boolean = () => false,
   ) {}
 
   get isArmed(): boolean {
@@ -128,12 +130,14 @@ export class UtteranceDelivery {
 
   private take(armed: Armed, turn: CompletedTurn, seq: number, events: ArmedTurnResult['events']): void {
     const utterance = { text: turn.text, duringAgentSpeech: turn.duringAgentSpeech, seq, events, timestampMs: epochMs() };
-    // A backchannel candidate is the workflow's to judge (min_words); a stale plan lacks words.
-    if (turn.duringAgentSpeech || armed.req.afterSeq !== seq - 1) {
+    // A backchannel candidate is the workflow's to judge (min_words); a stale plan lacks words, or
+    // assumed the caller had heard the whole of an utterance (the greeting) that was cut off.
+    const stale = armed.req.afterSeq !== seq - 1 || (armed.req.afterSpeech !== undefined && !this.heardWhole(armed.req.afterSpeech));
+    if (turn.duringAgentSpeech || stale) {
       armed.resolve({ utterance, thought: null, failure: null, events: [] });
       return;
     }
-    const { armId: _armId, afterSeq: _afterSeq, ...plan } = armed.req;
+    const { armId: _armId, afterSeq: _afterSeq, afterSpeech: _afterSpeech, ...plan } = armed.req;
     const req: VoiceTurnRequest = { ...plan, messages: [...plan.messages, { role: 'user', content: turn.text.trim() }] };
     const started = (async () => armed.run(req, armed.cancel))();
     started.then(

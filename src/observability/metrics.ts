@@ -48,6 +48,21 @@ const bargeInLatency = new Histogram({
   buckets: FAST_BUCKETS,
 });
 
+const VAD_LAG_BUCKETS = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2];
+
+const vadDecisionLag = new Histogram({
+  name: 'voice_vad_decision_lag_seconds',
+  help: 'Arrival of the caller audio that let the VAD decide → the decision (`start`: speech started, `stop`: it stopped): time the audio waited in the gateway (event loop, VAD batch or thread).',
+  labelNames: ['decision'] as const,
+  buckets: VAD_LAG_BUCKETS,
+});
+
+const bargeInFromSpeech = new Histogram({
+  name: 'voice_barge_in_from_speech_seconds',
+  help: 'Arrival of the first audio of the caller\'s speech (as the VAD places its onset) → `clear` sent, for speech that interrupted the agent: vad_start_secs plus the VAD\'s decision lag.',
+  buckets: LATENCY_BUCKETS,
+});
+
 const turnStage = new Histogram({
   name: 'voice_turn_stage_seconds',
   help: 'Where a turn\'s time goes, per stage: vad, stt_final, handoff, llm_first_token, first_sentence, tts_first_audio.',
@@ -175,6 +190,16 @@ export function observeGreetingLatency(ms: number): void {
 /** The VAD decided the caller started speaking over the agent → `clear` went to the provider. */
 export function observeBargeInLatency(ms: number): void {
   if (valid(ms)) bargeInLatency.observe(ms / 1000);
+}
+
+/** The caller audio that let the VAD decide arrived `ms` before the decision. */
+export function observeVadDecisionLag(decision: 'start' | 'stop', ms: number): void {
+  if (valid(ms)) vadDecisionLag.observe({ decision }, ms / 1000);
+}
+
+/** The caller's speech onset (its audio's arrival) → `clear` sent, for a barge-in. */
+export function observeBargeInFromSpeech(ms: number): void {
+  if (valid(ms)) bargeInFromSpeech.observe(ms / 1000);
 }
 
 /** One stage of a turn (see TurnStage). */

@@ -34,6 +34,12 @@ describe('configuration', () => {
     expect(() => loadConfig({ NICE: 'low' })).toThrow(/NICE/);
   });
 
+  it('runs the VAD on its own thread unless GATEWAY_VAD_THREAD=off', () => {
+    expect(loadConfig({}).GATEWAY_VAD_THREAD).toBe('on');
+    expect(loadConfig({ GATEWAY_VAD_THREAD: 'off' }).GATEWAY_VAD_THREAD).toBe('off');
+    expect(() => loadConfig({ GATEWAY_VAD_THREAD: 'yes' })).toThrow(/GATEWAY_VAD_THREAD/);
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ DATABASE_URL: '', TEMPORAL_ADDRESS: ' ' }).DATABASE_URL).toBeUndefined();
   });

@@ -37,11 +37,11 @@ const reply = (content: string): VoiceTurnResult => ({
   events: [],
 });
 
-function delivery() {
+function delivery(heardWhole: (id: string) => boolean = () => false) {
   const signals: unknown[] = [];
   const workflow = { signal: async (_def: unknown, payload: unknown) => void signals.push(payload) } as unknown as WorkflowHandle;
   const reports = new WorkflowReports({ callId: 'c1', workflow, activities: {} as AsyncCompletionClient, log: createLogger('test'), orphaned: () => undefined });
-  const d = new UtteranceDelivery(reports);
+  const d = new UtteranceDelivery(reports, undefined, undefined, heardWhole);
   return { d, reports, signals };
 }
 
@@ -73,6 +73,27 @@ describe('armed turns on the gateway', () => {
     expect(r.utterance).toMatchObject({ text: 'And on Sunday?', seq: 2 });
     expect(r.thought).toBeNull();
     expect(run).not.toHaveBeenCalled();
+  });
+
+  it('armed while the greeting plays: answered at once if the caller heard it whole, handed back if it was cut off', async () => {
+    const heard = new Map<string, boolean>();
+    const { d } = delivery((id) => heard.get(id) === true);
+    const runs: VoiceTurnRequest[] = [];
+    const run = async (req: VoiceTurnRequest) => (runs.push(req), reply('Sure.'));
+    // The caller talked over the greeting (u1) and cut it off: the plan's history is not what they heard.
+    heard.set('u1', false);
+    const cut = d.arm({ ...plan(0), afterSpeech: 'u1' }, run, new AbortController().signal);
+    d.deliver(turn('Sorry, who is this?'));
+    expect(await cut).toMatchObject({ utterance: { text: 'Sorry, who is this?', seq: 1 }, thought: null });
+    expect(runs).toEqual([]);
+    // Heard whole: the LLM starts at once, and the plan's own fields stay on the gateway.
+    heard.set('u1', true);
+    const whole = d.arm({ ...plan(1), afterSpeech: 'u1' }, run, new AbortController().signal);
+    d.deliver(turn('I would like an appointment.'));
+    expect((await whole).thought?.content).toBe('Sure.');
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).not.toHaveProperty('afterSpeech');
+    expect(runs[0]).not.toHaveProperty('armId');
   });
 
   it('go back when disarmed; utterances then go as signals, numbered', async () => {

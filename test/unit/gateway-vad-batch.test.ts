@@ -6,8 +6,9 @@ import path from 'node:path';
 import { int16ToFloat32 } from '../../src/audio/pcm';
 import { resample } from '../../src/audio/resampler';
 import { readWavFile } from '../../src/audio/wav';
-import { sharedSileroModel, type SileroVadModel, type SpeechProbability } from '../../src/gateway/vad/silero';
+import { defaultSileroModelPath, sharedSileroModel, type SileroVadModel, type SpeechProbability } from '../../src/gateway/vad/silero';
 import { SileroBatcher } from '../../src/gateway/vad/silero-batch';
+import { SileroThread } from '../../src/gateway/vad/silero-thread';
 import { VadAnalyzer, type VadEvent } from '../../src/gateway/vad/vad-analyzer';
 
 const FIXTURES = path.join(__dirname, '../fixtures/audio');
@@ -102,5 +103,51 @@ describe('batched Silero VAD', () => {
       expect(b).toEqual(a);
       expect(a.length).toBeGreaterThan(0);
     }
+  });
+
+  /** VAD events of `pcm` pushed in chunks of `chunk` samples as they would arrive, on `make()`'s model. */
+  async function eventsOf(make: () => SpeechProbability, pcm: Int16Array, chunk: number): Promise<VadEvent[]> {
+    const events: VadEvent[] = [];
+    const vad = new VadAnalyzer(make(), {}, (e) => events.push(e));
+    for (let i = 0; i + chunk <= pcm.length; i += chunk) vad.push(pcm.subarray(i, i + chunk));
+    await vad.idle();
+    return events;
+  }
+
+  it("takes a stream's backlog in one job: 100 ms chunks (Exotel) and a stall cost one job, not one per window", async () => {
+    const batcher = SileroBatcher.of(model);
+    for (const file of FILES) {
+      const pcm = load(file);
+      // 100 ms chunks (800 samples = 3⅛ windows) find what 20 ms frames find, window for window.
+      expect(await eventsOf(() => batcher.createStream(), pcm, 800)).toEqual(await eventsOf(() => model.createStream(8000), pcm, 160));
+    }
+    // A second of audio waiting at once (an event loop that stalled): all 31 windows in one job.
+    const before = { ...batcher.stats };
+    const vad = new VadAnalyzer(batcher.createStream());
+    vad.push(load('hello-appointment.wav').subarray(0, 8000));
+    await vad.idle();
+    expect(batcher.stats.windows - before.windows).toBe(31);
+    expect(batcher.stats.batches - before.batches).toBe(1);
+  });
+
+  it('runs on a thread of its own (GATEWAY_VAD_THREAD) with the same probabilities and events', async () => {
+    const thread = new SileroThread(defaultSileroModelPath());
+    await thread.start();
+    const batcher = new SileroBatcher(thread);
+    try {
+      const audio = FILES.map(load);
+      const alone = await Promise.all(audio.map((pcm) => probabilities(model.createStream(8000), pcm)));
+      const threaded = await Promise.all(audio.map((pcm) => probabilities(batcher.createStream(), pcm)));
+      for (let f = 0; f < FILES.length; f++) {
+        expect(threaded[f]!.length).toBe(alone[f]!.length);
+        for (let w = 0; w < alone[f]!.length; w++) expect(Math.abs(threaded[f]![w]! - alone[f]![w]!)).toBeLessThan(1e-4);
+      }
+      const wide = load16k('stop-wait.wav');
+      expect(await eventsOf(() => batcher.createStream(16000), wide, 1600)).toEqual(await eventsOf(() => model.createStream(16000), wide, 320));
+    } finally {
+      await batcher.close();
+    }
+    // A closed thread fails what is asked of it (the VAD then hears silence) instead of hanging.
+    await expect(batcher.createStream().probability(new Float32Array(256))).rejects.toThrow(/closed/);
   });
 });

@@ -1,50 +1,57 @@
 /**
- * Silero VAD for many calls at once: windows that are ready at the same moment run as one
- * batched inference. onnxruntime-node runs a session synchronously on the main thread, and for
- * a model this small the per-run overhead dominates: one window costs ~0.15 ms alone, ~0.04 ms
- * in a batch of 10–50. With 50 calls that is ~25% of a core saved, and fewer, shorter stalls.
+ * Silero VAD for many calls at once: the windows that are ready at the same moment run as one
+ * batched job. For a model this small the per-run overhead dominates: one window costs ~0.15 ms
+ * alone, ~0.04 ms in a batch of 10–50. With 50 calls that is ~25% of a core saved.
  *
- * Batching adds no latency: requests are collected until the next `setImmediate` — the windows
- * whose audio arrived in the same event-loop turn — or while the previous batch runs. An idle
- * gateway runs batches of one; a busy one (many sockets readable per turn) batches more by itself.
+ * Batching adds no latency: requests are collected until the next `setImmediate` — the audio
+ * that arrived in the same event-loop turn — or while the previous job runs. An idle gateway runs
+ * jobs of one stream; a busy one (many sockets readable per turn) batches more by itself.
  *
- * Each stream keeps its own recurrent state and context exactly like SileroStream (silero.ts);
- * the batch rows are just those per-stream inputs side by side — Silero v5 takes input
- * [B, context+window] and state [2, B, 128]. The sample rate is one input for the whole batch,
- * so 8 kHz streams (32+256 samples) and 16 kHz streams (64+512) queue apart and run as separate
- * batches.
+ * A stream brings every complete window it has (VadAnalyzer hands them over together), and the
+ * job runs them as consecutive passes (silero-passes.ts): a 100 ms chunk (Exotel's 3 windows), or
+ * the backlog after a stall, costs one job, not one event-loop round trip per window — with one
+ * window per round trip, a loop turning slower than every 16 ms left the VAD ever further behind
+ * the audio, and a barge-in waited for it.
+ *
+ * The job runs on the VAD thread (silero-thread.ts) or, with GATEWAY_VAD_THREAD=off, here.
+ * Each stream keeps its own recurrent state and context exactly like SileroStream (silero.ts).
+ * The sample rate is one input for the whole batch, so 8 kHz and 16 kHz streams queue apart.
  */
-import * as ort from 'onnxruntime-node';
-import type { SileroSampleRate, SileroVadModel, SpeechProbability } from './silero';
+import { createLogger } from '../../shared/logger';
+import type { SileroVadModel, SpeechProbability } from './silero';
+import { CONTEXT, STATE, WINDOW, type SileroJob, type SileroJobResult, type SileroSampleRate } from './silero-passes';
+import { InlineSilero, type SileroEngine } from './silero-thread';
 
-const WINDOW: Record<SileroSampleRate, number> = { 8000: 256, 16000: 512 };
-const CONTEXT: Record<SileroSampleRate, number> = { 8000: 32, 16000: 64 };
-const STATE = 128;
+const log = createLogger('vad');
 
 interface Pending {
   stream: BatchedSileroStream;
-  resolve: (p: number) => void;
+  windows: Float32Array;
+  resolve: (p: Float32Array) => void;
   reject: (err: Error) => void;
 }
 
+/** Batches, windows and passes run, and the time jobs took from their start to their answer. */
+export interface SileroBatchStats {
+  batches: number;
+  windows: number;
+  passes: number;
+  /** Sum and maximum of job durations (ms): on the VAD thread, what the event loop was spared. */
+  jobMsTotal: number;
+  jobMsMax: number;
+}
+
 export class SileroBatcher {
-  private readonly sr: Record<SileroSampleRate, ort.Tensor> = {
-    8000: new ort.Tensor('int64', BigInt64Array.from([8000n]), []),
-    16000: new ort.Tensor('int64', BigInt64Array.from([16000n]), []),
-  };
   private pending: Pending[] = [];
   private scheduled = false;
   private inFlight = false;
-  private capacity = 0;
-  private input = new Float32Array(0);
-  private state = new Float32Array(0);
-  /** Batches run and windows analysed (diagnostics, benchmarks). */
-  readonly stats = { batches: 0, windows: 0 };
+  readonly stats: SileroBatchStats = { batches: 0, windows: 0, passes: 0, jobMsTotal: 0, jobMsMax: 0 };
 
-  constructor(private readonly session: ort.InferenceSession) {}
+  constructor(readonly engine: SileroEngine) {}
 
+  /** In-process inference on the model's session (GATEWAY_VAD_THREAD=off, tests, tools). */
   static of(model: SileroVadModel): SileroBatcher {
-    return new SileroBatcher(model.session);
+    return new SileroBatcher(new InlineSilero(model.session));
   }
 
   createStream(sampleRate: SileroSampleRate = 8000): BatchedSileroStream {
@@ -52,10 +59,14 @@ export class SileroBatcher {
     return new BatchedSileroStream(this, sampleRate);
   }
 
-  /** @internal */
-  request(stream: BatchedSileroStream): Promise<number> {
+  close(): Promise<void> {
+    return this.engine.close();
+  }
+
+  /** @internal `windows`: consecutive windows of the stream (a multiple of its window length). */
+  request(stream: BatchedSileroStream, windows: Float32Array): Promise<Float32Array> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ stream, resolve, reject });
+      this.pending.push({ stream, windows, resolve, reject });
       if (!this.scheduled && !this.inFlight) {
         this.scheduled = true;
         setImmediate(() => this.run());
@@ -63,57 +74,64 @@ export class SileroBatcher {
     });
   }
 
-  private ensureCapacity(n: number, row: number): void {
-    if (n * row <= this.input.length && n <= this.capacity) return;
-    this.capacity = Math.max(n, this.capacity * 2, 8);
-    this.input = new Float32Array(this.capacity * (CONTEXT[16000] + WINDOW[16000]));
-    this.state = new Float32Array(2 * this.capacity * STATE);
-  }
-
   private run(): void {
     this.scheduled = false;
     if (this.inFlight || this.pending.length === 0) return;
-    // One rate per batch: the rate of the oldest request; the other rate's requests wait for the next.
+    // One rate per job: the rate of the oldest request; the other rate's requests wait for the next.
     const rate = this.pending[0]!.stream.sampleRate;
     const batch = this.pending.filter((p) => p.stream.sampleRate === rate);
     this.pending = batch.length === this.pending.length ? [] : this.pending.filter((p) => p.stream.sampleRate !== rate);
-    const n = batch.length;
-    const ROW = CONTEXT[rate] + WINDOW[rate];
-    this.ensureCapacity(n, ROW);
-    for (let b = 0; b < n; b++) {
-      const s = batch[b]!.stream;
-      this.input.set(s.row, b * ROW);
-      // state is [2, B, 128]: layer l of stream b at (l·B + b)·128
-      this.state.set(s.state.subarray(0, STATE), b * STATE);
-      this.state.set(s.state.subarray(STATE), (n + b) * STATE);
+    const W = WINDOW[rate];
+    const C = CONTEXT[rate];
+    const counts = new Int32Array(batch.length);
+    let samples = 0;
+    for (let r = 0; r < batch.length; r++) {
+      counts[r] = batch[r]!.windows.length / W;
+      samples += C + batch[r]!.windows.length;
     }
-    const feeds = {
-      input: new ort.Tensor('float32', this.input.subarray(0, n * ROW), [n, ROW]),
-      state: new ort.Tensor('float32', this.state.subarray(0, 2 * n * STATE), [2, n, STATE]),
-      sr: this.sr[rate],
-    };
-    // One batch at a time: the buffers above are reused, and what queues meanwhile is the next batch.
+    // Fresh buffers per job: they are handed over (transferred) to the VAD thread.
+    const input = new Float32Array(samples);
+    const state = new Float32Array(batch.length * 2 * STATE);
+    let at = 0;
+    for (let r = 0; r < batch.length; r++) {
+      const { stream, windows } = batch[r]!;
+      input.set(stream.context, at);
+      input.set(windows, at + C);
+      at += C + windows.length;
+      state.set(stream.state, r * 2 * STATE);
+    }
+    const job: SileroJob = { rate, counts, input, state };
     this.inFlight = true;
-    this.session.run(feeds).then(
-      (out) => {
-        this.stats.batches++;
-        this.stats.windows += n;
-        const probs = out.output!.data as Float32Array;
-        const stateN = out.stateN!.data as Float32Array;
-        for (let b = 0; b < n; b++) {
-          const { stream, resolve } = batch[b]!;
-          stream.state.set(stateN.subarray(b * STATE, (b + 1) * STATE), 0);
-          stream.state.set(stateN.subarray((n + b) * STATE, (n + b + 1) * STATE), STATE);
-          stream.advance();
-          resolve(probs[b]!);
+    const startedPerf = performance.now();
+    this.engine.run(job).then(
+      (result) => {
+        this.account(result, performance.now() - startedPerf);
+        let p = 0;
+        for (let r = 0; r < batch.length; r++) {
+          const { stream, windows, resolve } = batch[r]!;
+          const n = counts[r]!;
+          stream.state.set(result.state.subarray(r * 2 * STATE, (r + 1) * 2 * STATE));
+          // The next window's context is the tail of this request's last window.
+          stream.context.set(windows.subarray(windows.length - C));
+          resolve(result.probs.slice(p, p + n));
+          p += n;
         }
         this.next();
       },
       (err: Error) => {
+        log.warn('VAD inference failed', { error: err.message, streams: batch.length });
         for (const p of batch) p.reject(err);
         this.next();
       },
     );
+  }
+
+  private account(result: SileroJobResult, ms: number): void {
+    this.stats.batches++;
+    this.stats.windows += result.probs.length;
+    this.stats.passes += result.passes;
+    this.stats.jobMsTotal += ms;
+    this.stats.jobMsMax = Math.max(this.stats.jobMsMax, ms);
   }
 
   private next(): void {
@@ -128,11 +146,10 @@ export class SileroBatcher {
 /** One call's Silero state on a shared batcher; same contract as SileroStream. */
 export class BatchedSileroStream implements SpeechProbability {
   readonly windowSamples: number;
-  /** @internal context + window, the batch row of the next inference */
-  readonly row: Float32Array;
+  /** @internal the last CONTEXT samples analysed */
+  readonly context: Float32Array;
   /** @internal recurrent state, [2, 128] */
   readonly state = new Float32Array(2 * STATE);
-  private readonly context: number;
   private busy = false;
 
   constructor(
@@ -140,31 +157,32 @@ export class BatchedSileroStream implements SpeechProbability {
     readonly sampleRate: SileroSampleRate,
   ) {
     this.windowSamples = WINDOW[sampleRate];
-    this.context = CONTEXT[sampleRate];
-    this.row = new Float32Array(this.context + this.windowSamples);
+    this.context = new Float32Array(CONTEXT[sampleRate]);
   }
 
   async probability(window: Float32Array): Promise<number> {
     if (window.length !== this.windowSamples) {
       throw new RangeError(`Silero at ${this.sampleRate} Hz takes ${this.windowSamples}-sample windows, got ${window.length}`);
     }
-    if (this.busy) throw new Error('BatchedSileroStream: windows must be analysed one at a time');
+    return (await this.probabilities(window))[0]!;
+  }
+
+  async probabilities(windows: Float32Array): Promise<Float32Array> {
+    if (windows.length === 0 || windows.length % this.windowSamples !== 0) {
+      throw new RangeError(`Silero at ${this.sampleRate} Hz takes whole ${this.windowSamples}-sample windows, got ${windows.length} samples`);
+    }
+    if (this.busy) throw new Error('BatchedSileroStream: windows must be analysed one request at a time');
     this.busy = true;
-    this.row.set(window, this.context);
     try {
-      return await this.batcher.request(this);
+      // Copied: the caller may reuse its buffer as soon as this returns its promise.
+      return await this.batcher.request(this, windows.slice());
     } finally {
       this.busy = false;
     }
   }
 
-  /** @internal The next window's context is the tail of this one. */
-  advance(): void {
-    this.row.copyWithin(0, this.row.length - this.context);
-  }
-
   reset(): void {
     this.state.fill(0);
-    this.row.fill(0);
+    this.context.fill(0);
   }
 }

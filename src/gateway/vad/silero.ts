@@ -22,14 +22,18 @@ export interface SpeechProbability {
    * before this returns, so the caller may reuse its buffer.
    */
   probability(window: Float32Array): Promise<number>;
+  /**
+   * The probabilities of several consecutive windows (a multiple of `windowSamples` floats) in one
+   * request; what a model that batches does best. Optional: without it windows go one at a time.
+   */
+  probabilities?(windows: Float32Array): Promise<Float32Array>;
   /** Forgets the audio seen so far (a new, unrelated stream follows). */
   reset(): void;
 }
 
-export type SileroSampleRate = 8000 | 16000;
+import { CONTEXT as CONTEXT_SAMPLES, WINDOW as WINDOW_SAMPLES, type SileroSampleRate } from './silero-passes';
 
-const WINDOW_SAMPLES: Record<SileroSampleRate, number> = { 8000: 256, 16000: 512 };
-const CONTEXT_SAMPLES: Record<SileroSampleRate, number> = { 8000: 32, 16000: 64 };
+export type { SileroSampleRate };
 const STATE_DIMS = [2, 1, 128];
 const STATE_SIZE = 2 * 128;
 

@@ -84,7 +84,9 @@ export class VadAnalyzer {
 
   private pending: Float32Array;
   private pendingLen = 0;
-  private readonly window: Float32Array;
+  /** The windows of the request being analysed (grows to the largest backlog seen). */
+  private windows: Float32Array;
+  private volumes = new Float64Array(4);
   private running: Promise<void> | null = null;
   private readonly listeners = new Set<(e: VadEvent) => void>();
   private modelFailed = false;
@@ -112,7 +114,7 @@ export class VadAnalyzer {
     const windowSecs = this.windowSamples / this.sampleRate;
     this.startWindows = roundHalfEven(this.params.start_secs / windowSecs);
     this.stopWindows = roundHalfEven(this.params.stop_secs / windowSecs);
-    this.window = new Float32Array(this.windowSamples);
+    this.windows = new Float32Array(this.windowSamples * 4);
     this.pending = new Float32Array(this.windowSamples * 4);
     if (onEvent) this.listeners.add(onEvent);
   }
@@ -174,24 +176,36 @@ export class VadAnalyzer {
   private async drain(): Promise<void> {
     const w = this.windowSamples;
     while (this.pendingLen >= w) {
-      this.window.set(this.pending.subarray(0, w));
-      this.pending.copyWithin(0, w, this.pendingLen);
-      this.pendingLen -= w;
+      // Every complete window at once: a model that batches (silero-batch.ts) analyses them in one
+      // job, so a 100 ms chunk or a backlog after a stall is not one event-loop round trip per window.
+      const n = this.model.probabilities ? Math.floor(this.pendingLen / w) : 1;
+      if (this.windows.length < n * w) this.windows = new Float32Array(n * w);
+      const windows = this.windows.subarray(0, n * w);
+      windows.set(this.pending.subarray(0, n * w));
+      this.pending.copyWithin(0, n * w, this.pendingLen);
+      this.pendingLen -= n * w;
 
-      // Volume first: the window buffer is ours again once the model call returns its promise.
-      const volume = this.prevVolume + VOLUME_SMOOTHING * (windowVolume(this.window, this.sampleRate, 32768) - this.prevVolume);
-      this.prevVolume = volume;
-      let confidence = 0;
+      // Volumes first: the window buffer is ours again once the model call returns its promise.
+      if (this.volumes.length < n) this.volumes = new Float64Array(n);
+      for (let k = 0; k < n; k++) {
+        const v = windowVolume(windows.subarray(k * w, (k + 1) * w), this.sampleRate, 32768);
+        this.prevVolume += VOLUME_SMOOTHING * (v - this.prevVolume);
+        this.volumes[k] = this.prevVolume;
+      }
+      let confidences: ArrayLike<number> | null = null;
       try {
-        confidence = await this.model.probability(this.window);
+        confidences = this.model.probabilities ? await this.model.probabilities(windows) : [await this.model.probability(windows)];
       } catch (err) {
         // Like Pipecat: a failing model reads as silence rather than ending the call.
         if (!this.modelFailed) log.error('VAD model failed; treating audio as non-speech', { error: (err as Error).message });
         this.modelFailed = true;
       }
-      this.lastConfidence = confidence;
-      this.lastVolume = volume;
-      this.step(confidence >= this.params.confidence && volume >= this.params.min_volume);
+      for (let k = 0; k < n; k++) {
+        const confidence = confidences?.[k] ?? 0;
+        this.lastConfidence = confidence;
+        this.lastVolume = this.volumes[k]!;
+        this.step(confidence >= this.params.confidence && this.volumes[k]! >= this.params.min_volume);
+      }
     }
   }
 
@@ -238,6 +252,8 @@ export class VadAnalyzer {
       this.stoppingCount = 0;
       // A fresh recurrent state per caller turn: carried over from earlier speech, Silero was
       // seen to miss a short first word ("Stop,") of the next turn in some window alignments.
+      // Windows analysed in the same request after this one (a backlog) kept the old state; they
+      // are the quiet that just ended the turn, and the next request starts fresh.
       this.model.reset();
       this.emit('speech_stopped', this.runStartWindow, index + 1);
     }
