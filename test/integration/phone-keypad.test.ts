@@ -6,17 +6,15 @@
  * its caller hears the greeting. Real API, call worker, PostgreSQL, Temporal and media gateway;
  * the vendor, Deepgram, Cartesia and OpenAI are local fakes.
  */
-import { startGateway, type RunningGateway } from '../../src/gateway/server';
 import { PIPELINE_DEFAULTS } from '../../src/shared/catalog';
 import { setLogLevel } from '../../src/shared/logger';
-import { getFreePort } from '../../src/temporal/dev-server';
-import { startFakeCartesia, type FakeCartesia } from '../fakes/cartesia-server';
-import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
+import type { FakeDeepgram } from '../fakes/deepgram-server';
+import type { FakeOpenAI } from '../fakes/openai-server';
 import { FRAME_MS, tonePcm } from '../fakes/phone-caller';
 import { fakeTelephonyProviders, startFakeTelephony, type FakeTelephony } from '../fakes/telephony-fakes';
 import { createAgent, eventually } from '../support/fixtures';
-import { startHarness, type Harness } from '../support/harness';
+import type { Harness } from '../support/harness';
+import { startVoiceStack, type VoiceStack } from '../support/voice-stack';
 
 const OUR_NUMBER = '+15005550006';
 // Long enough to still be playing when the caller starts typing (60 ms of audio per character).
@@ -28,36 +26,21 @@ describe.each(fakeTelephonyProviders())('%s: keypresses in and out', (provider) 
   let h: Harness;
   let phone: FakeTelephony;
   let deepgram: FakeDeepgram;
-  let cartesia: FakeCartesia;
   let openai: FakeOpenAI;
-  let gateway: RunningGateway;
+  let stack: VoiceStack;
 
   beforeAll(async () => {
     setLogLevel('error');
     phone = await startFakeTelephony(provider);
-    deepgram = await startFakeDeepgram({ apiKey: 'dg-key' });
-    cartesia = await startFakeCartesia({ apiKey: 'ca-key' });
-    openai = await startFakeOpenAI();
-    const gatewayPort = await getFreePort();
-    const vendors = {
-      DEEPGRAM_API_KEY: 'dg-key',
-      DEEPGRAM_BASE_URL: deepgram.url,
-      CARTESIA_API_KEY: 'ca-key',
-      CARTESIA_BASE_URL: cartesia.url,
-      OPENAI_BASE_URL: openai.url,
-      OPENAI_API_KEY: 'sk-test',
+    const configure = async (h: Harness) => {
+      const res = await h.request('PUT', '/api/settings/telephony', { body: { provider, public_base_url: h.api.url, ...phone.settings(OUR_NUMBER) } });
+      expect(res.status).toBe(200);
     };
-    h = await startHarness({ worker: true, env: { ...phone.env, ...vendors, GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}` } });
-    gateway = await startGateway(h.gatewayDeps(), gatewayPort, '127.0.0.1');
-    const res = await h.request('PUT', '/api/settings/telephony', { body: { provider, public_base_url: h.api.url, ...phone.settings(OUR_NUMBER) } });
-    expect(res.status).toBe(200);
+    stack = await startVoiceStack({ telephony: [{ fake: phone, env: phone.env, configure }] });
+    ({ h, deepgram, openai } = stack);
   }, 120_000);
 
-  afterAll(async () => {
-    await gateway?.stop();
-    await h?.stop();
-    await Promise.all([phone?.stop(), deepgram?.stop(), cartesia?.stop(), openai?.stop()]);
-  });
+  afterAll(() => stack?.stop());
 
   const events = async (callId: string): Promise<Array<{ event_type: string; data: any; timestamp: string }>> =>
     (await h.request('GET', `/api/calls/${callId}/events`)).body;

@@ -5,19 +5,16 @@
  * records its refusal and the conversation carries on. Real API, worker and gateway processes;
  * the Exotel, Deepgram, Cartesia and OpenAI-compatible fakes.
  */
-import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { getFreePort } from '../../src/temporal/dev-server';
-import { startFakeCartesia, type FakeCartesia } from '../fakes/cartesia-server';
-import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
+import type { FakeDeepgram } from '../fakes/deepgram-server';
 import { FRAME_MS, type ExotelCaller } from '../fakes/exotel-caller';
 import { startFakeExotel, type FakeExotel } from '../fakes/exotel-server';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
+import type { FakeOpenAI } from '../fakes/openai-server';
 import { eventually } from '../support/fixtures';
 import { configureExotel } from '../support/telephony';
-import { startHarness, type Harness } from '../support/harness';
+import type { Harness } from '../support/harness';
+import { startVoiceStack, type VoiceStack } from '../support/voice-stack';
 import { voiceCallApi } from '../support/voice-call-api';
-import { killHard, spawnGatewayProcess, spawnWorkerProcess } from '../support/worker-process-control';
 
 const HELLO_WAV = path.join(__dirname, '..', 'fixtures', 'audio', 'hello-appointment.wav');
 const CREDS = { accountSid: 'exoteltransfer', apiKey: 'exotel-transfer-key', apiToken: 'exotel-transfer-token-0123456789' };
@@ -30,40 +27,19 @@ const DESTINATIONS = [
 let h: Harness;
 let exotel: FakeExotel;
 let deepgram: FakeDeepgram;
-let cartesia: FakeCartesia;
 let openai: FakeOpenAI;
-let worker: ChildProcess;
-let gateway: ChildProcess;
+let stack: VoiceStack;
 
 beforeAll(async () => {
   exotel = await startFakeExotel(CREDS);
-  deepgram = await startFakeDeepgram({ apiKey: 'dg-key' });
-  cartesia = await startFakeCartesia({ apiKey: 'ca-key' });
-  openai = await startFakeOpenAI();
-  const gatewayPort = await getFreePort();
-  const vendorEnv = {
-    EXOTEL_API_BASE_URL: exotel.apiBaseUrl,
-    GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}`,
-    GATEWAY_PORT: String(gatewayPort),
-    DEEPGRAM_API_KEY: 'dg-key',
-    DEEPGRAM_BASE_URL: deepgram.url,
-    CARTESIA_API_KEY: 'ca-key',
-    CARTESIA_BASE_URL: cartesia.url,
-    OPENAI_BASE_URL: openai.url,
-    OPENAI_API_KEY: 'sk-test',
-  };
-  h = await startHarness({ env: vendorEnv });
-  worker = await spawnWorkerProcess(h, vendorEnv);
-  gateway = (await spawnGatewayProcess(h, vendorEnv)).child;
-  await configureExotel(h, { ...CREDS, phoneNumber: OUR_NUMBER }, { exotel_max_concurrent: 5 });
+  stack = await startVoiceStack({
+    processes: true,
+    telephony: [{ fake: exotel, env: { EXOTEL_API_BASE_URL: exotel.apiBaseUrl }, configure: (h) => configureExotel(h, { ...CREDS, phoneNumber: OUR_NUMBER }, { exotel_max_concurrent: 5 }) }],
+  });
+  ({ h, deepgram, openai } = stack);
 }, 180_000);
 
-afterAll(async () => {
-  await killHard(worker);
-  await killHard(gateway);
-  await h?.stop();
-  await Promise.all([exotel?.stop(), deepgram?.stop(), cartesia?.stop(), openai?.stop()]);
-});
+afterAll(() => stack?.stop());
 
 const heardMs = (caller: ExotelCaller) => caller.speechFrames().length * FRAME_MS;
 const lastMessage = (body: any) => body.messages[body.messages.length - 1];

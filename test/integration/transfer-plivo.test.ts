@@ -3,19 +3,16 @@
  * Transfer Call API with aleg_url answering <Dial>; a flow pre_action transfer answered, and a
  * tool transfer to a busy number coming back to the agent on a new stream of the same call.
  */
-import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { getFreePort } from '../../src/temporal/dev-server';
-import { startFakeCartesia, type FakeCartesia } from '../fakes/cartesia-server';
-import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
+import type { FakeDeepgram } from '../fakes/deepgram-server';
+import type { FakeOpenAI } from '../fakes/openai-server';
 import { FRAME_MS, type PlivoCaller } from '../fakes/plivo-caller';
 import { startFakePlivo, type FakePlivo } from '../fakes/plivo-server';
 import { eventually } from '../support/fixtures';
 import { voiceCallApi } from '../support/voice-call-api';
 import { configurePlivo } from '../support/telephony';
-import { startHarness, type Harness } from '../support/harness';
-import { killHard, spawnGatewayProcess, spawnWorkerProcess } from '../support/worker-process-control';
+import type { Harness } from '../support/harness';
+import { startVoiceStack, type VoiceStack } from '../support/voice-stack';
 
 const HELLO_WAV = path.join(__dirname, '..', 'fixtures', 'audio', 'hello-appointment.wav');
 const AUTH_ID = 'MAPLIVOTRANSFERTEST1';
@@ -27,40 +24,19 @@ const MS_PER_CHAR = 60;
 let h: Harness;
 let plivo: FakePlivo;
 let deepgram: FakeDeepgram;
-let cartesia: FakeCartesia;
 let openai: FakeOpenAI;
-let worker: ChildProcess;
-let gateway: ChildProcess;
+let stack: VoiceStack;
 
 beforeAll(async () => {
   plivo = await startFakePlivo({ authId: AUTH_ID, authToken: AUTH_TOKEN });
-  deepgram = await startFakeDeepgram({ apiKey: 'dg-key' });
-  cartesia = await startFakeCartesia({ apiKey: 'ca-key' });
-  openai = await startFakeOpenAI();
-  const gatewayPort = await getFreePort();
-  const vendorEnv = {
-    PLIVO_API_BASE_URL: plivo.apiBaseUrl,
-    GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}`,
-    GATEWAY_PORT: String(gatewayPort),
-    DEEPGRAM_API_KEY: 'dg-key',
-    DEEPGRAM_BASE_URL: deepgram.url,
-    CARTESIA_API_KEY: 'ca-key',
-    CARTESIA_BASE_URL: cartesia.url,
-    OPENAI_BASE_URL: openai.url,
-    OPENAI_API_KEY: 'sk-test',
-  };
-  h = await startHarness({ env: vendorEnv });
-  worker = await spawnWorkerProcess(h, vendorEnv);
-  gateway = (await spawnGatewayProcess(h, vendorEnv)).child;
-  await configurePlivo(h, { authId: AUTH_ID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER }, { plivo_max_concurrent: 5 });
+  stack = await startVoiceStack({
+    processes: true,
+    telephony: [{ fake: plivo, env: { PLIVO_API_BASE_URL: plivo.apiBaseUrl }, configure: (h) => configurePlivo(h, { authId: AUTH_ID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER }, { plivo_max_concurrent: 5 }) }],
+  });
+  ({ h, deepgram, openai } = stack);
 }, 180_000);
 
-afterAll(async () => {
-  await killHard(worker);
-  await killHard(gateway);
-  await h?.stop();
-  await Promise.all([plivo?.stop(), deepgram?.stop(), cartesia?.stop(), openai?.stop()]);
-});
+afterAll(() => stack?.stop());
 
 const heardMs = (caller: PlivoCaller) => caller.speechFrames().length * FRAME_MS;
 const lastMessage = (body: any) => body.messages[body.messages.length - 1];

@@ -5,19 +5,16 @@
  * compatible LLM). A transfer that is answered ends the call `completed` / `transferred`; one to a
  * busy destination comes back to the agent on a new stream of the same call.
  */
-import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { getFreePort } from '../../src/temporal/dev-server';
-import { startFakeCartesia, type FakeCartesia } from '../fakes/cartesia-server';
-import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
+import type { FakeDeepgram } from '../fakes/deepgram-server';
+import type { FakeOpenAI } from '../fakes/openai-server';
 import { FRAME_MS, type TwilioCaller } from '../fakes/twilio-caller';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { eventually } from '../support/fixtures';
 import { voiceCallApi } from '../support/voice-call-api';
 import { configureTwilio } from '../support/telephony';
-import { startHarness, type Harness } from '../support/harness';
-import { killHard, spawnGatewayProcess, spawnWorkerProcess } from '../support/worker-process-control';
+import type { Harness } from '../support/harness';
+import { startVoiceStack, type VoiceStack } from '../support/voice-stack';
 
 const HELLO_WAV = path.join(__dirname, '..', 'fixtures', 'audio', 'hello-appointment.wav');
 const ACCOUNT_SID = `AC${'7b'.repeat(16)}`;
@@ -30,40 +27,19 @@ const MS_PER_CHAR = 60; // the TTS fake's audio length per character
 let h: Harness;
 let twilio: FakeTwilio;
 let deepgram: FakeDeepgram;
-let cartesia: FakeCartesia;
 let openai: FakeOpenAI;
-let worker: ChildProcess;
-let gateway: ChildProcess;
+let stack: VoiceStack;
 
 beforeAll(async () => {
   twilio = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
-  deepgram = await startFakeDeepgram({ apiKey: 'dg-key' });
-  cartesia = await startFakeCartesia({ apiKey: 'ca-key' });
-  openai = await startFakeOpenAI();
-  const gatewayPort = await getFreePort();
-  const vendorEnv = {
-    TWILIO_API_BASE_URL: twilio.apiBaseUrl,
-    GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}`,
-    GATEWAY_PORT: String(gatewayPort),
-    DEEPGRAM_API_KEY: 'dg-key',
-    DEEPGRAM_BASE_URL: deepgram.url,
-    CARTESIA_API_KEY: 'ca-key',
-    CARTESIA_BASE_URL: cartesia.url,
-    OPENAI_BASE_URL: openai.url,
-    OPENAI_API_KEY: 'sk-test',
-  };
-  h = await startHarness({ env: vendorEnv });
-  worker = await spawnWorkerProcess(h, vendorEnv);
-  gateway = (await spawnGatewayProcess(h, vendorEnv)).child;
-  await configureTwilio(h, { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER }, { twilio_max_concurrent: 5 });
+  stack = await startVoiceStack({
+    processes: true,
+    telephony: [{ fake: twilio, env: { TWILIO_API_BASE_URL: twilio.apiBaseUrl }, configure: (h) => configureTwilio(h, { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER }, { twilio_max_concurrent: 5 }) }],
+  });
+  ({ h, deepgram, openai } = stack);
 }, 180_000);
 
-afterAll(async () => {
-  await killHard(worker);
-  await killHard(gateway);
-  await h?.stop();
-  await Promise.all([twilio?.stop(), deepgram?.stop(), cartesia?.stop(), openai?.stop()]);
-});
+afterAll(() => stack?.stop());
 
 const heardMs = (caller: TwilioCaller) => caller.speechFrames().length * FRAME_MS;
 const lastMessage = (body: any) => body.messages[body.messages.length - 1];

@@ -11,19 +11,19 @@
  * gateway stops.
  */
 import path from 'node:path';
-import { startGateway, type RunningGateway } from '../../src/gateway/server';
+import type { RunningGateway } from '../../src/gateway/server';
 import { PIPELINE_DEFAULTS } from '../../src/shared/catalog';
 import { setLogLevel } from '../../src/shared/logger';
-import { getFreePort } from '../../src/temporal/dev-server';
-import { startFakeCartesia, type FakeCartesia } from '../fakes/cartesia-server';
-import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
+import type { FakeCartesia } from '../fakes/cartesia-server';
+import type { FakeDeepgram } from '../fakes/deepgram-server';
 import { startFakeElevenLabs, type FakeElevenLabs } from '../fakes/elevenlabs-server';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
+import type { FakeOpenAI } from '../fakes/openai-server';
 import { startFakeSarvam, type FakeSarvam } from '../fakes/sarvam-server';
 import { FRAME_MS, type TwilioCaller } from '../fakes/twilio-caller';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { createAgent, eventually } from '../support/fixtures';
-import { startHarness, type Harness } from '../support/harness';
+import type { Harness } from '../support/harness';
+import { startVoiceStack, type VoiceStack } from '../support/voice-stack';
 import { configureTwilio } from '../support/telephony';
 
 const HELLO_WAV = path.join(__dirname, '..', 'fixtures', 'audio', 'hello-appointment.wav');
@@ -45,51 +45,38 @@ let elevenlabs: FakeElevenLabs;
 let cartesia: FakeCartesia;
 let deepgram: FakeDeepgram;
 let sarvam: FakeSarvam;
+let stack: VoiceStack;
 
 beforeAll(async () => {
   setLogLevel('error');
-  [twilio, llm, elevenlabs, cartesia, deepgram, sarvam] = await Promise.all([
+  [twilio, elevenlabs, sarvam] = await Promise.all([
     startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN }),
-    startFakeOpenAI({}),
     startFakeElevenLabs({ apiKey: 'el-key' }),
-    startFakeCartesia({ apiKey: 'ca-key' }),
-    startFakeDeepgram({ apiKey: 'dg-key' }),
     startFakeSarvam({ apiKey: 'sv-key' }),
   ]);
-  llm.enqueue(...Array.from({ length: 5 }, () => ({ content: ANSWER })));
-  deepgram.script(() => QUESTION);
-  sarvam.script(() => QUESTION);
-  gatewayPort = await getFreePort();
-  h = await startHarness({
-    worker: true,
+  const configure = (h: Harness) => configureTwilio(h, { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER }, { twilio_max_concurrent: 10 });
+  stack = await startVoiceStack({
+    telephony: [{ fake: twilio, env: { TWILIO_API_BASE_URL: twilio.apiBaseUrl }, configure }],
     env: {
       ELEVENLABS_API_KEY: 'el-key',
       ELEVENLABS_BASE_URL: elevenlabs.url,
-      CARTESIA_API_KEY: 'ca-key',
-      CARTESIA_BASE_URL: cartesia.url,
-      DEEPGRAM_API_KEY: 'dg-key',
-      DEEPGRAM_BASE_URL: deepgram.url,
       SARVAM_API_KEY: 'sv-key',
       SARVAM_BASE_URL: sarvam.url,
-      OPENAI_API_KEY: 'sk-test',
-      OPENAI_BASE_URL: llm.url,
-      TWILIO_API_BASE_URL: twilio.apiBaseUrl,
-      GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}`,
       GATEWAY_TTS_SPARE_SECS: String(SPARE_SECS),
     },
+    alsoStop: [elevenlabs, sarvam],
   });
-  gateway = await startGateway(h.gatewayDeps(), gatewayPort, '127.0.0.1');
-  await configureTwilio(h, { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER }, { twilio_max_concurrent: 10 });
+  ({ h, openai: llm, cartesia, deepgram, gatewayPort } = stack);
+  gateway = stack.gateway!;
+  llm.enqueue(...Array.from({ length: 5 }, () => ({ content: ANSWER })));
+  deepgram.script(() => QUESTION);
+  sarvam.script(() => QUESTION);
   const pipeline_settings = { ...PIPELINE_DEFAULTS, min_words: 1, vad_stop_secs: 0.4 };
   await createAgent(h.db, h.box, { name: 'sockets-el', greeting: GREETING, stt_provider: 'deepgram', tts_provider: 'elevenlabs', pipeline_settings });
   await createAgent(h.db, h.box, { name: 'sockets-ca', greeting: GREETING, stt_provider: 'sarvam', tts_provider: 'cartesia', pipeline_settings });
 }, 180_000);
 
-afterAll(async () => {
-  await gateway?.stop();
-  await h?.stop();
-  await Promise.all([twilio, llm, elevenlabs, cartesia, deepgram, sarvam].map((f) => f?.stop()));
-});
+afterAll(() => stack?.stop());
 
 const heardMs = (caller: TwilioCaller) => caller.speechFrames().length * FRAME_MS;
 const events = async (callId: string): Promise<Array<{ event_type: string; data: any }>> => (await h.request('GET', `/api/calls/${callId}/events`)).body;

@@ -4,17 +4,15 @@
  * gateway's detector; Exotel has none, so the gateway's detector alone decides. Each: hang up on a
  * machine, the message after the beep, a human whose greeting is not delayed.
  */
-import { startGateway, type RunningGateway } from '../../src/gateway/server';
 import { PIPELINE_DEFAULTS } from '../../src/shared/catalog';
 import { setLogLevel } from '../../src/shared/logger';
-import { getFreePort } from '../../src/temporal/dev-server';
 import type { PhoneCaller } from '../fakes/phone-caller';
 import type { FakeOpenAI } from '../fakes/openai-server';
 import { startFakeExotel, type FakeExotel } from '../fakes/exotel-server';
 import { startFakePlivo, type FakePlivo } from '../fakes/plivo-server';
 import { eventually } from '../support/fixtures';
-import { startHarness, type Harness } from '../support/harness';
-import { defaultProviderEnv, FakePool, openaiFake } from '../support/speech-vendors';
+import type { Harness } from '../support/harness';
+import { startVoiceStack, type VoiceStack } from '../support/voice-stack';
 import { configureExotel, configurePlivo } from '../support/telephony';
 import { voiceCallApi } from '../support/voice-call-api';
 import { HELLO_QUESTION_WAV, machineGreeting, pauseAndBeep } from '../support/voicemail-audio';
@@ -30,32 +28,24 @@ const MESSAGE_TEXT = 'Namaste Asha, your appointment is tomorrow at nine. Please
 let h: Harness;
 let plivo: FakePlivo;
 let exotel: FakeExotel;
-let gateway: RunningGateway;
+let stack: VoiceStack;
 let llm: FakeOpenAI;
-const pool = new FakePool();
 
 beforeAll(async () => {
   setLogLevel('error');
   plivo = await startFakePlivo(PLIVO);
   exotel = await startFakeExotel(EXOTEL);
-  const env = await defaultProviderEnv(pool);
-  llm = await openaiFake(pool);
-  const gatewayPort = await getFreePort();
-  h = await startHarness({
-    worker: true,
-    env: { ...env, PLIVO_API_BASE_URL: plivo.apiBaseUrl, EXOTEL_API_BASE_URL: exotel.apiBaseUrl, GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}` },
+  stack = await startVoiceStack({
+    telephony: [
+      { fake: plivo, env: { PLIVO_API_BASE_URL: plivo.apiBaseUrl }, configure: (h) => configurePlivo(h, { ...PLIVO, phoneNumber: OUR_NUMBER }) },
+      { fake: exotel, env: { EXOTEL_API_BASE_URL: exotel.apiBaseUrl }, configure: (h) => configureExotel(h, { ...EXOTEL, phoneNumber: OUR_NUMBER }) },
+    ],
   });
-  gateway = await startGateway(h.gatewayDeps(), gatewayPort, '127.0.0.1');
-  await configurePlivo(h, { ...PLIVO, phoneNumber: OUR_NUMBER });
-  await configureExotel(h, { ...EXOTEL, phoneNumber: OUR_NUMBER });
+  ({ h, openai: llm } = stack);
   llm.setResponder(() => ({ content: 'Sorry, could you say that again?' }));
 }, 180_000);
 
-afterAll(async () => {
-  await gateway?.stop();
-  await h?.stop();
-  await Promise.all([plivo?.stop(), exotel?.stop(), pool.stopAll()]);
-});
+afterAll(() => stack?.stop());
 
 const { events, finalCall, createVoiceAgent } = voiceCallApi(() => h);
 

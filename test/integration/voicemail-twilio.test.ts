@@ -5,16 +5,14 @@
  * speech fakes run the call. Hang up on a machine, leave the message after the beep, and a human
  * whose greeting is not delayed by the detection.
  */
-import { startGateway, type RunningGateway } from '../../src/gateway/server';
 import { PIPELINE_DEFAULTS } from '../../src/shared/catalog';
 import { setLogLevel } from '../../src/shared/logger';
-import { getFreePort } from '../../src/temporal/dev-server';
 import type { FakeOpenAI } from '../fakes/openai-server';
 import { FRAME_MS, type TwilioCaller } from '../fakes/twilio-caller';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { eventually } from '../support/fixtures';
-import { startHarness, type Harness } from '../support/harness';
-import { defaultProviderEnv, FakePool, openaiFake } from '../support/speech-vendors';
+import type { Harness } from '../support/harness';
+import { startVoiceStack, type VoiceStack } from '../support/voice-stack';
 import { configureTwilio } from '../support/telephony';
 import { voiceCallApi } from '../support/voice-call-api';
 import { HELLO_QUESTION_WAV, machineGreeting, pauseAndBeep } from '../support/voicemail-audio';
@@ -27,27 +25,19 @@ const MESSAGE = 'Hi {{first_name}}, the clinic here: your appointment is tomorro
 
 let h: Harness;
 let twilio: FakeTwilio;
-let gateway: RunningGateway;
+let stack: VoiceStack;
 let llm: FakeOpenAI;
-const pool = new FakePool();
 
 beforeAll(async () => {
   setLogLevel('error');
   twilio = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
-  const env = await defaultProviderEnv(pool);
-  llm = await openaiFake(pool);
-  const gatewayPort = await getFreePort();
-  h = await startHarness({ worker: true, env: { ...env, TWILIO_API_BASE_URL: twilio.apiBaseUrl, GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}` } });
-  gateway = await startGateway(h.gatewayDeps(), gatewayPort, '127.0.0.1');
-  await configureTwilio(h, { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER });
+  const configure = (h: Harness) => configureTwilio(h, { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER });
+  stack = await startVoiceStack({ telephony: [{ fake: twilio, env: { TWILIO_API_BASE_URL: twilio.apiBaseUrl }, configure }] });
+  ({ h, openai: llm } = stack);
   llm.setResponder(() => ({ content: 'Sorry, could you say that again?' }));
 }, 180_000);
 
-afterAll(async () => {
-  await gateway?.stop();
-  await h?.stop();
-  await Promise.all([twilio?.stop(), pool.stopAll()]);
-});
+afterAll(() => stack?.stop());
 
 const { events, finalCall, createVoiceAgent } = voiceCallApi(() => h);
 const firstSpeech = (caller: TwilioCaller, afterMs = 0) => caller.speechFrames().find((f) => f.playedAtMs >= afterMs);
