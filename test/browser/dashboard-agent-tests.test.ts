@@ -8,7 +8,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver';
 import { BOOKING_PROMPT, bookingAgentReply, createBookingAgent, WEEKENDS_ONLY } from '../support/booking-agent';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startHarness, type Harness } from '../support/harness';
-import { DESKTOP, ensureDashboardBuilt, launchChromium, logIn, screenshot, watchPageErrors } from './support/chromium';
+import { ensureDashboardBuilt, launchChromium, openDashboard, screenshot } from './support/chromium';
 
 let h: Harness;
 let llm: FakeOpenAI;
@@ -24,10 +24,7 @@ beforeAll(async () => {
   h = await startHarness({ env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'sk-test' }, worker: true });
   llm.setResponder((body) => ({ ...bookingAgentReply(body), delay_ms: 150 }));
   browser = await launchChromium();
-  page = await (await browser.newContext({ viewport: DESKTOP })).newPage();
-  page.setDefaultTimeout(15_000);
-  pageErrors = watchPageErrors(page);
-  await logIn(page, h.api.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+  ({ page, pageErrors } = await openDashboard(browser, h.api.url, { email: ADMIN_EMAIL, password: ADMIN_PASSWORD }, { timeoutMs: 15_000 }));
 }, 180_000);
 
 afterAll(async () => {

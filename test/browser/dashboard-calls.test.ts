@@ -7,7 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { eventually } from '../support/fixtures';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startHarness, type Harness } from '../support/harness';
-import { DESKTOP, PHONE, ensureDashboardBuilt, launchChromium, logIn, screenshot, watchPageErrors } from './support/chromium';
+import { PHONE, ensureDashboardBuilt, launchChromium, logIn, openDashboard, screenshot, watchPageErrors } from './support/chromium';
 import { runInboundVoiceCall, startVoiceFakes } from './support/voice-call';
 
 let h: Harness;
@@ -26,10 +26,7 @@ beforeAll(async () => {
   await voice.attach(h);
   voiceCall = await runInboundVoiceCall(h, voice, llm, 'clinic-voice');
   browser = await launchChromium();
-  page = await (await browser.newContext({ viewport: DESKTOP })).newPage();
-  page.setDefaultTimeout(10_000);
-  pageErrors = watchPageErrors(page);
-  await logIn(page, h.api.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+  ({ page, pageErrors } = await openDashboard(browser, h.api.url, { email: ADMIN_EMAIL, password: ADMIN_PASSWORD }));
 }, 180_000);
 
 afterAll(async () => {

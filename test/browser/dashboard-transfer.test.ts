@@ -7,7 +7,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startHarness, type Harness } from '../support/harness';
-import { DESKTOP, ensureDashboardBuilt, launchChromium, logIn, pick, screenshot, watchPageErrors } from './support/chromium';
+import { ensureDashboardBuilt, launchChromium, openDashboard, pick, screenshot } from './support/chromium';
 
 let h: Harness;
 let browser: Browser;
@@ -18,10 +18,7 @@ beforeAll(async () => {
   ensureDashboardBuilt();
   h = await startHarness();
   browser = await launchChromium();
-  page = await (await browser.newContext({ viewport: DESKTOP })).newPage();
-  page.setDefaultTimeout(10_000);
-  pageErrors = watchPageErrors(page);
-  await logIn(page, h.api.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+  ({ page, pageErrors } = await openDashboard(browser, h.api.url, { email: ADMIN_EMAIL, password: ADMIN_PASSWORD }));
 }, 180_000);
 
 afterAll(async () => {

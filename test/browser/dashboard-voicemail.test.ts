@@ -8,7 +8,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { eventually } from '../support/fixtures';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startHarness, type Harness } from '../support/harness';
 import { machineGreeting } from '../support/voicemail-audio';
-import { DESKTOP, ensureDashboardBuilt, launchChromium, logIn, watchPageErrors } from './support/chromium';
+import { ensureDashboardBuilt, launchChromium, openDashboard } from './support/chromium';
 import { startVoiceFakes } from './support/voice-call';
 
 let h: Harness;
@@ -25,10 +25,7 @@ beforeAll(async () => {
   h = await startHarness({ env: { ...voice.env, OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'sk-test' }, worker: true });
   await voice.attach(h);
   browser = await launchChromium();
-  page = await (await browser.newContext({ viewport: DESKTOP })).newPage();
-  page.setDefaultTimeout(10_000);
-  pageErrors = watchPageErrors(page);
-  await logIn(page, h.api.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+  ({ page, pageErrors } = await openDashboard(browser, h.api.url, { email: ADMIN_EMAIL, password: ADMIN_PASSWORD }));
 }, 180_000);
 
 afterAll(async () => {

@@ -53,6 +53,23 @@ export async function logIn(page: Page, baseUrl: string, email: string, password
   await page.getByRole('heading', { name: 'Home' }).waitFor();
 }
 
+/**
+ * A logged-in dashboard page in a fresh context, with its uncaught errors collected (assert them
+ * empty after each test).
+ */
+export async function openDashboard(
+  browser: Browser,
+  baseUrl: string,
+  login: { email: string; password: string },
+  options: { viewport?: { width: number; height: number }; timeoutMs?: number } = {},
+): Promise<{ page: Page; pageErrors: string[] }> {
+  const page = await (await browser.newContext({ viewport: options.viewport ?? DESKTOP })).newPage();
+  page.setDefaultTimeout(options.timeoutMs ?? 10_000);
+  const pageErrors = watchPageErrors(page);
+  await logIn(page, baseUrl, login.email, login.password);
+  return { page, pageErrors };
+}
+
 /** Picks `option` in the Mantine select labelled `label`. */
 export async function pick(page: Page, label: string, option: string): Promise<void> {
   await page.getByRole('combobox', { name: label, exact: true }).click();
