@@ -39,6 +39,7 @@ import type { Harness } from '../test/support/harness';
 import { firstSpeechReceivedAfter, fmtMs, isSpeech, loadClip, silentAfter, speechTimes, type SpeechClip } from './lib/caller-audio';
 import { CHECKING, CLINIC_NUMBER, clinicBackend, configureClinic, receptionist, VAD_STOP_SECS } from './lib/demo-clinic';
 import { printEvents, printTranscript, type CallEvent } from './lib/demo-report';
+import { demoPlatformEnv } from './lib/demo-env';
 
 const AUDIO = path.join(__dirname, '..', 'test', 'fixtures', 'audio');
 const CLIPS = {
@@ -116,14 +117,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   try {
     const gatewayPort = await getFreePort();
     const h = await options.startPlatform({
-      ...phone.env,
-      GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}`,
-      DEEPGRAM_API_KEY: VENDOR_KEY,
-      DEEPGRAM_BASE_URL: deepgram.url,
-      CARTESIA_API_KEY: VENDOR_KEY,
-      CARTESIA_BASE_URL: cartesia.url,
-      OPENAI_API_KEY: VENDOR_KEY,
-      OPENAI_BASE_URL: openai.url,
+      ...demoPlatformEnv({ phoneEnv: phone.env, deepgram, cartesia, openai }, gatewayPort, VENDOR_KEY),
       // The clinic backend listens on loopback: the outbound guard lets the tools reach it.
       WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
     });

@@ -22,6 +22,7 @@ import { startFakeTelephony, type FakeDial } from '../../test/fakes/telephony-fa
 import type { Harness } from '../../test/support/harness';
 import { isSpeech } from './caller-audio';
 import { printEvents, printTranscript, type CallEvent } from './demo-report';
+import { demoPlatformEnv } from './demo-env';
 
 const CLIP = { file: path.join(__dirname, 'audio', 'talk-to-a-person.wav'), text: 'Can I talk to a person about my bill, please?' };
 const DESK_NUMBER = '+15005550008';
@@ -93,14 +94,7 @@ export async function runTransferDemo(options: TransferDemoOptions): Promise<Tra
   try {
     const gatewayPort = await getFreePort();
     const h = await options.startPlatform({
-      ...phone.env,
-      GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}`,
-      DEEPGRAM_API_KEY: VENDOR_KEY,
-      DEEPGRAM_BASE_URL: deepgram.url,
-      CARTESIA_API_KEY: VENDOR_KEY,
-      CARTESIA_BASE_URL: cartesia.url,
-      OPENAI_API_KEY: VENDOR_KEY,
-      OPENAI_BASE_URL: openai.url,
+      ...demoPlatformEnv({ phoneEnv: phone.env, deepgram, cartesia, openai }, gatewayPort, VENDOR_KEY),
     });
     stops.unshift(() => h.stop());
     const gateway = await startGateway(h.gatewayDeps(), gatewayPort, '127.0.0.1');

@@ -19,6 +19,7 @@ import { FRAME_MS, type PhoneCaller } from '../../test/fakes/phone-caller';
 import type { Harness } from '../../test/support/harness';
 import { configureExotel, configurePlivo, configureTwilio } from '../../test/support/telephony';
 import { HELLO_QUESTION_WAV, machineGreeting, pauseAndBeep } from '../../test/support/voicemail-audio';
+import { demoPlatformEnv } from './demo-env';
 
 const KEY = 'demo-key';
 const OUR_NUMBER = '+15005550006';
@@ -95,14 +96,7 @@ export async function runVoicemailDemo(options: VoicemailDemoOptions): Promise<V
   try {
     const gatewayPort = await getFreePort();
     const h = await options.startPlatform({
-      ...phone.env,
-      GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}`,
-      DEEPGRAM_API_KEY: KEY,
-      DEEPGRAM_BASE_URL: deepgram.url,
-      CARTESIA_API_KEY: KEY,
-      CARTESIA_BASE_URL: cartesia.url,
-      OPENAI_API_KEY: KEY,
-      OPENAI_BASE_URL: openai.url,
+      ...demoPlatformEnv({ phoneEnv: phone.env, deepgram, cartesia, openai }, gatewayPort, KEY),
     });
     stops.unshift(() => h.stop());
     const gateway = await startGateway(h.gatewayDeps(), gatewayPort, '127.0.0.1');
