@@ -8,22 +8,18 @@
  * Only `ringing → in_progress`: a row that is final (ended meanwhile) or already in progress is
  * left as it is. A failed write is logged and the call goes on: the workflow's write follows.
  */
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import type { Logger } from '../shared/logger';
 
 /** The greeting waits at most this long for the write (a stuck database must not hold it). */
 export const ANSWERED_WRITE_WAIT_MS = 250;
 
 export class AnsweredCalls {
-  private readonly pool: Pool;
-
+  /** `pool`: the gateway's (gateway-database.ts); its owner ends it. */
   constructor(
-    databaseUrl: string,
+    private readonly pool: Pool,
     private readonly log: Logger,
-  ) {
-    this.pool = new Pool({ connectionString: databaseUrl, max: 2, connectionTimeoutMillis: 2000, query_timeout: 2000 });
-    this.pool.on('error', (err) => log.warn('answered calls: database connection lost', { error: err.message }));
-  }
+  ) {}
 
   /** Marks the call in progress (from `atMs`, epoch ms); resolves when written or given up. */
   async mark(callId: string, atMs: number): Promise<void> {
@@ -36,9 +32,5 @@ export class AnsweredCalls {
     } catch (err) {
       this.log.warn('could not mark the call in progress at stream start', { callId, error: (err as Error).message });
     }
-  }
-
-  async close(): Promise<void> {
-    await this.pool.end().catch(() => undefined);
   }
 }

@@ -23,6 +23,7 @@ import { createGatewayActivities } from './activities';
 import { TemporalReachability } from './workflow-outbox';
 import { GatewayPresence } from './presence/presence';
 import { AnsweredCalls } from './answered-calls';
+import { openGatewayDatabase } from './gateway-database';
 import { CallRegistry } from './call-registry';
 import type { CallMedia } from './call-media';
 import { GatewayDrain, waitForFinalRecord } from './drain';
@@ -208,9 +209,10 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   const url = `ws://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${actualPort}`;
   log.info('media gateway listening', { port: actualPort, taskQueue });
   const databaseUrl = deps.databaseUrl ?? deps.config.DATABASE_URL;
-  if (databaseUrl) answered = new AnsweredCalls(databaseUrl, log);
-  presence = databaseUrl
-    ? new GatewayPresence({ databaseUrl, id: taskQueue, url, maxCalls: deps.config.GATEWAY_MAX_CALLS, maxLoad: deps.config.GATEWAY_MAX_LOAD, calls: () => calls.size, log })
+  const database = databaseUrl ? openGatewayDatabase(databaseUrl, log) : null;
+  if (database) answered = new AnsweredCalls(database, log);
+  presence = database
+    ? new GatewayPresence({ pool: database, id: taskQueue, url, maxCalls: deps.config.GATEWAY_MAX_CALLS, maxLoad: deps.config.GATEWAY_MAX_LOAD, calls: () => calls.size, log })
     : null;
   if (presence) await presence.start();
   else log.warn('no DATABASE_URL: this gateway publishes no presence (the API admits calls to it only with GATEWAY_ADMISSION=off)');
@@ -253,7 +255,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
         // this gateway; a row marked stopped is never judged lost, so only then may it say so.
         await presence?.stop(await reportsDelivered(held, STOP_REPORTS_WAIT_MS));
         await ttsSpares.close();
-        await answered?.close();
+        await database?.end().catch(() => undefined);
         await vad.close();
         for (const ws of wss.clients) ws.terminate();
         if (worker.getState() === 'RUNNING') worker.shutdown();

@@ -12,52 +12,34 @@
  * - /telephony/{provider}/transfer/{call_id}/dial?to=…|sip=…: the dial document, for vendors that
  *   transfer a call to a URL (Plivo's aleg_url).
  */
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import type { ApiContext } from '../context';
-import { forbidden, HttpError, notFound } from '../errors';
+import { HttpError, notFound } from '../errors';
+import { callFinder, send, webhookAuthenticator } from '../telephony/webhook-auth';
 import { route, type AnyRoute } from '../route';
-import { plain } from '../../db/database';
 import { FINAL_CALL_STATUSES, streamConnection } from '../../calls/telephony-calls';
 import { transferUrls } from '../../calls/call-transfer';
 import { callCapableProviders, telephonyVendor } from '../../providers/telephony/registry';
-import { effectivePublicBaseUrl, loadTelephonySettings } from '../../providers/telephony/settings-store';
-import type { HttpAnswer, WebhookRequest } from '../../providers/telephony/types';
 import { E164, SIP_URI, type TransferTarget } from '../../shared/transfer';
 import { callWorkflowId, transferEventSignal, type TransferEventSignal } from '../../../workflows/call-definitions';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TAG = 'Telephony webhooks';
 const FAILED = new Set(['busy', 'no_answer', 'failed', 'canceled']);
 
-function send(res: Response, answer: HttpAnswer): void {
-  res.status(answer.status).type(answer.contentType).send(answer.body);
-}
-
-function webhookRequest(req: Request): WebhookRequest {
-  const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
-  return { method: req.method, originalUrl: req.originalUrl, headers: req.headers, body, query: req.query as Record<string, unknown> };
-}
-
 export function telephonyTransferRoutes(ctx: ApiContext): AnyRoute[] {
-  const { db, box, config, temporal, log, jwtSecret } = ctx;
+  const { config, temporal, log, jwtSecret } = ctx;
 
   /** The vendor (one that can transfer) after it authenticated the request, and the call. */
+  const vendorAuthenticated = webhookAuthenticator(ctx);
+  const findCall = callFinder(ctx);
   async function authenticated(provider: string, callId: string, req: Request) {
-    const vendor = await telephonyVendor(provider);
-    if (!vendor?.transfer) throw notFound(`Telephony provider ${provider} with transfer`);
-    const settings = await loadTelephonySettings(db, box);
-    const publicBaseUrl = effectivePublicBaseUrl(settings, config);
-    const request = webhookRequest(req);
-    const verdict = vendor.webhooks.verify(request, { settings: settings.vendors[vendor.name] ?? {}, publicBaseUrl });
-    if (!verdict.ok) {
-      log.warn(`${vendor.name} transfer webhook refused: ${verdict.detail}`, { path: req.path, ...verdict.log });
-      throw forbidden(verdict.detail);
-    }
-    const call = UUID.test(callId) ? plain(await db.models.Call.findByPk(callId)) : null;
+    if (!(await telephonyVendor(provider))?.transfer) throw notFound(`Telephony provider ${provider} with transfer`);
+    const { vendor, publicBaseUrl, request } = await vendorAuthenticated(provider, req, 'transfer webhook');
+    const call = await findCall(callId);
     if (!call || call.provider !== vendor.name) throw notFound(`Call ${callId}`);
-    return { vendor, transfer: vendor.transfer, publicBaseUrl, request, call };
+    return { vendor, transfer: vendor.transfer!, publicBaseUrl, request, call };
   }
 
   /** Tells the call workflow; one that has ended (a late or repeated callback) is not an error. */

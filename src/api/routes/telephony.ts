@@ -19,23 +19,22 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { machineDetectionRoute } from '../telephony/machine-detection';
+import { callFinder, send, webhookAuthenticator } from '../telephony/webhook-auth';
 import type { ApiContext } from '../context';
-import { forbidden, HttpError, notFound } from '../errors';
-import { route, type AnyRoute } from '../route';
+import { HttpError } from '../errors';
 import { plain } from '../../db/database';
 import type { CallRow } from '../../db/models';
+import { route, type AnyRoute } from '../route';
 import type { CallDeps } from '../../calls/call-service';
 import { admitInboundCall } from '../../calls/inbound-calls';
 import { FINAL_CALL_STATUSES, signalTelephonyStatus, streamConnection } from '../../calls/telephony-calls';
-import { callCapableProviders, telephonyDescriptors, telephonyVendor } from '../../providers/telephony/registry';
-import { effectivePublicBaseUrl, loadTelephonySettings } from '../../providers/telephony/settings-store';
-import { WebhookInputError, type HttpAnswer, type TelephonyVendor, type WebhookRequest } from '../../providers/telephony/types';
+import { callCapableProviders, telephonyDescriptors } from '../../providers/telephony/registry';
+import { WebhookInputError, type TelephonyVendor } from '../../providers/telephony/types';
 
 export const BUSY_MESSAGE = 'Sorry, all our agents are busy right now. Please call again later. Goodbye.';
 export const UNAVAILABLE_MESSAGE = 'Sorry, we cannot take your call right now. Please try again later. Goodbye.';
 export const CALL_GONE_MESSAGE = 'Sorry, this call can no longer be connected. Goodbye.';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TAG = 'Telephony webhooks';
 const answerFormats = () => telephonyDescriptors().map((v) => `${v.label}: ${v.answerFormat}`).join('; ');
 const documentResponse = () => ({ description: `The vendor's document (${answerFormats()})`, contentType: 'text/xml' });
@@ -49,15 +48,6 @@ const INPUT_ERRORS = {
 const providerParam = () =>
   z.string().describe(`the telephony provider: ${callCapableProviders().join(', ')}`);
 
-function send(res: Response, answer: HttpAnswer): void {
-  res.status(answer.status).type(answer.contentType).send(answer.body);
-}
-
-function webhookRequest(req: Request): WebhookRequest {
-  const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
-  return { method: req.method, originalUrl: req.originalUrl, headers: req.headers, body, query: req.query as Record<string, unknown> };
-}
-
 /** Runs a vendor's parser; its WebhookInputError becomes the 4xx `{detail}` answer. */
 function parsed<T>(parse: () => T): T {
   try {
@@ -69,26 +59,13 @@ function parsed<T>(parse: () => T): T {
 }
 
 export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
-  const { db, box, config, temporal, log, jwtSecret } = ctx;
+  const { db, config, temporal, log, jwtSecret } = ctx;
   const deps: CallDeps = { config, db, temporal };
   const { Call } = db.models;
 
   /** The vendor of the URL, after it authenticated the request. */
-  async function authenticated(provider: string, req: Request) {
-    const vendor = await telephonyVendor(provider);
-    if (!vendor) throw notFound(`Telephony provider ${provider}`);
-    const settings = await loadTelephonySettings(db, box);
-    const publicBaseUrl = effectivePublicBaseUrl(settings, config);
-    const request = webhookRequest(req);
-    const verdict = vendor.webhooks.verify(request, { settings: settings.vendors[vendor.name] ?? {}, publicBaseUrl });
-    if (!verdict.ok) {
-      log.warn(`${vendor.name} webhook refused: ${verdict.detail}`, { path: req.path, ...verdict.log });
-      throw forbidden(verdict.detail);
-    }
-    return { vendor, settings, publicBaseUrl, request };
-  }
-
-  const findCall = async (callId: string): Promise<CallRow | null> => (UUID.test(callId) ? plain(await Call.findByPk(callId)) : null);
+  const authenticated = webhookAuthenticator(ctx);
+  const findCall = callFinder(ctx);
 
   /** Records the provider's call id on a call (a callback may carry the id before the dial answer does). */
   const rememberProviderCallId = async (call: CallRow, providerCallId: string | null) => {

@@ -5,7 +5,7 @@
  * dead gateway from a missing Temporal. The database clock (`now()`) stamps every write, so gateway
  * clocks never matter. A failed write is logged and retried at the next tick: calls go on.
  */
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import type { Logger } from '../../shared/logger';
 import { LoadMeter, type LoadReading } from './load-meter';
 
@@ -16,7 +16,8 @@ const LOAD_SMOOTHING = 0.5;
 export type GatewayState = 'active' | 'draining' | 'stopped';
 
 export interface PresenceOptions {
-  databaseUrl: string;
+  /** The gateway's pool (gateway-database.ts); its owner ends it. */
+  pool: Pool;
   /** The gateway's task queue: its id everywhere. */
   id: string;
   /** ws://host:port of this gateway (operators' reference). */
@@ -36,7 +37,6 @@ export interface PresenceSnapshot extends LoadReading {
 }
 
 export class GatewayPresence {
-  private readonly pool: Pool;
   private readonly meter = new LoadMeter();
   private readonly startedAt = new Date();
   private timer: NodeJS.Timeout | null = null;
@@ -47,9 +47,6 @@ export class GatewayPresence {
   private failing = false;
 
   constructor(private readonly opts: PresenceOptions) {
-    // One connection is plenty for one row a second; a stuck database must not stall the gateway.
-    this.pool = new Pool({ connectionString: opts.databaseUrl, max: 1, connectionTimeoutMillis: 2000, query_timeout: 2000 });
-    this.pool.on('error', (err) => opts.log.warn('gateway presence: database connection lost', { error: err.message }));
     this.snapshotValue = { load: 0, utilisation: 0, loopLagP99Ms: 0, cpu: 0, state: 'active', calls: 0, smoothedLoad: 0, admitting: true };
   }
 
@@ -80,7 +77,6 @@ export class GatewayPresence {
     if (markStopped) await this.setState('stopped');
     else await this.writing;
     this.meter.stop();
-    await this.pool.end().catch(() => undefined);
   }
 
   private tick(): Promise<void> {
@@ -96,7 +92,7 @@ export class GatewayPresence {
 
   private async write(s: PresenceSnapshot): Promise<void> {
     try {
-      await this.pool.query(
+      await this.opts.pool.query(
         `INSERT INTO gateways (id, url, state, started_at, seen_at, calls, max_calls, load, loop_lag_ms, cpu, admitting, lost_at, lost_handled)
          VALUES ($1, $2, $3, $4, now(), $5, $6, $7, $8, $9, $10, NULL, false)
          ON CONFLICT (id) DO UPDATE SET url = $2, state = $3, seen_at = now(), calls = $5, max_calls = $6, load = $7,
