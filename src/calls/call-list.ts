@@ -1,7 +1,8 @@
 /**
  * The query of GET /api/calls: filters to a WHERE clause, then one page and the total, run side by
- * side. The analysis filters use the indexes of migration 0007: `analysis_success` (B-tree) and
- * `analysis->'fields'` (GIN, jsonb_path_ops) for `@>` containment. Shared with
+ * side. The analysis filters use the indexes of migrations 0007, 0013 and 0014: `analysis_success`
+ * (B-tree) and `analysis->'fields'` (GIN, jsonb_path_ops) for `@>` containment, also one GIN per
+ * verdict for a field with a verdict. Shared with
  * scripts/bench-analysis-query.ts, which times exactly this query on a million calls.
  */
 import { Op, type WhereOptions } from 'sequelize';
@@ -47,7 +48,7 @@ export function callListWhere(db: Database, filters: CallListFilters): WhereOpti
     };
   }
   // `IS NOT NULL` is implied, but PostgreSQL does not infer it from `NOT analysis_success` (what
-  // `= false` becomes): said outright, the partial indexes of migration 0007 apply to both verdicts.
+  // `= false` becomes): said outright, the partial indexes of migrations 0007 and 0014 apply to both verdicts.
   if (filters.success !== undefined) where.analysis_success = { [Op.ne]: null, [Op.eq]: filters.success };
   const { sequelize } = db;
   const contains = Object.entries(filters.fields ?? {}).map(([name, value]) => {

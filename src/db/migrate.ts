@@ -16,6 +16,7 @@ import * as m0009 from './migrations/0009-transfer-destinations';
 import * as m0011 from './migrations/0011-publishable-keys';
 import * as m0012 from './migrations/0012-voicemail';
 import * as m0013 from './migrations/0013-call-list-test-calls';
+import * as m0014 from './migrations/0014-call-verdict-fields';
 
 const MIGRATIONS = [
   { name: '0001-initial', module: m0001 },
@@ -29,6 +30,7 @@ const MIGRATIONS = [
   { name: '0011-publishable-keys', module: m0011 },
   { name: '0012-voicemail', module: m0012 },
   { name: '0013-call-list-test-calls', module: m0013 },
+  { name: '0014-call-verdict-fields', module: m0014 },
 ];
 
 // Any fixed number: several processes starting at once (API, workers) take turns migrating.
