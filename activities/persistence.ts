@@ -33,32 +33,33 @@ export function createPersistenceActivities({ db }: ActivityDeps) {
       const { callId } = input;
       const events = storable(input.events);
       const patch = storable(input.patch);
+      // No transaction: each statement is idempotent (events keyed by seq, absolute values), so a
+      // write cut between them is completed by the retry — and BEGIN/COMMIT were half of the round
+      // trips of a call's most frequent database write.
       try {
-        await db.sequelize.transaction(async (transaction) => {
-          if (events.length) {
-            await db.models.CallEvent.bulkCreate(
-              events.map((e) => ({ call_id: callId, seq: e.seq, event_type: e.type, timestamp: new Date(e.timestampMs), data: e.data })),
-              { ignoreDuplicates: true, transaction },
-            );
+        if (events.length) {
+          await db.models.CallEvent.bulkCreate(
+            events.map((e) => ({ call_id: callId, seq: e.seq, event_type: e.type, timestamp: new Date(e.timestampMs), data: e.data })),
+            { ignoreDuplicates: true },
+          );
+        }
+        const { start_time, end_time, ...rest } = patch;
+        const values: Record<string, unknown> = { ...rest };
+        if (start_time !== undefined) values.start_time = start_time === null ? null : new Date(start_time);
+        if (end_time !== undefined) values.end_time = end_time === null ? null : new Date(end_time);
+        // A record already final (e.g. ended by POST /api/calls/end after its workflow was
+        // terminated) is not reopened by a write that was still in flight.
+        const reopens = typeof values.status === 'string' && !isFinal(values.status as CallStatus);
+        const where = reopens ? { id: callId, status: { [Op.notIn]: CALL_STATUSES_FINAL } } : { id: callId };
+        if (values.status === 'ringing') {
+          // The gateway may have marked the call in progress at stream start (before the
+          // workflow knew): a write from the ringing phase keeps that status and start time.
+          const [kept] = await db.models.Call.update(values, { where: { id: callId, status: 'ringing' } });
+          if (kept === 0) {
+            const { status: _status, start_time: _start, ...others } = values;
+            if (Object.keys(others).length) await db.models.Call.update(others, { where });
           }
-          const { start_time, end_time, ...rest } = patch;
-          const values: Record<string, unknown> = { ...rest };
-          if (start_time !== undefined) values.start_time = start_time === null ? null : new Date(start_time);
-          if (end_time !== undefined) values.end_time = end_time === null ? null : new Date(end_time);
-          // A record already final (e.g. ended by POST /api/calls/end after its workflow was
-          // terminated) is not reopened by a write that was still in flight.
-          const reopens = typeof values.status === 'string' && !isFinal(values.status as CallStatus);
-          const where = reopens ? { id: callId, status: { [Op.notIn]: CALL_STATUSES_FINAL } } : { id: callId };
-          if (values.status === 'ringing') {
-            // The gateway may have marked the call in progress at stream start (before the
-            // workflow knew): a write from the ringing phase keeps that status and start time.
-            const [kept] = await db.models.Call.update(values, { where: { id: callId, status: 'ringing' }, transaction });
-            if (kept === 0) {
-              const { status: _status, start_time: _start, ...others } = values;
-              if (Object.keys(others).length) await db.models.Call.update(others, { where, transaction });
-            }
-          } else if (Object.keys(values).length) await db.models.Call.update(values, { where, transaction });
-        });
+        } else if (Object.keys(values).length) await db.models.Call.update(values, { where });
       } catch (err) {
         throw writeFailure(err);
       }

@@ -2,7 +2,7 @@
  * The agent's side of a call: LLM rounds with tool calls (webhook tools, flow functions,
  * end_call), flow-node entry with its pre-actions, fixed texts spoken. Workflow code.
  */
-import { patched, proxyActivities } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { substitute, substituteDeep } from '../src/shared/template';
 import type { LlmTurnRequest, SnapshotNode } from './call-definitions';
@@ -38,7 +38,7 @@ export abstract class AgentTurns extends CallState {
     const replies: string[] = [];
     // An armed turn's reply the caller already heard is recorded even after they hung up; its
     // tools are not run (nobody is left to hear what they would change).
-    const spokenAfterEnd = prepared?.thought != null && this.endRequest !== null && patched('spoken-reply-after-hangup');
+    const spokenAfterEnd = prepared?.thought != null && this.endRequest !== null && this.patches.has('spoken-reply-after-hangup');
     for (let round = 0; round < MAX_TOOL_ROUNDS_PER_TURN && (this.endRequest === null || (round === 0 && spokenAfterEnd)); round++) {
       const result = round === 0 && prepared ? await this.preparedLlm(prepared) : await this.callLlm(transientInstruction);
       // What the caller actually heard: on barge-in, only the part played before they spoke.

@@ -9,7 +9,6 @@ import {
   continueAsNew,
   ContinueAsNew,
   isCancellation,
-  patched,
   proxyActivities,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -187,11 +186,11 @@ export class CallSession extends TransferTurns {
     if (result.reason === 'hangup') this.requestEnd('user_ended');
     // Histories recorded before a gateway could fail a call never hold this reason; the
     // marker keeps their replay on the old path should one ever carry it.
-    else if (result.reason === 'failed' && patched('gateway-failure-fails-call') && !isFinal(this.status)) {
+    else if (result.reason === 'failed' && this.patches.has('gateway-failure-fails-call') && !isFinal(this.status)) {
       this.fail(result.error?.message ?? 'the media gateway gave up on the call', result.error?.context ?? 'gateway');
     }
     // Only gateways that detect voicemail report this; calls recorded before them never hold it.
-    else if (result.reason === 'voicemail' && patched('voicemail-ends-call') && !isFinal(this.status)) {
+    else if (result.reason === 'voicemail' && this.patches.has('voicemail-ends-call') && !isFinal(this.status)) {
       if (result.goodbye) {
         this.recorder.record('agent_spoke', { text: result.goodbye });
         this.conv.history.push({ role: 'assistant', content: result.goodbye });
@@ -199,7 +198,7 @@ export class CallSession extends TransferTurns {
       this.requestEnd('voicemail');
     }
     // Only gateways that drain report this; calls recorded before them never hold it.
-    else if (result.reason === 'drained' && patched('gateway-drained-ends-call') && !isFinal(this.status)) this.onDrained(result.goodbye);
+    else if (result.reason === 'drained' && this.patches.has('gateway-drained-ends-call') && !isFinal(this.status)) this.onDrained(result.goodbye);
   }
 
   /**
@@ -260,7 +259,7 @@ export class CallSession extends TransferTurns {
         // The first turn is armed while the greeting plays (if nothing else comes before it): armed
         // after the greeting's result, it was often later than the caller's answer under load.
         // patched: calls recorded before it arm after the greeting on replay.
-        const early = this.arming !== null && preCall.length === 0 && !initialNode(agent) && patched('arm-during-greeting');
+        const early = this.arming !== null && preCall.length === 0 && !initialNode(agent) && this.patches.has('arm-during-greeting');
         const saying = this.agentSays(this.greeting);
         if (early) this.armNextTurn(this.greeting);
         const heard = await saying;
@@ -277,7 +276,7 @@ export class CallSession extends TransferTurns {
     this.lastActivityMs = Date.now();
     // Arming the first turn does not wait for this write: under load that round trip took longer
     // than the caller's pause after the greeting. Writes stay in order (the recorder chains them).
-    if (patched('greeting-write-unawaited')) void this.recorder.flush(this.patch());
+    if (this.patches.has('greeting-write-unawaited')) void this.recorder.flush(this.patch());
     else await this.recorder.flush(this.patch());
   }
 
@@ -333,14 +332,14 @@ export class CallSession extends TransferTurns {
     this.voicemail.settle(this.startTimeMs !== null);
     // A machine's line closing (the vendor's hang-up after our stream closed may overtake the
     // gateway's report) is still the voicemail ending the call.
-    if (this.voicemail.answeredBy === 'machine' && (this.endRequest ?? 'user_ended') === 'user_ended' && patched('voicemail-end-reason')) this.endRequest = 'voicemail';
+    if (this.voicemail.answeredBy === 'machine' && (this.endRequest ?? 'user_ended') === 'user_ended' && this.patches.has('voicemail-end-reason')) this.endRequest = 'voicemail';
     if (!isFinal(this.status)) {
       const reason = this.endRequest ?? 'user_ended';
       this.moveTo('completed', reason);
     }
     await this.closeMedia();
     // A transferred call is the destination's now: hanging it up would cut the caller off.
-    if (this.input.channel === 'voice' && !this.providerEnded && this.endReason !== 'transferred') await hangUpProviderCall(this.input.callId);
+    if (this.input.channel === 'voice' && !this.providerEnded && this.endReason !== 'transferred') await hangUpProviderCall(this.input.callId, this.patches);
     const endMs = this.handedOverAtMs ?? Date.now();
     const duration = this.startTimeMs === null ? null : Math.max(0, (endMs - this.startTimeMs) / 1000);
     this.recorder.record('call_ended', {
@@ -351,7 +350,7 @@ export class CallSession extends TransferTurns {
       usage: this.totals,
       context: this.input.customParameters,
     });
-    const analysis = plannedAnalysis(this.input);
+    const analysis = plannedAnalysis(this.input, this.patches);
     const pending = analysis ? { analysis_status: 'pending' as const } : {};
     await this.recorder.flush({ ...this.patch(), end_time: endMs, duration, end_reason: this.endReason, ...pending });
     await this.recorder.settle({ status: this.status, end_time: endMs, duration, end_reason: this.endReason });

@@ -4,7 +4,8 @@
  * only change state; agent-turns.ts and call-session.ts build the behaviour on top. Workflow code:
  * deterministic, no I/O.
  */
-import { patched, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { CallPatches } from './call-patches';
 import { CallStatus as CallStatusAttr } from '../src/shared/search-attributes';
 import { callVariables, substitute } from '../src/shared/template';
 import {
@@ -119,6 +120,9 @@ export abstract class CallState {
   private readonly recentSeqs: number[] = [];
 
 
+  /** Which changes this call's workflow took (call-patches.ts). */
+  protected readonly patches = new CallPatches();
+
   constructor(protected readonly input: CallWorkflowInput) {
     const carried = input.carried;
     this.status = carried?.status ?? input.initialStatus;
@@ -128,7 +132,7 @@ export abstract class CallState {
     const startVariables = callVariables(input.customParameters, input.agent.context_variables);
     this.prompt = substitute(input.agent.prompt, startVariables);
     // patched: client-managed calls that started before this change keep their idle timers on replay.
-    this.clientManaged = input.channel === 'manual' && patched('client-managed-call-is-silent');
+    this.clientManaged = input.channel === 'manual' && this.patches.has('client-managed-call-is-silent');
     this.conv = {
       nodeKey: carried?.nodeKey ?? null,
       variables: carried?.variables ?? startVariables,
@@ -138,17 +142,17 @@ export abstract class CallState {
     this.lastUtteranceSeq = carried?.lastUtteranceSeq ?? 0;
     this.voicemail = new CallVoicemail(detectsVoicemail(input) ? input.agent.voicemail!.action : null);
     // patched: voice calls that started before gateway presence keep heartbeat liveness on replay.
-    this.presenceLiveness = input.channel === 'voice' && patched('gateway-presence');
+    this.presenceLiveness = input.channel === 'voice' && this.patches.has('gateway-presence');
     // patched: voice calls that started before armed turns keep the signal → voiceTurn path on replay.
     this.arming =
-      input.channel === 'voice' && patched('armed-turns')
+      input.channel === 'voice' && this.patches.has('armed-turns')
         ? new TurnArming(
             () => (this.channel instanceof VoiceChannel ? this.channel : null),
             (result) => this.onArmedResult(result),
           )
         : null;
     // patched: calls started before it keep writing through regular activities on replay.
-    this.recorder = new CallRecorder(input, carried?.nextSeq ?? 1, carried?.unwrittenEvents, patched('persist-local'));
+    this.recorder = new CallRecorder(input, carried?.nextSeq ?? 1, carried?.unwrittenEvents, this.patches.has('persist-local'));
     this.recorder.onRefused = (reason, seqs) => this.onRecordRefused(reason, seqs);
     if (carried) this.greetingDone = true;
     this.gatewayTaskQueue = carried?.gatewayTaskQueue ?? input.gatewayTaskQueue ?? null;
@@ -220,7 +224,7 @@ export abstract class CallState {
     const u = result.utterance;
     // A reply the gateway already spoke belongs to the call even if the hang-up was processed
     // first (its result can arrive after the hang-up's): recorded, not dropped.
-    const spoken = result.thought !== null && this.endRequest !== null && !isFinal(this.status) && patched('spoken-reply-after-hangup');
+    const spoken = result.thought !== null && this.endRequest !== null && !isFinal(this.status) && this.patches.has('spoken-reply-after-hangup');
     const ended = isFinal(this.status) || (this.endRequest !== null && !spoken);
     if (!u || ended || !armed || typeof u.text !== 'string' || !u.text.trim()) {
       // Nobody will answer it: whatever the gateway reported still goes into the call's events.

@@ -5,7 +5,8 @@
  * the schema check (a bounded number of answers). The outcome is always recorded: `done`, `failed`
  * with the error, or `skipped` with the reason. Workflow code: deterministic, no I/O.
  */
-import { ActivityFailure, ApplicationFailure, patched, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import type { CallPatches } from './call-patches';
 import type { Activities } from '../activities';
 import { ANALYSIS_EVENT, ANALYSIS_RETRY_DEFAULTS, type AnalysisPlan, type AnalysisRetryOptions, type AnalysisStatus, type CallAnalysis } from '../src/analysis/types';
 import { CallSuccess } from '../src/shared/search-attributes';
@@ -92,9 +93,9 @@ export function markSuccess(result: AnalysisOutcome): void {
  * The analysis this call will run, or null. Calls whose workflow began before analysis existed
  * replay without it (their snapshots carry none anyway).
  */
-export function plannedAnalysis(input: CallWorkflowInput): AnalysisPlan | null {
+export function plannedAnalysis(input: CallWorkflowInput, patches: CallPatches): AnalysisPlan | null {
   const plan = input.agent.analysis ?? null;
-  return plan && patched('post-call-analysis') ? plan : null;
+  return plan && patches.has('post-call-analysis') ? plan : null;
 }
 
 /** Runs after the call's final record is written: the call's status and end time never wait for it. */

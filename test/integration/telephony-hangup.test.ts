@@ -6,9 +6,11 @@
  * (so it can be SIGKILLed); the vendor, Deepgram, Cartesia and OpenAI are local fakes.
  */
 import type { ChildProcess } from 'node:child_process';
+import { temporal } from '@temporalio/proto';
 import { PIPELINE_DEFAULTS } from '../../src/shared/catalog';
 import { setLogLevel } from '../../src/shared/logger';
 import { getFreePort } from '../../src/temporal/dev-server';
+import { callWorkflowId } from '../../workflows/call-definitions';
 import { startFakeCartesia, type FakeCartesia } from '../fakes/cartesia-server';
 import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
@@ -108,6 +110,15 @@ describe.each(fakeTelephonyProviders())('%s: no caller left on a dead line', (pr
     expect(row).toMatchObject({ status: 'completed', end_reason: 'agent_ended' });
     await eventually(async () => phone.hangupRequests().includes(call.providerCallId), 10_000);
     await call.ended;
+    // What the call cost Temporal (workflows/call-patches.ts, provider-hangup.ts): the hang-up is a
+    // local activity (a marker, no activity task), and the call records one patch marker in all.
+    const history = await h.temporal.workflow.getHandle(callWorkflowId(call.callId)).fetchHistory();
+    const T = temporal.api.enums.v1.EventType;
+    const scheduled = history.events!.filter((e) => e.eventType === T.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
+    expect(scheduled).not.toContain('hangupProviderCall');
+    const markers = history.events!.filter((e) => e.eventType === T.EVENT_TYPE_MARKER_RECORDED).map((e) => e.markerRecordedEventAttributes!.markerName);
+    expect(markers.filter((m) => m === 'core_patch')).toHaveLength(1);
+    expect(markers).toContain('core_local_activity');
   }, 60_000);
 
   it('POST /api/calls/end: the provider call is hung up before the API answers', async () => {
