@@ -1,6 +1,7 @@
 /**
  * `npm run bench:voice [-- --calls N --turns K --barge-ins B --provider twilio|exotel|plivo
- * --nice P --warmup 0|1]` (defaults 50, 3, 1, twilio, 10, 1): after one warm-up call (reported
+ * --nice P --warmup 0|1 --cpu-prof worker|gateway|api]` (defaults 50, 3, 1, twilio, 10, 1; no
+ * profile): after one warm-up call (reported
  * apart), N simultaneous simulated phone calls through the real API, call
  * workflow and media gateway, with zero-latency vendor fakes, measured from the callers' side,
  * from the gateway's /metrics and from /proc. Ends with one machine-readable `SUMMARY` line.
@@ -86,22 +87,30 @@ const PLATFORM_NICE = 10;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-function args(): { calls: number; turns: number; bargeIns: number; staggerMs: number; limitMinutes: number; provider: string; nice: number; warmup: number } {
+const PROFILED = ['worker', 'gateway', 'api'] as const;
+
+function args(): { calls: number; turns: number; bargeIns: number; staggerMs: number; limitMinutes: number; provider: string; nice: number; warmup: number; cpuProf: string | null } {
   const argv = process.argv.slice(2);
   const p = argv.indexOf('--provider');
+  const prof = argv.indexOf('--cpu-prof');
+  const cpuProf = prof >= 0 ? argv[prof + 1] ?? '' : null;
+  if (cpuProf !== null && !(PROFILED as readonly string[]).includes(cpuProf)) throw new Error(`--cpu-prof must be one of ${PROFILED.join(', ')}`);
   const get = (name: string, def: number, min = 1, max = Infinity) => {
     const i = argv.indexOf(`--${name}`);
     const v = i >= 0 ? Number(argv[i + 1]) : def;
     if (!Number.isInteger(v) || v < min || v > max) throw new Error(`--${name} must be an integer from ${min}${max < Infinity ? ` to ${max}` : ' up'}`);
     return v;
   };
-  return { calls: get('calls', 50), turns: get('turns', 3), bargeIns: get('barge-ins', 1, 0), staggerMs: get('stagger-ms', 100), limitMinutes: get('limit-minutes', DEFAULT_LIMIT_MINUTES), provider: p >= 0 ? argv[p + 1]! : 'twilio', nice: get('nice', PLATFORM_NICE, 0, 19), warmup: get('warmup', 1, 0, 1) };
+  return { calls: get('calls', 50), turns: get('turns', 3), bargeIns: get('barge-ins', 1, 0), staggerMs: get('stagger-ms', 100), limitMinutes: get('limit-minutes', DEFAULT_LIMIT_MINUTES), provider: p >= 0 ? argv[p + 1]! : 'twilio', nice: get('nice', PLATFORM_NICE, 0, 19), warmup: get('warmup', 1, 0, 1), cpuProf };
 }
 
 // ---- main -----------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const { calls: N, turns: K, bargeIns, staggerMs, limitMinutes, provider, nice, warmup } = args();
+  const { calls: N, turns: K, bargeIns, staggerMs, limitMinutes, provider, nice, warmup, cpuProf } = args();
+  // A CPU profile of one platform process, written when it stops (open it in Chrome DevTools).
+  const profDir = cpuProf ? fs.mkdtempSync(path.join(os.tmpdir(), `bench-prof-${cpuProf}-`)) : null;
+  const profArgs = (who: string) => (who === cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
   const script = callScript(REPLIES, K, bargeIns, LONG_REPLY, AFTER_BARGE_IN);
   setLogLevel('warn');
   Runtime.install({ logger: new DefaultLogger('ERROR') });
@@ -156,9 +165,9 @@ async function main(): Promise<void> {
       ...vendorEnv,
     };
     // The worker hangs up provider calls through the vendor's REST API: it must reach the fake too.
-    const { child: worker } = await spawnUntil('worker', 'test/support/worker-process.ts', { ...platformEnv, ...phone.env, NICE: String(nice) }, /worker ready/);
+    const { child: worker } = await spawnUntil('worker', 'test/support/worker-process.ts', { ...platformEnv, ...phone.env, NICE: String(nice) }, /worker ready/, profArgs('worker'));
     stops.unshift(() => stopProcess(worker));
-    const { child: gateway } = await spawnUntil('gateway', 'src/gateway/main.ts', { ...platformEnv, GATEWAY_PORT: String(gatewayPort), HOST: '127.0.0.1' }, /Media gateway/);
+    const { child: gateway } = await spawnUntil('gateway', 'src/gateway/main.ts', { ...platformEnv, GATEWAY_PORT: String(gatewayPort), HOST: '127.0.0.1' }, /Media gateway/, profArgs('gateway'));
     stops.unshift(() => stopProcess(gateway));
     // The API that the phone company calls runs on its own too (`npm run api`), so handling the inbound
     // webhooks never stalls the callers' clock; this process's API only configures and reads back.
@@ -168,6 +177,7 @@ async function main(): Promise<void> {
       'src/api/main.ts',
       { ...platformEnv, PORT: String(apiPort), HOST: '127.0.0.1', ...phone.env, GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}`, NICE: String(nice) },
       /API\s+http/,
+      profArgs('api'),
     );
     stops.unshift(() => stopProcess(apiProcess));
     const apiUrl = `http://127.0.0.1:${apiPort}`;
@@ -388,6 +398,8 @@ async function main(): Promise<void> {
     for (const stop of stops) await stop().catch((err: Error) => console.error(`(stopping: ${err.message})`));
     await services.stop();
   }
+  // Before the SUMMARY line, which stays last.
+  if (profDir) console.log(`\nCPU profile of the ${cpuProf}, one file per thread (open in Chrome DevTools): ${profDir}`);
   // Last, alone on its line: for scripts comparing runs.
   if (summary) console.log(`\n${summary}`);
 }

@@ -7,10 +7,19 @@ import path from 'node:path';
 
 const ROOT = path.join(__dirname, '..', '..');
 
-/** Starts `script` under `node --import tsx` and resolves when its output matches `ready`. */
-export async function spawnUntil(name: string, script: string, env: Record<string, string | undefined>, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+/**
+ * Starts `script` under `node --import tsx` and resolves when its output matches `ready`;
+ * `nodeArgs` go before it (e.g. `--cpu-prof`, which Node refuses in NODE_OPTIONS).
+ */
+export async function spawnUntil(
+  name: string,
+  script: string,
+  env: Record<string, string | undefined>,
+  ready: RegExp,
+  nodeArgs: string[] = [],
+): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
   // `node --import tsx`: the process measured is the service itself, not a tsx wrapper.
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, script)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const collect = (d: Buffer) => {
     output += d.toString();
