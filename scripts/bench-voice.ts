@@ -55,6 +55,7 @@ import { checkCall } from './lib/bench-checks';
 import { printCostReport } from './lib/bench-cost-report';
 import { printGatewayMetrics, type GatewayFigures } from './lib/bench-metrics-report';
 import { fmtMs, loadClip, percentile } from './lib/caller-audio';
+import { benchArgs } from './lib/bench-args';
 import { spawnUntil, stopProcess } from './lib/bench-processes';
 import { vadDecisionOffsets } from './lib/vad-offsets';
 import { histogramQuantileMs, scrapeMetrics, type Scrape } from './lib/prom-scrape';
@@ -87,27 +88,10 @@ const PLATFORM_NICE = 10;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-const PROFILED = ['worker', 'gateway', 'api'] as const;
-
-function args(): { calls: number; turns: number; bargeIns: number; staggerMs: number; limitMinutes: number; provider: string; nice: number; warmup: number; cpuProf: string | null } {
-  const argv = process.argv.slice(2);
-  const p = argv.indexOf('--provider');
-  const prof = argv.indexOf('--cpu-prof');
-  const cpuProf = prof >= 0 ? argv[prof + 1] ?? '' : null;
-  if (cpuProf !== null && !(PROFILED as readonly string[]).includes(cpuProf)) throw new Error(`--cpu-prof must be one of ${PROFILED.join(', ')}`);
-  const get = (name: string, def: number, min = 1, max = Infinity) => {
-    const i = argv.indexOf(`--${name}`);
-    const v = i >= 0 ? Number(argv[i + 1]) : def;
-    if (!Number.isInteger(v) || v < min || v > max) throw new Error(`--${name} must be an integer from ${min}${max < Infinity ? ` to ${max}` : ' up'}`);
-    return v;
-  };
-  return { calls: get('calls', 50), turns: get('turns', 3), bargeIns: get('barge-ins', 1, 0), staggerMs: get('stagger-ms', 100), limitMinutes: get('limit-minutes', DEFAULT_LIMIT_MINUTES), provider: p >= 0 ? argv[p + 1]! : 'twilio', nice: get('nice', PLATFORM_NICE, 0, 19), warmup: get('warmup', 1, 0, 1), cpuProf };
-}
-
 // ---- main -----------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const { calls: N, turns: K, bargeIns, staggerMs, limitMinutes, provider, nice, warmup, cpuProf } = args();
+  const { calls: N, turns: K, bargeIns, staggerMs, limitMinutes, provider, nice, warmup, cpuProf } = benchArgs(process.argv.slice(2), { limitMinutes: DEFAULT_LIMIT_MINUTES, nice: PLATFORM_NICE });
   // A CPU profile of one platform process, written when it stops (open it in Chrome DevTools).
   const profDir = cpuProf ? fs.mkdtempSync(path.join(os.tmpdir(), `bench-prof-${cpuProf}-`)) : null;
   const profArgs = (who: string) => (who === cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);

@@ -1,0 +1,43 @@
+/** The command line of `npm run bench:voice` (scripts/bench-voice.ts): its options, checked. */
+
+/** The platform processes `--cpu-prof` can profile. */
+const PROFILED = ['worker', 'gateway', 'api'] as const;
+
+export interface BenchArgs {
+  calls: number;
+  turns: number;
+  bargeIns: number;
+  staggerMs: number;
+  limitMinutes: number;
+  provider: string;
+  nice: number;
+  warmup: number;
+  /** The process to write a CPU profile of, if any. */
+  cpuProf: string | null;
+}
+
+export function benchArgs(argv: string[], defaults: { limitMinutes: number; nice: number }): BenchArgs {
+  const value = (name: string) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] ?? '' : null;
+  };
+  const int = (name: string, def: number, min = 1, max = Infinity) => {
+    const given = value(name);
+    const v = given === null ? def : Number(given);
+    if (!Number.isInteger(v) || v < min || v > max) throw new Error(`--${name} must be an integer from ${min}${max < Infinity ? ` to ${max}` : ' up'}`);
+    return v;
+  };
+  const cpuProf = value('cpu-prof');
+  if (cpuProf !== null && !(PROFILED as readonly string[]).includes(cpuProf)) throw new Error(`--cpu-prof must be one of ${PROFILED.join(', ')}`);
+  return {
+    calls: int('calls', 50),
+    turns: int('turns', 3),
+    bargeIns: int('barge-ins', 1, 0),
+    staggerMs: int('stagger-ms', 100),
+    limitMinutes: int('limit-minutes', defaults.limitMinutes),
+    provider: value('provider') ?? 'twilio',
+    nice: int('nice', defaults.nice, 0, 19),
+    warmup: int('warmup', 1, 0, 1),
+    cpuProf,
+  };
+}
