@@ -5,8 +5,9 @@
  * record that one patch and take every earlier one as applied; older calls replay asking for each
  * patch as they did. Workflow code.
  *
- * A new change to the call workflow still gets a `patched('…')` of its own (calls started before it
- * must replay without it); when the list grows long again, a `call-patches-2` folds it the same way.
+ * `call-patches-2` folds `call-patches-1` and the changes made since, the same way. A new change to
+ * the call workflow still gets a `patched('…')` of its own (calls started before it must replay
+ * without it); when the list grows long again, a `call-patches-3` folds it.
  */
 import { patched } from '@temporalio/workflow';
 
@@ -27,16 +28,23 @@ const FOLDED = new Set([
   'post-call-analysis',
 ]);
 
+/** The patches `call-patches-2` stands for: those of `call-patches-1` and the ones after it. */
+const FOLDED_2 = new Set([...FOLDED, 'arm-released-with-media']);
+
 export class CallPatches {
-  /** This call started with `call-patches-1`: the folded patches apply, and so do its own changes. */
+  /** This call started with `call-patches-1` or later: the folded patches apply, and so do its own changes. */
   readonly folded: boolean;
+  private readonly folded2: boolean;
 
   constructor() {
-    this.folded = patched('call-patches-1');
+    // One marker per call: the newest fold; a call started before it replays asking for the older.
+    this.folded2 = patched('call-patches-2');
+    this.folded = this.folded2 || patched('call-patches-1');
   }
 
   /** `patched(id)`, without a marker of its own on calls that folded it. */
   has(id: string): boolean {
+    if (this.folded2 && FOLDED_2.has(id)) return true;
     if (this.folded && FOLDED.has(id)) return true;
     return patched(id);
   }

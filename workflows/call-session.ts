@@ -116,7 +116,9 @@ export class CallSession extends TransferTurns {
     const afterSpeech = whileSaying !== undefined ? this.lastSpeechId() : undefined;
     const utteranceId = this.nextSpeechId();
     this.armedRequest = { request, utteranceId };
-    this.arming!.arm(request, utteranceId, this.lastUtteranceSeq, afterSpeech);
+    // Only calls without heartbeats: their gateway completes activities itself, and may hold one back.
+    const releasable = this.presenceLiveness && this.patches.has('arm-released-with-media');
+    this.arming!.arm(request, utteranceId, this.lastUtteranceSeq, afterSpeech, releasable);
   }
 
   /**
@@ -180,6 +182,7 @@ export class CallSession extends TransferTurns {
 
   private onMediaSessionEnd(result: MediaSessionResult, generation = this.mediaGeneration): void {
     this.recordGatewayEvents(result.events);
+    this.arming?.releaseWithMedia(result.releasedArm);
     // The stream the vendor closed to dial a transfer destination: not the caller hanging up.
     if (generation !== this.mediaGeneration || (this.transferring && result.reason === 'hangup')) return;
     this.mediaClosed = true;

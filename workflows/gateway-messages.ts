@@ -101,6 +101,12 @@ export interface ArmedTurnRequest extends VoiceTurnRequest {
    * is stale: the utterance is returned without an LLM.
    */
   afterSpeech?: string;
+  /**
+   * If the stream closes with this turn untaken, the media session's result says so (`releasedArm`)
+   * and the turn gets no completion of its own: one workflow task fewer at every call's end.
+   * Without it (calls started before this), the gateway completes the turn with no utterance.
+   */
+  releasedWithMedia?: boolean;
 }
 
 export interface ArmedTurnResult {
@@ -141,6 +147,8 @@ export interface MediaSessionResult {
   error?: { message: string; context: string };
   /** With `drained`: what the caller heard of the gateway's goodbye; with `voicemail`: the message left. */
   goodbye?: string;
+  /** The armed turn (`releasedWithMedia`) the stream closed with, untaken: it completes no other way. */
+  releasedArm?: string;
 }
 
 export const mediaConnectedSignal = defineSignal<[MediaConnectedSignal]>('mediaConnected');

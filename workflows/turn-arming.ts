@@ -18,6 +18,8 @@ import type { VoiceChannel } from './channels';
 interface Arming {
   armId: string;
   settled: boolean;
+  /** The media session's result releases it if the stream closes with it untaken. */
+  releasedWithMedia: boolean;
 }
 
 export class TurnArming {
@@ -38,17 +40,19 @@ export class TurnArming {
   /**
    * Hands the gateway the next turn (no-op without a voice channel or while armed); with
    * `afterSpeech`, a plan that holds only if the caller hears that utterance whole.
+   * `releasedWithMedia`: see ArmedTurnRequest.
    */
-  arm(request: LlmTurnRequest, utteranceId: string, afterSeq: number, afterSpeech?: string): void {
+  arm(request: LlmTurnRequest, utteranceId: string, afterSeq: number, afterSpeech?: string, releasedWithMedia = false): void {
     const channel = this.channel();
     if (!channel || this.current || this.failure) return;
-    const arming: Arming = { armId: `${workflowInfo().runId.slice(0, 8)}-a${++this.count}`, settled: false };
+    const arming: Arming = { armId: `${workflowInfo().runId.slice(0, 8)}-a${++this.count}`, settled: false, releasedWithMedia };
     this.current = arming;
     const settle = () => {
       arming.settled = true;
       if (this.current === arming) this.current = null;
     };
-    channel.arm({ ...request, utteranceId, armId: arming.armId, afterSeq, ...(afterSpeech ? { afterSpeech } : {}) }).then(
+    const options = { ...(afterSpeech ? { afterSpeech } : {}), ...(releasedWithMedia ? { releasedWithMedia } : {}) };
+    channel.arm({ ...request, utteranceId, armId: arming.armId, afterSeq, ...options }).then(
       (result) => {
         settle();
         this.deliver(result);
@@ -58,6 +62,14 @@ export class TurnArming {
         this.failure ??= err;
       },
     );
+  }
+
+  /** The stream closed with this turn untaken (the media session's result names it): settled. */
+  releaseWithMedia(armId: string | undefined): void {
+    const arming = this.current;
+    if (!arming || !arming.releasedWithMedia || arming.armId !== armId) return;
+    arming.settled = true;
+    this.current = null;
   }
 
   /** Takes the armed turn back; if the caller already used it, waits for its result (delivered). */

@@ -77,6 +77,7 @@ function sessionResult(callId: string, closure: MediaClosure): MediaSessionResul
     events: closure.events.splice(0),
     ...(closure.error ? { error: closure.error } : {}),
     ...(closure.goodbye ? { goodbye: closure.goodbye } : {}),
+    ...(closure.releasedArm ? { releasedArm: closure.releasedArm } : {}),
   };
 }
 

@@ -94,6 +94,8 @@ export interface MediaClosure {
   error?: { message: string; context: string };
   /** With `drained`: what the caller heard of the goodbye; with `voicemail`: the message left. */
   goodbye?: string;
+  /** The armed turn the stream closed with, untaken, that only this result completes. */
+  releasedArm?: string;
 }
 
 /** Speech still playing when a call must end gets this long to finish before the goodbye. */
@@ -385,7 +387,8 @@ export class CallMedia {
     this.turns.close();
     this.keys.close();
     this.voicemail?.close();
-    this.delivery.close();
+    // A gateway shutting down fails the media session: the armed turn must complete on its own.
+    const releasedArm = this.delivery.close(reason !== 'shutdown');
     this.speech.close();
     this.opts.out.close(code, message);
     void Promise.allSettled([this.stt.close(), this.speech.tts.close()]);
@@ -402,6 +405,7 @@ export class CallMedia {
         events: [...(this.goodbye?.events ?? []), ...this.reports.events.drain()],
         ...(this.failure ? { error: this.failure } : {}),
         ...(this.goodbye?.heardText ? { goodbye: this.goodbye.heardText } : {}),
+        ...(releasedArm ? { releasedArm } : {}),
       });
     })();
     return this.closed;

@@ -121,11 +121,19 @@ export class UtteranceDelivery {
     armed.resolve(nothing());
   }
 
-  close(): void {
+  /**
+   * The stream closed. An untaken armed turn completes with no utterance — unless its workflow
+   * takes it back with the media session's result (`releasedWithMedia`, and `release`): then it
+   * is never completed (its workflow ends without waiting for it) and its id is returned.
+   */
+  close(release = true): string | undefined {
     this.closed = true;
     const armed = this.armed;
     this.armed = null;
-    armed?.resolve(nothing());
+    if (!armed) return undefined;
+    if (release && armed.req.releasedWithMedia) return armed.req.armId;
+    armed.resolve(nothing());
+    return undefined;
   }
 
   private take(armed: Armed, turn: CompletedTurn, seq: number, events: ArmedTurnResult['events']): void {

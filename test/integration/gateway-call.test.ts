@@ -5,11 +5,13 @@
  * in for the vendors. What the caller hears, the call's events and its recording are checked.
  */
 import path from 'node:path';
+import { temporal } from '@temporalio/proto';
 import { readWavFile, channelOf } from '../../src/audio/wav';
 import { startGateway, type RunningGateway } from '../../src/gateway/server';
 import { PIPELINE_DEFAULTS } from '../../src/shared/catalog';
 import { setLogLevel } from '../../src/shared/logger';
 import { getFreePort } from '../../src/temporal/dev-server';
+import { callWorkflowId } from '../../workflows/call-definitions';
 import { startFakeCartesia, type FakeCartesia } from '../fakes/cartesia-server';
 import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
@@ -105,6 +107,10 @@ describe('an inbound call through the media gateway and the call workflow', () =
     await caller.say(STOP_WAV);
     await eventually(async () => (await events(callId)).some((e) => e.event_type === 'interruption'), 10_000, 50);
     await eventually(async () => (await events(callId)).filter((e) => e.event_type === 'agent_spoke').length >= 3, 15_000, 50);
+    // The next turn is armed on the gateway (the caller hangs up with it untaken).
+    const handle = h.temporal.workflow.getHandle(callWorkflowId(callId));
+    const S = temporal.api.enums.v1.PendingActivityState;
+    await eventually(async () => (await handle.describe()).raw.pendingActivities?.some((a) => a.activityType?.name === 'armedTurn' && a.state === S.PENDING_ACTIVITY_STATE_STARTED), 10_000, 20);
     await caller.hangup();
 
     const row = await eventually(async () => {
@@ -113,6 +119,22 @@ describe('an inbound call through the media gateway and the call workflow', () =
     }, 15_000);
     expect(row).toMatchObject({ end_reason: 'user_ended' });
     expect(row.tts_characters).toBeGreaterThan(greeting.length);
+
+    // The hang-up costs one workflow task: the media session's result releases the untaken armed
+    // turn (`releasedArm`), which never completes on its own, and nothing is disarmed.
+    const history = (await handle.fetchHistory()).events!;
+    const T = temporal.api.enums.v1.EventType;
+    const scheduled = (type: string) =>
+      history.filter((e) => e.eventType === T.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && e.activityTaskScheduledEventAttributes!.activityType!.name === type).map((e) => Number(e.eventId));
+    const completedAt = new Map(
+      history.filter((e) => e.eventType === T.EVENT_TYPE_ACTIVITY_TASK_COMPLETED).map((e) => [Number(e.activityTaskCompletedEventAttributes!.scheduledEventId), history.indexOf(e)]),
+    );
+    const armed = scheduled('armedTurn');
+    expect(armed.filter((id) => !completedAt.has(id))).toEqual([armed[armed.length - 1]]);
+    expect(scheduled('disarmTurn')).toEqual([]);
+    const sessionEnd = completedAt.get(scheduled('mediaSession')[0]!)!;
+    expect(history.slice(sessionEnd).filter((e) => e.eventType === T.EVENT_TYPE_WORKFLOW_TASK_STARTED)).toHaveLength(1);
+    expect(history[history.length - 1]!.eventType).toBe(T.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
     expect(row.recording_path).toBe(path.join(h.config.dataDir, 'recordings', `${callId}.wav`));
 
     const list = await events(callId);

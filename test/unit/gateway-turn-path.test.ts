@@ -118,6 +118,27 @@ describe('armed turns on the gateway', () => {
   });
 });
 
+  it('when the stream closes untaken: completed with no utterance, or named for the media session’s result to release', async () => {
+    const outcome = async (armed: Promise<unknown>) => Promise.race([armed, new Promise((r) => setTimeout(() => r('pending'), 20))]);
+    // A call started before releasedWithMedia: the turn completes with no utterance.
+    const old = delivery();
+    const oldArmed = old.d.arm(plan(0), async () => reply('x'), new AbortController().signal);
+    expect(old.d.close()).toBeUndefined();
+    expect(await outcome(oldArmed)).toEqual({ utterance: null, thought: null, failure: null, events: [] });
+    // releasedWithMedia: never completed; its id goes with the media session's result.
+    const now = delivery();
+    const held = now.d.arm({ ...plan(0), releasedWithMedia: true }, async () => reply('x'), new AbortController().signal);
+    expect(now.d.close()).toBe('a1');
+    expect(await outcome(held)).toBe('pending');
+    // A gateway shutting down fails the media session: the turn completes on its own then.
+    const down = delivery();
+    const shut = down.d.arm({ ...plan(0), releasedWithMedia: true }, async () => reply('x'), new AbortController().signal);
+    expect(down.d.close(false)).toBeUndefined();
+    expect((await outcome(shut)) as object).toMatchObject({ utterance: null });
+    // Arming after the close: answered at once, as before.
+    expect(await now.d.arm({ ...plan(1), releasedWithMedia: true }, async () => reply('x'), new AbortController().signal)).toMatchObject({ utterance: null });
+  });
+
 describe('arrival clock', () => {
   it('gives the arrival of the frame that holds an audio position', () => {
     const clock = new ArrivalClock(8000);
