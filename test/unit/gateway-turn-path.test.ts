@@ -116,7 +116,6 @@ describe('armed turns on the gateway', () => {
     d.deliver(turn('Hi'));
     expect((await failing).failure).toEqual({ type: 'LlmUnavailable', message: 'connection refused' });
   });
-});
 
   it('when the stream closes untaken: completed with no utterance, or named for the media session’s result to release', async () => {
     const outcome = async (armed: Promise<unknown>) => Promise.race([armed, new Promise((r) => setTimeout(() => r('pending'), 20))]);
@@ -138,6 +137,7 @@ describe('armed turns on the gateway', () => {
     // Arming after the close: answered at once, as before.
     expect(await now.d.arm({ ...plan(1), releasedWithMedia: true }, async () => reply('x'), new AbortController().signal)).toMatchObject({ utterance: null });
   });
+});
 
 describe('arrival clock', () => {
   it('gives the arrival of the frame that holds an audio position', () => {
