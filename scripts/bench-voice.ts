@@ -58,6 +58,7 @@ import { fmtMs, loadClip, percentile } from './lib/caller-audio';
 import { benchArgs } from './lib/bench-args';
 import { spawnUntil, stopProcess } from './lib/bench-processes';
 import { vadDecisionOffsets } from './lib/vad-offsets';
+import { AdmissionTrace } from './lib/admission-trace';
 import { histogramQuantileMs, scrapeMetrics, type Scrape } from './lib/prom-scrape';
 import { startLocalServices } from './lib/local-services';
 import type { HandoffSteps } from './lib/turn-handoff';
@@ -207,6 +208,8 @@ async function main(): Promise<void> {
     console.log(`  Calls: ${N}, one every ${staggerMs} ms…`);
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
+    const admission = new AdmissionTrace(h.db);
+    admission.start();
     const started = Date.now();
     const live: CallResult[] = [];
     let done = 0;
@@ -223,6 +226,7 @@ async function main(): Promise<void> {
       ),
     );
     clearInterval(progress);
+    admission.stop();
     loop.disable();
     const callsSecs = (Date.now() - started) / 1000;
     await sleep(500);
@@ -288,6 +292,7 @@ async function main(): Promise<void> {
     console.log(`| late frames (gaps > ${LATE_GAP_MS} ms inside an utterance) | ${totals.late} (largest gap ${fmtMs(totals.maxGapMs)}) | |`);
     console.log(`| late frames during ramp-up (first call placed → ${RAMPUP_TAIL_MS / 1000} s after the last connected) | ${lateRampup} | 0 |`);
     console.log(`| calls completed correctly | ${okCalls} / ${admitted.length} admitted${refused ? ` (${refused} of ${N} refused at admission: no gateway had room)` : ''} | ${admitted.length} |`);
+    console.log(`| the gateway's presence each second from the first call (s:calls/room@load, ! = not admitting) | ${admission.summary()} | |`);
     if (missingReplies) console.log(`| turns without an audible reply | ${missingReplies} | 0 |`);
     if (warm) {
       const warmTurn = warm.turns[0]?.latencyMs;
@@ -320,17 +325,22 @@ async function main(): Promise<void> {
     console.log(`| caller side − gateway figure, per turn (the VAD's decision point, audio queued in the gateway before the VAD, sockets) | ${p(unseen, 50)} | ${p(unseen, 95)} |`);
     const steps = admittedChecks.flatMap((c) => c.steps);
     const step = (k: keyof HandoffSteps) => steps.map((s) => s[k]);
-    console.log(`\nThe gateway's "VAD stop → first audio" split at the Temporal hand-off (workflow histories, ${steps.length} turns):\n`);
-    console.log('| step | p50 | p95 |');
-    console.log('|---|---|---|');
-    for (const [k, label] of [
-      ['toSignalMs', 'VAD stop → utterance signal in the history (STT final, signal RPC)'],
-      ['toWorkflowTaskMs', 'signal → workflow task started on the call worker'],
-      ['workflowTaskMs', 'workflow task (the worker decides: voiceTurn)'],
-      ['toActivityStartMs', 'voiceTurn scheduled → started on the gateway'],
-      ['gatewayWorkMs', 'voiceTurn started → first audio on the socket (LLM stream, TTS, first frame)'],
-    ] as const) {
-      console.log(`| ${label} | ${p(step(k), 50)} | ${p(step(k), 95)} |`);
+    // Only a turn not armed in time goes through the utterance signal and a voiceTurn activity.
+    if (steps.length === 0) {
+      console.log(`\nEvery turn was taken by an armed turn (no utterance signal in the histories): the Temporal hand-off is the gateway's own stage below.`);
+    } else {
+      console.log(`\nTurns not armed in time (${steps.length}): the gateway's "VAD stop → first audio" split at the Temporal hand-off (workflow histories):\n`);
+      console.log('| step | p50 | p95 |');
+      console.log('|---|---|---|');
+      for (const [k, label] of [
+        ['toSignalMs', 'VAD stop → utterance signal in the history (STT final, signal RPC)'],
+        ['toWorkflowTaskMs', 'signal → workflow task started on the call worker'],
+        ['workflowTaskMs', 'workflow task (the worker decides: voiceTurn)'],
+        ['toActivityStartMs', 'voiceTurn scheduled → started on the gateway'],
+        ['gatewayWorkMs', 'voiceTurn started → first audio on the socket (LLM stream, TTS, first frame)'],
+      ] as const) {
+        console.log(`| ${label} | ${p(step(k), 50)} | ${p(step(k), 95)} |`);
+      }
     }
 
     let gw: GatewayFigures | null = null;

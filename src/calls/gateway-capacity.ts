@@ -3,7 +3,8 @@
  * and refusal"). Every gateway publishes its presence row once a second: whether it admits calls
  * (active, load under GATEWAY_MAX_LOAD, fewer than GATEWAY_MAX_CALLS) and how many it holds. A new
  * call is admitted when the calls already ringing or live fit the room of the live gateways: an
- * admitting gateway offers its max_calls, one that is full or draining only the calls it holds.
+ * admitting gateway offers the room its load projects (`room`, src/gateway/presence/room-estimate.ts;
+ * max_calls from a gateway that does not say), one that is full or draining only the calls it holds.
  * The count runs under an advisory lock in the transaction that inserts the call row, so API
  * instances admitting at the same moment take turns, as for max_concurrent.
  */
@@ -45,7 +46,7 @@ export interface GatewayRoom {
 export async function gatewayRoom(db: Database, config: Pick<Config, 'GATEWAY_LIVENESS_SECS'>, transaction?: Transaction): Promise<GatewayRoom> {
   const [room] = await db.sequelize.query<{ gateways: string; admitting: string; capacity: string | null }>(
     `SELECT count(*) AS gateways, count(*) FILTER (WHERE admitting) AS admitting,
-            sum(CASE WHEN admitting THEN greatest(max_calls, calls) ELSE calls END) AS capacity
+            sum(CASE WHEN admitting THEN greatest(coalesce(room, max_calls), calls) ELSE calls END) AS capacity
      FROM gateways WHERE state IN ('active', 'draining') AND seen_at > now() - make_interval(secs => :secs)`,
     { replacements: { secs: config.GATEWAY_LIVENESS_SECS }, type: QueryTypes.SELECT, transaction },
   );

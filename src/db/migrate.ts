@@ -17,6 +17,7 @@ import * as m0011 from './migrations/0011-publishable-keys';
 import * as m0012 from './migrations/0012-voicemail';
 import * as m0013 from './migrations/0013-call-list-test-calls';
 import * as m0014 from './migrations/0014-call-verdict-fields';
+import * as m0015 from './migrations/0015-gateway-room';
 
 const MIGRATIONS = [
   { name: '0001-initial', module: m0001 },
@@ -31,6 +32,7 @@ const MIGRATIONS = [
   { name: '0012-voicemail', module: m0012 },
   { name: '0013-call-list-test-calls', module: m0013 },
   { name: '0014-call-verdict-fields', module: m0014 },
+  { name: '0015-gateway-room', module: m0015 },
 ];
 
 // Any fixed number: several processes starting at once (API, workers) take turns migrating.

@@ -217,7 +217,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   if (presence) await presence.start();
   else log.warn('no DATABASE_URL: this gateway publishes no presence (the API admits calls to it only with GATEWAY_ADMISSION=off)');
   const published = presence;
-  const untrackPresence = published ? trackGatewayPresence(() => ({ load: published.snapshot.smoothedLoad, admitting: published.snapshot.admitting })) : () => undefined;
+  const untrackPresence = published ? trackGatewayPresence(() => ({ load: published.snapshot.smoothedLoad, admitting: published.snapshot.admitting, room: published.snapshot.room })) : () => undefined;
   drain = new GatewayDrain({
     calls,
     presence,

@@ -98,7 +98,7 @@ new Gauge({
 });
 
 /** A gateway's presence, as it publishes it (src/gateway/presence/presence.ts). */
-type PresenceReading = { load: number; admitting: boolean };
+type PresenceReading = { load: number; admitting: boolean; room: number };
 const presenceSources = new Set<() => PresenceReading>();
 
 new Gauge({
@@ -116,6 +116,15 @@ new Gauge({
   collect() {
     this.reset();
     for (const source of presenceSources) this.set(source().admitting ? 1 : 0);
+  },
+});
+
+new Gauge({
+  name: 'voice_gateway_room',
+  help: 'Calls this gateway offers to hold now, counting those it holds: projected from the load one call adds (GATEWAY_MAX_CALLS until learnt); its calls while not admitting.',
+  collect() {
+    this.reset();
+    for (const source of presenceSources) this.set(source().room);
   },
 });
 

@@ -4,7 +4,10 @@
  * worker, gateway, PostgreSQL and Temporal; Twilio is the protocol fake.
  */
 import { Op } from 'sequelize';
+import { Pool } from 'pg';
+import { GatewayPresence } from '../../src/gateway/presence/presence';
 import { startGateway, type RunningGateway } from '../../src/gateway/server';
+import { createLogger } from '../../src/shared/logger';
 import { getFreePort } from '../../src/temporal/dev-server';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { createAgent, eventually } from '../support/fixtures';
@@ -113,6 +116,38 @@ describe('admission by gateway room', () => {
       expect(events[0]!.data).toMatchObject({ status: 'refused', source: 'admission', reason: 'at_capacity' });
       expect(await refusedMetric('at_capacity', 'inbound')).toBe(1);
       await endActiveCalls();
+    });
+  });
+
+  describe('with a gateway that has learnt what its calls cost', () => {
+    // The gateway's presence writer, driven by a scripted load: 5 calls made a load of 0.5 (0.1 a
+    // call), then the load stays at 0.6 with no calls of its own — 0.2 under GATEWAY_MAX_LOAD 0.8
+    // pays for 2 calls, not the 100 of GATEWAY_MAX_CALLS.
+    let pool: Pool;
+    let presence: GatewayPresence;
+    beforeAll(async () => {
+      pool = new Pool({ connectionString: h.dbUrl, max: 1 });
+      let readings = 0;
+      const meter = { read: () => ({ load: readings++ === 0 ? 0.5 : 0.6, utilisation: 0.5, loopLagP99Ms: 0, cpu: 0.5 }), stop: () => undefined };
+      presence = new GatewayPresence({ pool, id: 'gateway-room-test', url: 'ws://127.0.0.1:1', maxCalls: 100, maxLoad: 0.8, calls: () => (readings <= 1 ? 5 : 0), log: createLogger('gateway-room-test'), meter });
+      await presence.start();
+      await presence.setState('active');
+    });
+    afterAll(async () => {
+      await endActiveCalls();
+      await presence?.stop();
+      await pool?.end();
+    });
+
+    it('offers the room its load leaves, and the API admits by it', async () => {
+      const [rows] = await h.db.sequelize.query(`SELECT max_calls, room, admitting FROM gateways WHERE id = 'gateway-room-test'`);
+      expect(rows).toEqual([{ max_calls: 100, room: 2, admitting: true }]);
+      expect(presence.snapshot.room).toBe(2);
+      expect((await dial('+14155550331')).status).toBe(201);
+      expect((await dial('+14155550332')).status).toBe(201);
+      const third = await dial('+14155550333');
+      expect(third.status).toBe(503);
+      expect(third.body.detail).toMatch(/at capacity \(2 calls for room of 2\)/i);
     });
   });
 });

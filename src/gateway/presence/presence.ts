@@ -8,6 +8,7 @@
 import type { Pool } from 'pg';
 import type { Logger } from '../../shared/logger';
 import { LoadMeter, type LoadReading } from './load-meter';
+import { RoomEstimate } from './room-estimate';
 
 export const PRESENCE_INTERVAL_MS = 1000;
 /** Weight of the newest reading in the smoothed load: one busy second alone does not close the door. */
@@ -26,6 +27,8 @@ export interface PresenceOptions {
   maxLoad: number;
   calls: () => number;
   log: Logger;
+  /** What measures the load: the process's own meter unless a test drives it. */
+  meter?: Pick<LoadMeter, 'read' | 'stop'>;
 }
 
 export interface PresenceSnapshot extends LoadReading {
@@ -34,10 +37,13 @@ export interface PresenceSnapshot extends LoadReading {
   /** The load admission decides on (smoothed over a few seconds). */
   smoothedLoad: number;
   admitting: boolean;
+  /** Calls it can hold now, counting those it holds (room-estimate.ts); its calls when not admitting. */
+  room: number;
 }
 
 export class GatewayPresence {
-  private readonly meter = new LoadMeter();
+  private readonly meter: Pick<LoadMeter, 'read' | 'stop'>;
+  private readonly estimate: RoomEstimate;
   private readonly startedAt = new Date();
   private timer: NodeJS.Timeout | null = null;
   private state: GatewayState = 'active';
@@ -47,7 +53,9 @@ export class GatewayPresence {
   private failing = false;
 
   constructor(private readonly opts: PresenceOptions) {
-    this.snapshotValue = { load: 0, utilisation: 0, loopLagP99Ms: 0, cpu: 0, state: 'active', calls: 0, smoothedLoad: 0, admitting: true };
+    this.meter = opts.meter ?? new LoadMeter();
+    this.estimate = new RoomEstimate(opts.maxCalls, opts.maxLoad);
+    this.snapshotValue = { load: 0, utilisation: 0, loopLagP99Ms: 0, cpu: 0, state: 'active', calls: 0, smoothedLoad: 0, admitting: true, room: opts.maxCalls };
   }
 
   /** Writes the first row (best effort) and keeps it fresh. */
@@ -83,8 +91,11 @@ export class GatewayPresence {
     const reading = this.meter.read();
     this.smoothed = this.smoothed * (1 - LOAD_SMOOTHING) + reading.load * LOAD_SMOOTHING;
     const calls = this.opts.calls();
+    this.estimate.observe(reading.load, calls);
     const admitting = this.state === 'active' && this.smoothed < this.opts.maxLoad && calls < this.opts.maxCalls;
-    this.snapshotValue = { ...reading, state: this.state, calls, smoothedLoad: this.smoothed, admitting };
+    // The room is projected from the newer of the two figures: in a burst the raw reading leads.
+    const room = admitting ? this.estimate.room(calls, Math.max(reading.load, this.smoothed)) : calls;
+    this.snapshotValue = { ...reading, state: this.state, calls, smoothedLoad: this.smoothed, admitting, room };
     // One write at a time, in order: a slow database must not pile writes up.
     this.writing = this.writing.then(() => this.write(this.snapshotValue));
     return this.writing;
@@ -93,11 +104,11 @@ export class GatewayPresence {
   private async write(s: PresenceSnapshot): Promise<void> {
     try {
       await this.opts.pool.query(
-        `INSERT INTO gateways (id, url, state, started_at, seen_at, calls, max_calls, load, loop_lag_ms, cpu, admitting, lost_at, lost_handled)
-         VALUES ($1, $2, $3, $4, now(), $5, $6, $7, $8, $9, $10, NULL, false)
+        `INSERT INTO gateways (id, url, state, started_at, seen_at, calls, max_calls, load, loop_lag_ms, cpu, admitting, room, lost_at, lost_handled)
+         VALUES ($1, $2, $3, $4, now(), $5, $6, $7, $8, $9, $10, $11, NULL, false)
          ON CONFLICT (id) DO UPDATE SET url = $2, state = $3, seen_at = now(), calls = $5, max_calls = $6, load = $7,
-           loop_lag_ms = $8, cpu = $9, admitting = $10, lost_at = NULL, lost_handled = false`,
-        [this.opts.id, this.opts.url, s.state, this.startedAt, s.calls, this.opts.maxCalls, s.smoothedLoad, s.loopLagP99Ms, s.cpu, s.admitting],
+           loop_lag_ms = $8, cpu = $9, admitting = $10, room = $11, lost_at = NULL, lost_handled = false`,
+        [this.opts.id, this.opts.url, s.state, this.startedAt, s.calls, this.opts.maxCalls, s.smoothedLoad, s.loopLagP99Ms, s.cpu, s.admitting, s.room],
       );
       if (this.failing) this.opts.log.info('gateway presence: writing again');
       this.failing = false;

@@ -1,0 +1,51 @@
+/**
+ * The bench's view of admission: the gateway's presence row (src/gateway/presence/presence.ts)
+ * read once a second during the calls, so a run shows how the room it offered followed its load
+ * — whether a burst was admitted faster than the load figure rose.
+ */
+import type { Database } from '../../src/db/database';
+
+interface Sample {
+  atSecs: number;
+  calls: number;
+  room: number | null;
+  load: number;
+  admitting: boolean;
+}
+
+export class AdmissionTrace {
+  private readonly samples: Sample[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private startedAt = 0;
+
+  constructor(private readonly db: Database) {}
+
+  start(): void {
+    this.startedAt = Date.now();
+    this.timer = setInterval(() => void this.sample(), 1000);
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** One line: `s:calls/room@load` per second until the room stopped changing (`!` = not admitting). */
+  summary(seconds = 20): string {
+    return this.samples
+      .slice(0, seconds)
+      .map((s) => `${s.atSecs}s:${s.calls}/${s.room ?? '-'}@${s.load.toFixed(2)}${s.admitting ? '' : '!'}`)
+      .join(' ');
+  }
+
+  /** The largest load the gateway published while calls were being admitted. */
+  get peakLoad(): number {
+    return Math.max(0, ...this.samples.map((s) => s.load));
+  }
+
+  private async sample(): Promise<void> {
+    const atSecs = Math.round((Date.now() - this.startedAt) / 1000);
+    const [rows] = await this.db.sequelize.query(`SELECT calls, room, load, admitting FROM gateways WHERE state = 'active'`).catch(() => [[]]);
+    const row = (rows as Array<{ calls: number; room: number | null; load: number; admitting: boolean }>)[0];
+    if (row) this.samples.push({ atSecs, calls: row.calls, room: row.room, load: row.load, admitting: row.admitting });
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * How many calls this gateway can hold right now, projected from what its calls cost
+ * (docs/call-lifecycle.md, "Load, admission and refusal"). The load figure trails a burst of call
+ * set-ups by a second or two, so a gateway that offered all of GATEWAY_MAX_CALLS until its load
+ * crossed GATEWAY_MAX_LOAD let a 10-a-second burst overshoot: the calls admitted meanwhile all
+ * shared a saturated machine. Instead it learns the load one call adds and offers the calls the
+ * load left under GATEWAY_MAX_LOAD pays for.
+ *
+ * A call's cost is the load above the idle load (learnt while no call is held), divided by the
+ * calls that made it, averaged over a few readings. During a burst the readings carry the
+ * set-ups' work too, so a call looks dearer and the room grows more slowly; once the set-ups are
+ * over the cost settles back within seconds.
+ */
+
+/** Below this many calls the idle load swamps the per-call figure: nothing is learnt. */
+export const MIN_CALLS_TO_LEARN = 5;
+/** Weight of the newest reading in the cost and the idle load (one reading a second). */
+export const READING_WEIGHT = 0.3;
+
+const average = (old: number | null, sample: number) => (old === null ? sample : old * (1 - READING_WEIGHT) + sample * READING_WEIGHT);
+
+export class RoomEstimate {
+  private perCall: number | null = null;
+  private idle: number | null = null;
+
+  constructor(
+    private readonly maxCalls: number,
+    private readonly maxLoad: number,
+  ) {}
+
+  /** The load one call adds, as last learnt (null until the gateway has carried enough calls). */
+  get costPerCall(): number | null {
+    return this.perCall;
+  }
+
+  /** One reading: the load over the last interval and the calls held at its end. */
+  observe(load: number, calls: number): void {
+    if (calls === 0) this.idle = average(this.idle, load);
+    if (calls < MIN_CALLS_TO_LEARN) return;
+    this.perCall = average(this.perCall, Math.max(0, load - (this.idle ?? 0)) / calls);
+  }
+
+  /**
+   * Calls this gateway can hold, counting those it holds: all of maxCalls until a cost is learnt,
+   * then its calls plus what the load under maxLoad pays for — never fewer than it holds.
+   */
+  room(calls: number, load: number): number {
+    if (this.perCall === null || this.perCall <= 0) return Math.max(calls, this.maxCalls);
+    const more = Math.max(0, Math.floor((this.maxLoad - load) / this.perCall));
+    return Math.max(calls, Math.min(this.maxCalls, calls + more));
+  }
+}

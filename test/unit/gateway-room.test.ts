@@ -1,0 +1,46 @@
+import { MIN_CALLS_TO_LEARN, READING_WEIGHT, RoomEstimate } from '../../src/gateway/presence/room-estimate';
+
+describe('the room a gateway offers', () => {
+  it('offers all of GATEWAY_MAX_CALLS until it has carried enough calls to learn their cost', () => {
+    const room = new RoomEstimate(100, 0.8);
+    room.observe(0.3, MIN_CALLS_TO_LEARN - 1);
+    expect(room.costPerCall).toBeNull();
+    expect(room.room(4, 0.3)).toBe(100);
+  });
+
+  it('offers what the load left under GATEWAY_MAX_LOAD pays for, once a call has a cost', () => {
+    const room = new RoomEstimate(100, 0.8);
+    room.observe(0.2, 10); // 0.02 a call
+    // 10 calls at 0.2: 0.6 left pays for 30 more.
+    expect(room.room(10, 0.2)).toBe(40);
+    // A burst: the newest reading leads, the room shrinks with it.
+    expect(room.room(20, 0.5)).toBe(35);
+    expect(room.room(30, 0.79)).toBe(30);
+  });
+
+  it('counts only the load above idle as the calls’ cost', () => {
+    const room = new RoomEstimate(100, 0.8);
+    room.observe(0.1, 0);
+    room.observe(0.3, 10); // (0.3 − 0.1) / 10
+    expect(room.costPerCall).toBeCloseTo(0.02, 6);
+    expect(room.room(10, 0.3)).toBe(35);
+  });
+
+  it('never offers more than GATEWAY_MAX_CALLS nor fewer than the calls it holds', () => {
+    const room = new RoomEstimate(25, 0.8);
+    room.observe(0.05, 10);
+    expect(room.room(10, 0.05)).toBe(25);
+    expect(room.room(12, 0.95)).toBe(12);
+  });
+
+  it('makes a call dearer while set-ups load a burst, and settles back within seconds', () => {
+    const room = new RoomEstimate(100, 0.8);
+    room.observe(0.5, 10); // a burst of set-ups: 0.05 a call
+    room.observe(0.2, 10); // the set-ups are over: 0.02 a call
+    expect(room.costPerCall).toBeCloseTo(0.05 * (1 - READING_WEIGHT) + 0.02 * READING_WEIGHT, 6);
+    for (let i = 0; i < 15; i++) room.observe(0.2, 10);
+    expect(room.costPerCall).toBeCloseTo(0.02, 3);
+    // 30 more, bar the rounding of a cost still a hair above 0.02.
+    expect(room.room(10, 0.2)).toBeGreaterThanOrEqual(39);
+  });
+});
