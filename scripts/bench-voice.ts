@@ -62,7 +62,7 @@ import { AdmissionTrace } from './lib/admission-trace';
 import { histogramQuantileMs, scrapeMetrics, type Scrape } from './lib/prom-scrape';
 import { startLocalServices } from './lib/local-services';
 import type { HandoffSteps } from './lib/turn-handoff';
-import { childPids, cores, mb, ProcMonitor } from './lib/proc-stats';
+import { childPids, cores, hostTicks, hostUse, mb, ProcMonitor } from './lib/proc-stats';
 
 const ROOT = path.join(__dirname, '..');
 const CLIP_PATH = path.join(ROOT, 'test', 'fixtures', 'audio', 'hello-appointment.wav');
@@ -152,7 +152,9 @@ async function main(): Promise<void> {
     // The worker hangs up provider calls through the vendor's REST API: it must reach the fake too.
     const { child: worker } = await spawnUntil('worker', 'test/support/worker-process.ts', { ...platformEnv, ...phone.env, NICE: String(nice) }, /worker ready/, profArgs('worker'));
     stops.unshift(() => stopProcess(worker));
-    const { child: gateway } = await spawnUntil('gateway', 'src/gateway/main.ts', { ...platformEnv, GATEWAY_PORT: String(gatewayPort), HOST: '127.0.0.1' }, /Media gateway/, profArgs('gateway'));
+    // The profiler's own work reads as load (0.6 idle): a profiled gateway admits by call count only.
+    const gatewayEnv = { ...platformEnv, GATEWAY_PORT: String(gatewayPort), HOST: '127.0.0.1', ...(cpuProf === 'gateway' ? { GATEWAY_MAX_LOAD: '100' } : {}) };
+    const { child: gateway } = await spawnUntil('gateway', 'src/gateway/main.ts', gatewayEnv, /Media gateway/, profArgs('gateway'));
     stops.unshift(() => stopProcess(gateway));
     // The API that the phone company calls runs on its own too (`npm run api`), so handling the inbound
     // webhooks never stalls the callers' clock; this process's API only configures and reads back.
@@ -210,6 +212,7 @@ async function main(): Promise<void> {
     loop.enable();
     const admission = new AdmissionTrace(h.db);
     admission.start();
+    const hostFrom = hostTicks();
     const started = Date.now();
     const live: CallResult[] = [];
     let done = 0;
@@ -226,6 +229,7 @@ async function main(): Promise<void> {
       ),
     );
     clearInterval(progress);
+    const host = hostUse(hostFrom, hostTicks());
     admission.stop();
     loop.disable();
     const callsSecs = (Date.now() - started) / 1000;
@@ -358,6 +362,7 @@ async function main(): Promise<void> {
       `- CPU in % of one core (the machine has ${cores()}): gateway ${pct(gwCpu)}, call worker ${pct(cpuOf('worker'))}, Temporal dev server ${pct(cpuOf('temporal'))}, ` +
         `PostgreSQL ${pct(postgres)}, API ${pct(cpuOf('api'))}, this process (${N} callers) ${pct(cpuOf('bench'))}, vendor fakes ${pct(cpuOf('fakes'))}: ${pct(all)} in all`,
     );
+    console.log(`- the host over the whole run of calls: busy ${pct(host.busyPercent)}, stolen by the hypervisor ${pct(host.stealPercent)} (of ${cores() * 100} %)`);
     console.log(`- call worker RSS ${mb(monitor.rss('worker', windowFrom, windowTo).peakBytes)}`);
     console.log(`- event-loop delay of this process (the callers' clock): p99 ${lagP99.toFixed(0)} ms, max ${(loop.max / 1e6).toFixed(0)} ms`);
     console.log(`- run: ${callsSecs.toFixed(0)} s of calls; command: npm run bench:voice -- --calls ${N} --turns ${K} --barge-ins ${bargeIns} --provider ${provider} --nice ${nice} --warmup ${warmup}`);
@@ -386,7 +391,7 @@ async function main(): Promise<void> {
       `SUMMARY calls=${N} turns=${latencies.length} completed=${okCalls} dropped=${totals.dropped} late=${totals.late} ` +
       `p50_ms=${int(percentile(latencies, 50))} p95_ms=${int(percentile(latencies, 95))} p99_ms=${int(percentile(latencies, 99))} ` +
       `greeting_p50_ms=${int(percentile(greetings, 50))} bargein_p50_ms=${int(percentile(bargeInLatencies, 50))} bargein_max_ms=${int(Math.max(...bargeInLatencies))} ` +
-      `refused=${refused} orchestration_pct=${int(cost.orchestrationPercent)} late_rampup=${lateRampup} ` +
+      `refused=${refused} orchestration_pct=${int(cost.orchestrationPercent)} late_rampup=${lateRampup} steal_pct=${int(host.stealPercent)} ` +
       `vad_start_lag_p95_ms=${gw ? int(histogramQuantileMs(gw.vadLagStart, 0.95)) : 'NA'}`;
   } finally {
     for (const stop of stops) await stop().catch((err: Error) => console.error(`(stopping: ${err.message})`));

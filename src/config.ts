@@ -96,10 +96,11 @@ export const coreConfigSchema = z.object({
   WORKER_METRICS_PORT: port.default(8002),
   // Gateway capacity (docs/call-lifecycle.md, "Load, admission and refusal"): a gateway admits new
   // calls while its smoothed load (event-loop utilisation or delay) stays under GATEWAY_MAX_LOAD
-  // and it holds fewer than GATEWAY_MAX_CALLS; the API refuses calls no gateway has room for.
+  // and it holds fewer than GATEWAY_MAX_CALLS, offering the room its load projects; the API refuses
+  // calls no gateway has room for. 0.6: past it a busy loop queues audio (docs/performance.md).
   GATEWAY_MAX_CALLS: z.coerce.number().int().positive().default(100),
   // Above 1 the load never closes the door (only GATEWAY_MAX_CALLS counts).
-  GATEWAY_MAX_LOAD: z.coerce.number().positive().max(100).default(0.8),
+  GATEWAY_MAX_LOAD: z.coerce.number().positive().max(100).default(0.6),
   // `off`: the API admits voice calls without asking gateway presence (gateways of an older
   // version, or tests that stand in for the gateway). Never in production.
   GATEWAY_ADMISSION: z.enum(['on', 'off']).default('on'),

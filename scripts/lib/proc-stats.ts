@@ -141,3 +141,26 @@ export function childPids(parentPid: number, match: string): number[] {
 
 export const cores = (): number => os.cpus().length;
 export const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+/** The host's CPU counters (/proc/stat, all cores): busy and stolen ticks, and all of them. */
+export interface HostTicks {
+  busy: number;
+  steal: number;
+  total: number;
+}
+
+export function hostTicks(): HostTicks {
+  // cpu  user nice system idle iowait irq softirq steal guest guest_nice
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number) as number[];
+  const busy = user! + nice! + system! + irq! + softirq!;
+  return { busy, steal: steal!, total: busy + idle! + iowait! + steal! };
+}
+
+/**
+ * Between two readings, in % of one core: what the host's processes used, and what the hypervisor
+ * gave to someone else while this VM wanted to run (steal) — a slow or shared host shows there.
+ */
+export function hostUse(from: HostTicks, to: HostTicks): { busyPercent: number; stealPercent: number } {
+  const total = Math.max(1, to.total - from.total);
+  return { busyPercent: (100 * cores() * (to.busy - from.busy)) / total, stealPercent: (100 * cores() * (to.steal - from.steal)) / total };
+}
