@@ -331,9 +331,9 @@ async function main(): Promise<void> {
     const step = (k: keyof HandoffSteps) => steps.map((s) => s[k]);
     // Only a turn not armed in time goes through the utterance signal and a voiceTurn activity.
     if (steps.length === 0) {
-      console.log(`\nEvery turn was taken by an armed turn (no utterance signal in the histories): the Temporal hand-off is the gateway's own stage below.`);
+      console.log(`\nNo call had all its turns go through the utterance signal (armed turns skip it): the Temporal hand-off is the gateway's own stage below.`);
     } else {
-      console.log(`\nTurns not armed in time (${steps.length}): the gateway's "VAD stop → first audio" split at the Temporal hand-off (workflow histories):\n`);
+      console.log(`\nTurns of calls none of whose turns was armed (${steps.length}): the gateway's "VAD stop → first audio" split at the Temporal hand-off (workflow histories):\n`);
       console.log('| step | p50 | p95 |');
       console.log('|---|---|---|');
       for (const [k, label] of [

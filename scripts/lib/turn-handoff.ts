@@ -34,6 +34,10 @@ const msOf = (t: Ts): number => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0)
 export function handoffSteps(history: temporal.api.history.v1.IHistory, e2e: Array<{ firstAudioMs: number; afterVadStopMs: number }>): HandoffSteps[] {
   const events = history.events ?? [];
   const out: HandoffSteps[] = [];
+  // Turns are paired with the signals in order: a call whose turns were partly armed (no signal)
+  // cannot be paired, and is left out rather than mismatched.
+  const signals = events.filter((e) => e.eventType === T.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED && e.workflowExecutionSignaledEventAttributes?.signalName === 'utterance');
+  if (signals.length !== e2e.length) return out;
   let turn = 0;
   for (let i = 0; i < events.length && turn < e2e.length; i++) {
     const e = events[i]!;
