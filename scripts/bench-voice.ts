@@ -1,7 +1,7 @@
 /**
  * `npm run bench:voice [-- --calls N --turns K --barge-ins B --provider twilio|exotel|plivo
- * --nice P --warmup 0|1 --cpu-prof worker|gateway|api]` (defaults 50, 3, 1, twilio, 10, 1; no
- * profile): after one warm-up call (reported
+ * --nice P --warmup 0|1 --cpu-prof worker|gateway|api --redial R]` (defaults 50, 3, 1, twilio, 10,
+ * 1; no profile; 0): after one warm-up call (reported
  * apart), N simultaneous simulated phone calls through the real API, call
  * workflow and media gateway, with zero-latency vendor fakes, measured from the callers' side,
  * from the gateway's /metrics and from /proc. Ends with one machine-readable `SUMMARY` line.
@@ -59,6 +59,7 @@ import { benchArgs } from './lib/bench-args';
 import { spawnUntil, stopProcess } from './lib/bench-processes';
 import { vadDecisionOffsets } from './lib/vad-offsets';
 import { AdmissionTrace } from './lib/admission-trace';
+import { GATEWAY_RETRY_AFTER_SECS } from '../src/calls/gateway-capacity';
 import { histogramQuantileMs, scrapeMetrics, type Scrape } from './lib/prom-scrape';
 import { startLocalServices } from './lib/local-services';
 import type { HandoffSteps } from './lib/turn-handoff';
@@ -92,7 +93,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 // ---- main -----------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const { calls: N, turns: K, bargeIns, staggerMs, limitMinutes, provider, nice, warmup, cpuProf } = benchArgs(process.argv.slice(2), { limitMinutes: DEFAULT_LIMIT_MINUTES, nice: PLATFORM_NICE });
+  const { calls: N, turns: K, bargeIns, staggerMs, limitMinutes, provider, nice, warmup, cpuProf, redial } = benchArgs(process.argv.slice(2), { limitMinutes: DEFAULT_LIMIT_MINUTES, nice: PLATFORM_NICE });
   // A CPU profile of one platform process, written when it stops (open it in Chrome DevTools).
   const profDir = cpuProf ? fs.mkdtempSync(path.join(os.tmpdir(), `bench-prof-${cpuProf}-`)) : null;
   const profArgs = (who: string) => (who === cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
@@ -181,7 +182,10 @@ async function main(): Promise<void> {
     await api('POST', '/api/agents', { name: AGENT, prompt: 'You book appointments. Be brief.', greeting: GREETING, pipeline_settings: { vad_start_secs: VAD_START_SECS, vad_stop_secs: VAD_STOP_SECS, min_words: MIN_WORDS } });
     const endpoint = await api('POST', '/api/settings/endpoints', { phone_number: OUR_NUMBER, provider, inbound_agent_name: AGENT });
 
-    const callContext = (i: number, calls = script) => ({ phone, webhookUrl: endpoint.inbound_webhook_url, clip, greeting: GREETING, script: calls, from: `+1415555${String(1000 + i)}`, to: OUR_NUMBER });
+    const callContext = (i: number, calls = script) => ({
+      phone, webhookUrl: endpoint.inbound_webhook_url, clip, greeting: GREETING, script: calls, from: `+1415555${String(1000 + i)}`, to: OUR_NUMBER,
+      redial, redialAfterMs: GATEWAY_RETRY_AFTER_SECS * 1000,
+    });
     // The first call after start pays for JIT compilation and first connections in every process:
     // it is run and reported on its own, and the N calls measure a platform that is running.
     let warm: CallResult | null = null;
@@ -296,6 +300,8 @@ async function main(): Promise<void> {
     console.log(`| late frames (gaps > ${LATE_GAP_MS} ms inside an utterance) | ${totals.late} (largest gap ${fmtMs(totals.maxGapMs)}) | |`);
     console.log(`| late frames during ramp-up (first call placed → ${RAMPUP_TAIL_MS / 1000} s after the last connected) | ${lateRampup} | 0 |`);
     console.log(`| calls completed correctly | ${okCalls} / ${admitted.length} admitted${refused ? ` (${refused} of ${N} refused at admission: no gateway had room)` : ''} | ${admitted.length} |`);
+    const busyAnswers = results.reduce((n, r) => n + (r.busyAnswers ?? 0), 0);
+    if (redial) console.log(`| busy answers (a caller answered busy dials again after ${GATEWAY_RETRY_AFTER_SECS} s, up to ${redial} times) | ${busyAnswers}; ${admitted.filter((r) => r.busyAnswers).length} calls got through on a redial | |`);
     console.log(`| the gateway's presence each second from the first call (s:calls/room@load, ! = not admitting) | ${admission.summary()} | |`);
     if (missingReplies) console.log(`| turns without an audible reply | ${missingReplies} | 0 |`);
     if (warm) {
@@ -391,7 +397,7 @@ async function main(): Promise<void> {
       `SUMMARY calls=${N} turns=${latencies.length} completed=${okCalls} dropped=${totals.dropped} late=${totals.late} ` +
       `p50_ms=${int(percentile(latencies, 50))} p95_ms=${int(percentile(latencies, 95))} p99_ms=${int(percentile(latencies, 99))} ` +
       `greeting_p50_ms=${int(percentile(greetings, 50))} bargein_p50_ms=${int(percentile(bargeInLatencies, 50))} bargein_max_ms=${int(Math.max(...bargeInLatencies))} ` +
-      `refused=${refused} orchestration_pct=${int(cost.orchestrationPercent)} late_rampup=${lateRampup} steal_pct=${int(host.stealPercent)} ` +
+      `refused=${refused} busy=${busyAnswers} redial=${redial} orchestration_pct=${int(cost.orchestrationPercent)} late_rampup=${lateRampup} steal_pct=${int(host.stealPercent)} ` +
       `vad_start_lag_p95_ms=${gw ? int(histogramQuantileMs(gw.vadLagStart, 0.95)) : 'NA'}`;
   } finally {
     for (const stop of stops) await stop().catch((err: Error) => console.error(`(stopping: ${err.message})`));

@@ -14,6 +14,8 @@ export interface BenchArgs {
   warmup: number;
   /** The process to write a CPU profile of, if any. */
   cpuProf: string | null;
+  /** Times a caller answered busy dials again, after the platform's Retry-After (0: never). */
+  redial: number;
 }
 
 export function benchArgs(argv: string[], defaults: { limitMinutes: number; nice: number }): BenchArgs {
@@ -39,5 +41,6 @@ export function benchArgs(argv: string[], defaults: { limitMinutes: number; nice
     nice: int('nice', defaults.nice, 0, 19),
     warmup: int('warmup', 1, 0, 1),
     cpuProf,
+    redial: int('redial', 0, 0, 10),
   };
 }

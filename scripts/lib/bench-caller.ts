@@ -55,6 +55,8 @@ export interface CallResult {
   hungUpAtMs?: number;
   /** Turned away at admission (the vendor's busy answer): no gateway had room. */
   refused?: boolean;
+  /** Busy answers this caller got (with --redial, some before it got through). */
+  busyAnswers?: number;
   /** Stream opened → first non-silent greeting frame received. */
   greetingMs?: number | null;
   turns: Turn[];
@@ -112,6 +114,9 @@ export interface CallContext {
   script: ScriptedTurn[];
   from: string;
   to: string;
+  /** Times to dial again after a busy answer, waiting redialAfterMs first (a dialler honouring Retry-After). */
+  redial?: number;
+  redialAfterMs?: number;
 }
 
 /** Runs one call; `live` (optional) gets its result object at once, to watch progress. */
@@ -119,9 +124,17 @@ export async function runCall(index: number, ctx: CallContext, live?: CallResult
   const result: CallResult = { index, turns: [] };
   live?.push(result);
   try {
-    const fake = await ctx.phone.ringInbound({ webhookUrl: ctx.webhookUrl, from: ctx.from, to: ctx.to });
+    let fake = await ctx.phone.ringInbound({ webhookUrl: ctx.webhookUrl, from: ctx.from, to: ctx.to });
     // Every vendor's busy answer says so (Twilio <Reject reason="busy">, Plivo <Hangup reason="busy">, Exotel's detail).
-    if (!fake.callId && /busy/i.test(fake.answer.body)) {
+    const busy = () => !fake.callId && /busy/i.test(fake.answer.body);
+    result.busyAnswers = 0;
+    while (busy() && result.busyAnswers < (ctx.redial ?? 0)) {
+      result.busyAnswers++;
+      await sleep(ctx.redialAfterMs ?? 5000);
+      fake = await ctx.phone.ringInbound({ webhookUrl: ctx.webhookUrl, from: ctx.from, to: ctx.to });
+    }
+    if (busy()) {
+      result.busyAnswers++;
       result.refused = true;
       return result;
     }
