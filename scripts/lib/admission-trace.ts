@@ -29,17 +29,12 @@ export class AdmissionTrace {
     if (this.timer) clearInterval(this.timer);
   }
 
-  /** One line: `s:calls/room@load` per second until the room stopped changing (`!` = not admitting). */
+  /** One line: `s:calls/room@load` for each of the first `seconds` seconds (`!` = not admitting). */
   summary(seconds = 20): string {
     return this.samples
       .slice(0, seconds)
       .map((s) => `${s.atSecs}s:${s.calls}/${s.room ?? '-'}@${s.load.toFixed(2)}${s.admitting ? '' : '!'}`)
       .join(' ');
-  }
-
-  /** The largest load the gateway published while calls were being admitted. */
-  get peakLoad(): number {
-    return Math.max(0, ...this.samples.map((s) => s.load));
   }
 
   private async sample(): Promise<void> {

@@ -4,7 +4,8 @@
  * worker, gateway, PostgreSQL and Temporal; Twilio is the protocol fake.
  */
 import { Op } from 'sequelize';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
+import { openGatewayDatabase } from '../../src/gateway/gateway-database';
 import { GatewayPresence } from '../../src/gateway/presence/presence';
 import { startGateway, type RunningGateway } from '../../src/gateway/server';
 import { createLogger } from '../../src/shared/logger';
@@ -126,10 +127,11 @@ describe('admission by gateway room', () => {
     let pool: Pool;
     let presence: GatewayPresence;
     beforeAll(async () => {
-      pool = new Pool({ connectionString: h.dbUrl, max: 1 });
+      const log = createLogger('gateway-room-test');
+      pool = openGatewayDatabase(h.dbUrl, log);
       let readings = 0;
       const meter = { read: () => ({ load: readings++ === 0 ? 0.5 : 0.6, utilisation: 0.5, loopLagP99Ms: 0, cpu: 0.5 }), stop: () => undefined };
-      presence = new GatewayPresence({ pool, id: 'gateway-room-test', url: 'ws://127.0.0.1:1', maxCalls: 100, maxLoad: 0.8, calls: () => (readings <= 1 ? 5 : 0), log: createLogger('gateway-room-test'), meter });
+      presence = new GatewayPresence({ pool, id: 'gateway-room-test', url: 'ws://127.0.0.1:1', maxCalls: 100, maxLoad: 0.8, calls: () => (readings <= 1 ? 5 : 0), log, meter });
       await presence.start();
       await presence.setState('active');
     });
