@@ -266,7 +266,7 @@ export class CallMedia {
     this.voicemail?.push(pcm);
     const atMs = timestampMs !== null && Number.isFinite(timestampMs) && timestampMs >= 0 ? timestampMs : performance.now() - this.opts.startPerf;
     this.recorder.writeCaller(pcm, atMs);
-    this.stt.send(pcm);
+    this.stt.send(pcm, this.vad.state === 'quiet');
   }
 
   /**

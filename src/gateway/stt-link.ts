@@ -4,13 +4,11 @@
  * shared ResilientStt's job (src/providers/resilience.ts); when it gives up (rejected, or still
  * down after every retry) `onUnavailable` tells the call. Vendor errors become `error` events.
  *
- * Audio goes out in chunks of STT_CHUNK_MS rather than per 20 ms telephony frame: a socket write
- * per frame per call was the gateway's largest CPU cost (a quarter of it at 50 calls). Nothing
- * waits on a partial chunk where it matters: `finalize()` sends it first, and the end of a turn
- * is decided by the VAD hundreds of milliseconds after the last word has gone out.
+ * Audio goes out in chunks (stt-chunker.ts), not per telephony frame. Nothing waits on a partial
+ * chunk where it matters: `finalize()` sends it first, and the end of a turn is decided by the
+ * VAD hundreds of milliseconds after the last word has gone out.
  */
 import type { AudioFormat } from '../audio/format';
-import { pcmToBytes } from '../audio/pcm';
 import type { Config } from '../config';
 import { ResilientStt } from '../providers/resilience';
 import { createAgentStt, type SttTranscript } from '../providers/stt';
@@ -18,9 +16,7 @@ import { countProviderError } from '../observability/metrics';
 import type { Logger } from '../shared/logger';
 import type { VoiceConfig } from '../../workflows/call-definitions';
 import type { GatewayEventLog } from './events';
-
-/** Caller audio per STT write (vendors take 20–100 ms chunks; interim results wait ≤ this much). */
-export const STT_CHUNK_MS = 80;
+import { SttChunker } from './stt-chunker';
 
 export interface SttLinkOptions {
   callId: string;
@@ -37,15 +33,12 @@ export interface SttLinkOptions {
 export class SttLink {
   private readonly stream: ResilientStt;
   private closed = false;
-  private readonly chunkBytes: number;
-  private chunk: Buffer;
-  private filled = 0;
+  private readonly chunker: SttChunker;
 
   constructor(private readonly opts: SttLinkOptions) {
     const { stt: s, config, format, events, log, callId } = opts;
     const input: AudioFormat = { encoding: 'pcm16', sampleRate: format.sampleRate };
-    this.chunkBytes = Math.round((format.sampleRate * STT_CHUNK_MS) / 1000) * 2;
-    this.chunk = Buffer.allocUnsafe(this.chunkBytes);
+    this.chunker = new SttChunker(format.sampleRate, (chunk) => this.stream.sendAudio(chunk));
     this.stream = new ResilientStt({
       open: () =>
         createAgentStt({ stt_provider: s.provider, stt_model: s.model, stt_language: s.language, stt_mode: s.mode, stt_settings: s.settings }, config, {
@@ -71,20 +64,17 @@ export class SttLink {
     });
   }
 
-  /** Caller audio at the stream's rate (copied: `pcm` may be reused); dropped while reconnecting. */
-  send(pcm: Int16Array): void {
-    const bytes = pcmToBytes(pcm);
-    for (let at = 0; at < bytes.length; ) {
-      const n = bytes.copy(this.chunk, this.filled, at, Math.min(bytes.length, at + this.chunkBytes - this.filled));
-      this.filled += n;
-      at += n;
-      if (this.filled === this.chunkBytes) this.flush();
-    }
+  /**
+   * Caller audio at the stream's rate (copied: `pcm` may be reused); dropped while reconnecting.
+   * `quiet`: the VAD hears no speech (longer chunks).
+   */
+  send(pcm: Int16Array, quiet = false): void {
+    this.chunker.push(pcm, quiet);
   }
 
   /** Sends the partial chunk, then asks the vendor for the final transcript. */
   finalize(): void {
-    this.flush();
+    this.chunker.flush();
     this.stream.finalize();
   }
 
@@ -95,16 +85,7 @@ export class SttLink {
 
   close(): Promise<void> {
     this.closed = true;
-    this.filled = 0;
+    this.chunker.discard();
     return this.stream.close();
-  }
-
-  private flush(): void {
-    if (this.filled === 0) return;
-    // A fresh buffer per write: the socket may still hold the last one.
-    const full = this.chunk.subarray(0, this.filled);
-    this.chunk = Buffer.allocUnsafe(this.chunkBytes);
-    this.filled = 0;
-    this.stream.sendAudio(full);
   }
 }
