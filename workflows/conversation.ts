@@ -7,6 +7,7 @@ import { contextLine, substitute, type Variables } from '../src/shared/template'
 import type { AgentSnapshot, LlmMessage, LlmToolSpec, SnapshotNode, SnapshotTool } from './call-definitions';
 import { transferToolSpec } from './transfer-tool';
 import { TRANSFER_CALL } from '../src/shared/transfer';
+import { DTMF_DIGITS, MAX_DTMF_DIGITS } from '../src/shared/dtmf-keys';
 
 export const END_CALL = 'end_call';
 
@@ -41,7 +42,7 @@ export function dtmfDigits(args: Record<string, unknown>): string | null {
   const raw = typeof args.digits === 'number' ? String(args.digits) : args.digits;
   if (typeof raw !== 'string') return null;
   const digits = raw.replace(/[\s,-]/g, '');
-  return /^[0-9*#A-Dw]{1,64}$/.test(digits) ? digits : null;
+  return DTMF_DIGITS.test(digits) && digits.length <= MAX_DTMF_DIGITS ? digits : null;
 }
 
 function toolSpec(tool: SnapshotTool): LlmToolSpec {

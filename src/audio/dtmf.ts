@@ -11,13 +11,14 @@
  * and codecs along the way see no clicks.
  */
 import { fromPcm16, type AudioFormat } from './format';
+import { DTMF_DIGITS } from '../shared/dtmf-keys';
+
+export { DTMF_DIGITS };
 
 const ROWS = [697, 770, 852, 941] as const;
 const COLS = [1209, 1336, 1477, 1633] as const;
 const KEYS = ['123A', '456B', '789C', '*0#D'] as const;
 
-/** Digits send_dtmf takes: 0–9, *, #, A–D, and `w` (a half-second pause, as Twilio's SendDigits). */
-export const DTMF_DIGITS = /^[0-9*#A-Dw]+$/;
 export const DTMF_TONE_MS = 90;
 export const DTMF_GAP_MS = 90;
 export const DTMF_PAUSE_MS = 500;
