@@ -121,17 +121,16 @@ describe('admission by gateway room', () => {
   });
 
   describe('with a gateway that has learnt what its calls cost', () => {
-    // The gateway's presence writer, driven by a scripted load: 5 calls made a load of 0.25 (0.05 a
-    // call), then the load stays at 0.7 with no calls of its own — 0.1 under GATEWAY_MAX_LOAD 0.8
-    // pays for 2 calls, not the 100 of GATEWAY_MAX_CALLS (and past three quarters of the maximum
-    // load, no burst allowance: room-estimate.ts).
+    // The gateway's presence writer, driven by a scripted load: 5 calls made a load of 0.5 (0.1 a
+    // call), then the load stays at 0.6 with no calls of its own — 0.2 under GATEWAY_MAX_LOAD 0.8
+    // pays for 2 calls, not the 100 of GATEWAY_MAX_CALLS.
     let pool: Pool;
     let presence: GatewayPresence;
     beforeAll(async () => {
       const log = createLogger('gateway-room-test');
       pool = openGatewayDatabase(h.dbUrl, log);
       let readings = 0;
-      const meter = { read: () => ({ load: readings++ === 0 ? 0.25 : 0.7, utilisation: 0.5, loopLagP99Ms: 0, cpu: 0.5 }), stop: () => undefined };
+      const meter = { read: () => ({ load: readings++ === 0 ? 0.5 : 0.6, utilisation: 0.5, loopLagP99Ms: 0, cpu: 0.5 }), stop: () => undefined };
       presence = new GatewayPresence({ pool, id: 'gateway-room-test', url: 'ws://127.0.0.1:1', maxCalls: 100, maxLoad: 0.8, calls: () => (readings <= 1 ? 5 : 0), log, meter });
       await presence.start();
       await presence.setState('active');

@@ -1,4 +1,4 @@
-import { BURST_SHARE, LOW_LOAD_SHARE, MIN_CALLS_TO_LEARN, READING_WEIGHT, RoomEstimate } from '../../src/gateway/presence/room-estimate';
+import { MIN_CALLS_TO_LEARN, READING_WEIGHT, RoomEstimate } from '../../src/gateway/presence/room-estimate';
 
 describe('the room a gateway offers', () => {
   it('offers all of GATEWAY_MAX_CALLS until it has carried enough calls to learn their cost', () => {
@@ -42,17 +42,5 @@ describe('the room a gateway offers', () => {
     expect(room.costPerCall).toBeCloseTo(0.02, 3);
     // 30 more, bar the rounding of a cost still a hair above 0.02.
     expect(room.room(10, 0.2)).toBeGreaterThanOrEqual(39);
-  });
-
-  it('admits a burst at a tenth of GATEWAY_MAX_CALLS a second while the load is low, whatever its first seconds cost', () => {
-    const room = new RoomEstimate(100, 0.6);
-    room.observe(0.02, 0);
-    room.observe(0.36, 9); // nine calls a second old: nothing but set-ups, 0.038 a call
-    // The projection alone: (0.6 − 0.36) / 0.038 → 6 more. The load is low: 10 more.
-    expect(0.36).toBeLessThan(0.6 * LOW_LOAD_SHARE);
-    expect(room.room(9, 0.36)).toBe(9 + 100 * BURST_SHARE);
-    // Past three quarters of the maximum load, the projection alone decides.
-    expect(room.room(9, 0.5)).toBe(9 + Math.floor((0.6 - 0.5) / room.costPerCall!));
-    expect(room.room(9, 0.59)).toBe(9);
   });
 });

@@ -10,21 +10,12 @@
  * calls that made it, averaged over a few readings. During a burst the readings carry the
  * set-ups' work too, so a call looks dearer and the room grows more slowly; once the set-ups are
  * over the cost settles back within seconds.
- *
- * The very first readings of a burst are nothing but set-ups (9 calls a second old read as 0.36,
- * ten times what they cost a few seconds later), so the projection alone would close the door on
- * a gateway a third loaded. While the load is under LOW_LOAD_SHARE of GATEWAY_MAX_LOAD the room
- * therefore never grows by less than BURST_SHARE of GATEWAY_MAX_CALLS a reading: a burst is
- * admitted at that pace until the load says otherwise.
  */
 
 /** Below this many calls the idle load swamps the per-call figure: nothing is learnt. */
 export const MIN_CALLS_TO_LEARN = 5;
 /** Weight of the newest reading in the cost and the idle load (one reading a second). */
 export const READING_WEIGHT = 0.3;
-/** Under this share of GATEWAY_MAX_LOAD the room grows by at least BURST_SHARE of GATEWAY_MAX_CALLS. */
-export const LOW_LOAD_SHARE = 0.75;
-export const BURST_SHARE = 0.1;
 
 const average = (old: number | null, sample: number) => (old === null ? sample : old * (1 - READING_WEIGHT) + sample * READING_WEIGHT);
 
@@ -51,13 +42,11 @@ export class RoomEstimate {
 
   /**
    * Calls this gateway can hold, counting those it holds: all of maxCalls until a cost is learnt,
-   * then its calls plus what the load under maxLoad pays for (at least a burst's share while the
-   * load is low) — never fewer than it holds nor more than maxCalls.
+   * then its calls plus what the load under maxLoad pays for — never fewer than it holds.
    */
   room(calls: number, load: number): number {
     if (this.perCall === null || this.perCall <= 0) return Math.max(calls, this.maxCalls);
-    let more = Math.max(0, Math.floor((this.maxLoad - load) / this.perCall));
-    if (load < this.maxLoad * LOW_LOAD_SHARE) more = Math.max(more, Math.ceil(this.maxCalls * BURST_SHARE));
+    const more = Math.max(0, Math.floor((this.maxLoad - load) / this.perCall));
     return Math.max(calls, Math.min(this.maxCalls, calls + more));
   }
 }
