@@ -13,11 +13,18 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const recordingsDir = (dataDir: string) => path.join(dataDir, 'recordings');
 
-/** The recording of a call: DATA_DIR/recordings/<call id>.wav, checked to stay inside the directory. */
-export function recordingFile(dataDir: string, callId: string): string {
+/** Parts of a call's recording served, at most (a part per media stream: more after each failed transfer). */
+export const MAX_RECORDING_PARTS = 20;
+
+/**
+ * The recording of a call: DATA_DIR/recordings/<call id>.wav, or `<call id>-<part>.wav` for a
+ * later part (a stream after a failed transfer), checked to stay inside the directory.
+ */
+export function recordingFile(dataDir: string, callId: string, part = 1): string {
   if (!UUID.test(callId)) throw new Error('a recording is named by its call id (a UUID)');
+  if (!Number.isInteger(part) || part < 1) throw new Error('a recording part is a positive integer');
   const dir = path.resolve(recordingsDir(dataDir));
-  const file = path.resolve(dir, `${callId.toLowerCase()}.wav`);
+  const file = path.resolve(dir, `${callId.toLowerCase()}${part > 1 ? `-${part}` : ''}.wav`);
   if (path.dirname(file) !== dir) throw new Error('recording path escapes the recordings directory');
   return file;
 }
@@ -27,14 +34,32 @@ export function recordingFile(dataDir: string, callId: string): string {
  * symlink, so a link planted in the directory cannot expose another file (the directory may be
  * one: an operator can put recordings on another disk).
  */
-export async function openRecording(dataDir: string, callId: string): Promise<fs.promises.FileHandle | null> {
+export async function openRecording(dataDir: string, callId: string, part = 1): Promise<fs.promises.FileHandle | null> {
   try {
-    return await fs.promises.open(recordingFile(dataDir, callId), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    return await fs.promises.open(recordingFile(dataDir, callId, part), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ELOOP' || code === 'EISDIR' || code === 'ENOTDIR') return null;
     throw err;
   }
+}
+
+/** Opens every part of a call's recording, first part first; none when the first is missing. */
+export async function openRecordingParts(dataDir: string, callId: string): Promise<fs.promises.FileHandle[]> {
+  const first = await openRecording(dataDir, callId);
+  if (!first) return [];
+  const parts = [first];
+  try {
+    for (let part = 2; part <= MAX_RECORDING_PARTS; part++) {
+      const next = await openRecording(dataDir, callId, part);
+      if (!next) break;
+      parts.push(next);
+    }
+  } catch (err) {
+    await Promise.all(parts.map((p) => p.close().catch(() => undefined)));
+    throw err;
+  }
+  return parts;
 }
 
 /** Creates a directory (and its parents) private to this user, and tightens it if it exists. */

@@ -326,6 +326,42 @@ describe('GET /api/recordings/{call_id}', () => {
     expect((await malformed.arrayBuffer()).byteLength).toBe(wav.length);
   });
 
+  it('joins the parts of a call that came back after a failed transfer (<id>-2.wav …) into one WAV, ranges included', async () => {
+    const id = crypto.randomUUID();
+    const dir = path.join(h.config.dataDir, 'recordings');
+    // Part 2: half a second more in the same format; part 3: another format, left out.
+    const second = Buffer.from(wav.subarray(0, 44 + 8000));
+    second.writeUInt32LE(36 + 8000, 4);
+    second.writeUInt32LE(8000, 40);
+    second.fill(7, 44);
+    const otherFormat = Buffer.from(second);
+    otherFormat.writeUInt32LE(16000, 24);
+    fs.writeFileSync(path.join(dir, `${id}.wav`), wav);
+    fs.writeFileSync(path.join(dir, `${id}-2.wav`), second);
+    fs.writeFileSync(path.join(dir, `${id}-3.wav`), otherFormat);
+    await insertCall({ id, recording_path: `recordings/${id}.wav` });
+
+    const res = await fetchRecording(id);
+    expect(res.status).toBe(200);
+    const body = Buffer.from(await res.arrayBuffer());
+    const data = Buffer.concat([wav.subarray(44), second.subarray(44)]);
+    expect(body.length).toBe(44 + data.length);
+    expect(res.headers.get('content-length')).toBe(String(body.length));
+    // The first part's header, with the joined sizes.
+    expect(body.toString('ascii', 0, 4)).toBe('RIFF');
+    expect(body.subarray(8, 40).equals(wav.subarray(8, 40))).toBe(true);
+    expect(body.readUInt32LE(4)).toBe(36 + data.length);
+    expect(body.readUInt32LE(40)).toBe(data.length);
+    expect(body.subarray(44).equals(data)).toBe(true);
+
+    // A range across the end of the first part.
+    const start = wav.length - 10;
+    const ranged = await fetchRecording(id, { range: `bytes=${start}-${start + 19}` });
+    expect(ranged.status).toBe(206);
+    expect(ranged.headers.get('content-range')).toBe(`bytes ${start}-${start + 19}/${body.length}`);
+    expect(Buffer.from(await ranged.arrayBuffer()).equals(body.subarray(start, start + 20))).toBe(true);
+  });
+
   it('answers 404 {detail} when the call, its recording path or the file is missing', async () => {
     const noPath = await insertCall({});
     const goneFile = await insertCall({ recording_path: 'recordings/deleted.wav' });

@@ -5,6 +5,7 @@
  * compatible LLM). A transfer that is answered ends the call `completed` / `transferred`; one to a
  * busy destination comes back to the agent on a new stream of the same call.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import type { FakeDeepgram } from '../fakes/deepgram-server';
 import type { FakeOpenAI } from '../fakes/openai-server';
@@ -139,5 +140,23 @@ describe('transfer_call on a Twilio call', () => {
     expect(list.find((e) => e.event_type === 'transfer_failed')!.data).toMatchObject({ destination: 'sales', reason: 'busy' });
     expect(list.filter((e) => e.event_type === 'call_status' && e.data.status === 'media_connected')).toHaveLength(2);
     expect(call.transcript.map((t: any) => t.text)).toEqual(['Hello.', 'I would like to upgrade my plan.', 'One moment, I am putting you through to sales.', sorry]);
+
+    // Each stream recorded its own part; the API serves them joined, as one WAV.
+    const dir = path.join(h.config.dataDir, 'recordings');
+    const audioBytes = (file: string) => fs.statSync(path.join(dir, file)).size - 44;
+    // Written to its end once the stream closed: the size stops changing.
+    await eventually(async () => {
+      if (!fs.existsSync(path.join(dir, `${callId}-2.wav`))) return false;
+      const before = audioBytes(`${callId}-2.wav`);
+      await new Promise((r) => setTimeout(r, 300));
+      return before > 0 && audioBytes(`${callId}-2.wav`) === before;
+    }, 10_000);
+    const res = await fetch(`${h.api.url}/api/recordings/${callId}`, { headers: { authorization: `Bearer ${await h.adminToken()}` } });
+    expect(res.status).toBe(200);
+    const wav = Buffer.from(await res.arrayBuffer());
+    const [first, second] = [audioBytes(`${callId}.wav`), audioBytes(`${callId}-2.wav`)];
+    expect(first).toBeGreaterThan(0);
+    expect(wav.readUInt32LE(40)).toBe(first + second);
+    expect(wav.length).toBe(44 + first + second);
   }, 120_000);
 });

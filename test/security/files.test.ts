@@ -86,9 +86,11 @@ describe('recordings by call id', () => {
   it('names a recording after its call id only, inside the recordings directory', () => {
     const id = crypto.randomUUID();
     expect(recordingFile('/data', id)).toBe(`/data/recordings/${id}.wav`);
+    expect(recordingFile('/data', id, 2)).toBe(`/data/recordings/${id}-2.wav`);
     for (const bad of ['../secrets', '../../etc/passwd', `${id}/../../secrets`, '/etc/passwd', '']) {
       expect(() => recordingFile('/data', bad)).toThrow();
     }
+    for (const part of [0, -1, 1.5, Number.NaN]) expect(() => recordingFile('/data', id, part)).toThrow();
   });
 
   it('does not follow a symlink planted in the recordings directory', async () => {
