@@ -48,9 +48,9 @@ const PATCH_COLUMNS: Record<keyof CallRecordPatch, string> = {
   answered_by: 'text',
 };
 
-/** A patch value as a bind parameter: times as timestamps, JSON as text. */
+/** A patch value as a bind parameter: times as timestamps, JSON as text (undefined never gets here). */
 function parameter(column: keyof CallRecordPatch, value: unknown): unknown {
-  if (value === null || value === undefined) return null;
+  if (value === null) return null;
   if (PATCH_COLUMNS[column] === 'timestamptz') return new Date(value as number);
   if (PATCH_COLUMNS[column] === 'jsonb') return JSON.stringify(value);
   return value;

@@ -118,7 +118,7 @@ export class CallSession extends TransferTurns {
     this.armedRequest = { request, utteranceId };
     // Only calls without heartbeats: their gateway completes activities itself, and may hold one back.
     const releasable = this.presenceLiveness && this.patches.has('arm-released-with-media');
-    this.arming!.arm(request, utteranceId, this.lastUtteranceSeq, afterSpeech, releasable);
+    this.arming!.arm(request, utteranceId, { afterSeq: this.lastUtteranceSeq, afterSpeech, releasedWithMedia: releasable });
   }
 
   /**

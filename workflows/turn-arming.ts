@@ -40,9 +40,10 @@ export class TurnArming {
   /**
    * Hands the gateway the next turn (no-op without a voice channel or while armed); with
    * `afterSpeech`, a plan that holds only if the caller hears that utterance whole.
-   * `releasedWithMedia`: see ArmedTurnRequest.
+   * `afterSeq`, `releasedWithMedia`: see ArmedTurnRequest.
    */
-  arm(request: LlmTurnRequest, utteranceId: string, afterSeq: number, afterSpeech?: string, releasedWithMedia = false): void {
+  arm(request: LlmTurnRequest, utteranceId: string, plan: { afterSeq: number; afterSpeech?: string; releasedWithMedia?: boolean }): void {
+    const { afterSeq, afterSpeech, releasedWithMedia = false } = plan;
     const channel = this.channel();
     if (!channel || this.current || this.failure) return;
     const arming: Arming = { armId: `${workflowInfo().runId.slice(0, 8)}-a${++this.count}`, settled: false, releasedWithMedia };
