@@ -37,6 +37,8 @@ const QUERIES: Array<{ name: string; filters: CallListFilters }> = [
   { name: 'field.service=filling&success=false', filters: { success: false, fields: { service: 'filling' } } },
   { name: 'field.booked=true', filters: { fields: { booked: 'true' } } },
   { name: 'field.booked=true&field.date=2026-12-03', filters: { fields: { booked: 'true', date: '2026-12-03' } } },
+  { name: 'end_reason=error', filters: { end_reason: 'error' } },
+  { name: 'end_reason=transferred (none)', filters: { end_reason: 'transferred' } },
   { name: '(no filter, for comparison)', filters: {} },
 ];
 

@@ -18,6 +18,7 @@ import * as m0012 from './migrations/0012-voicemail';
 import * as m0013 from './migrations/0013-call-list-test-calls';
 import * as m0014 from './migrations/0014-call-verdict-fields';
 import * as m0015 from './migrations/0015-gateway-room';
+import * as m0016 from './migrations/0016-call-end-reason-index';
 
 const MIGRATIONS = [
   { name: '0001-initial', module: m0001 },
@@ -33,6 +34,7 @@ const MIGRATIONS = [
   { name: '0013-call-list-test-calls', module: m0013 },
   { name: '0014-call-verdict-fields', module: m0014 },
   { name: '0015-gateway-room', module: m0015 },
+  { name: '0016-call-end-reason-index', module: m0016 },
 ];
 
 // Any fixed number: several processes starting at once (API, workers) take turns migrating.
