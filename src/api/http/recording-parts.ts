@@ -7,8 +7,8 @@
  * call, byte ranges included, and nothing on disk is rewritten.
  *
  * A part's audio runs to the end of its file (a part whose writer crashed has a stale header). A
- * later part that is not the canonical 44-byte header in the first part's format is left out and
- * logged: joined, it would play as noise.
+ * later part that is not a file with the canonical 44-byte header in the first part's format is
+ * left out and logged: joined, it would play as noise.
  */
 import type fs from 'node:fs';
 import { Readable } from 'node:stream';
@@ -57,7 +57,7 @@ export async function joinRecording(parts: fs.promises.FileHandle[], log: Logger
     const blockAlign = first.readUInt16LE(32) || 1;
     const audio: Piece[] = [];
     for (let i = 0; i < parts.length; i++) {
-      const header = i === 0 ? first : await readHeader(parts[i]!);
+      const header = i === 0 ? first : stats[i]!.isFile() ? await readHeader(parts[i]!) : null;
       if (!header || !formatOf(header).equals(formatOf(first))) {
         log.warn('recording part left out: not in the format of the first part', { call_id: callId, part: i + 1 });
         continue;

@@ -24,7 +24,10 @@ export function recordingRoutes(ctx: ApiContext) {
       await Promise.all(parts.map((p) => p.close()));
       throw notFound('Recording');
     }
-    return joinRecording(parts, log, callId);
+    return joinRecording(parts, log, callId).catch(async (err: unknown) => {
+      await Promise.all(parts.map((p) => p.close().catch(() => undefined)));
+      throw err;
+    });
   };
 
   return [
