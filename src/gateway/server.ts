@@ -23,6 +23,7 @@ import { createGatewayActivities } from './activities';
 import { TemporalReachability } from './workflow-outbox';
 import { GatewayPresence } from './presence/presence';
 import { AnsweredCalls } from './answered-calls';
+import { SETUP_SECS } from './presence/room-estimate';
 import { openGatewayDatabase } from './gateway-database';
 import { CallRegistry } from './call-registry';
 import type { CallMedia } from './call-media';
@@ -212,7 +213,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   const database = databaseUrl ? openGatewayDatabase(databaseUrl, log) : null;
   if (database) answered = new AnsweredCalls(database, log);
   presence = database
-    ? new GatewayPresence({ pool: database, id: taskQueue, url, maxCalls: deps.config.GATEWAY_MAX_CALLS, maxLoad: deps.config.GATEWAY_MAX_LOAD, calls: () => calls.size, log })
+    ? new GatewayPresence({ pool: database, id: taskQueue, url, maxCalls: deps.config.GATEWAY_MAX_CALLS, maxLoad: deps.config.GATEWAY_MAX_LOAD, calls: () => calls.size, settingUp: () => calls.connectedWithin(SETUP_SECS * 1000), log })
     : null;
   if (presence) await presence.start();
   else log.warn('no DATABASE_URL: this gateway publishes no presence (the API admits calls to it only with GATEWAY_ADMISSION=off)');

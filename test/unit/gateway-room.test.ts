@@ -1,4 +1,4 @@
-import { MIN_CALLS_TO_LEARN, READING_WEIGHT, RoomEstimate } from '../../src/gateway/presence/room-estimate';
+import { MIN_CALLS_TO_LEARN, READING_WEIGHT, RoomEstimate, SETUP_WEIGHT } from '../../src/gateway/presence/room-estimate';
 
 describe('the room a gateway offers', () => {
   it('offers all of GATEWAY_MAX_CALLS until it has carried enough calls to learn their cost', () => {
@@ -42,5 +42,26 @@ describe('the room a gateway offers', () => {
     expect(room.costPerCall).toBeCloseTo(0.02, 3);
     // 30 more, bar the rounding of a cost still a hair above 0.02.
     expect(room.room(10, 0.2)).toBeGreaterThanOrEqual(39);
+  });
+
+  it('counts a call being set up as SETUP_WEIGHT calls while learning what a settled call costs', () => {
+    const room = new RoomEstimate(100, 0.6);
+    room.observe(0.05, 0);
+    // 20 calls, all of them in their first seconds: 0.45 above idle is 20 × SETUP_WEIGHT settled calls.
+    room.observe(0.5, 20, 20);
+    expect(room.costPerCall).toBeCloseTo(0.45 / (20 * SETUP_WEIGHT), 6);
+  });
+
+  it('judges the room on the load the calls will make once their set-ups are over', () => {
+    const room = new RoomEstimate(100, 0.75);
+    room.observe(0, 0);
+    room.observe(0.5, 20, 20); // 20 calls in their set-up: 0.0125 a settled call
+    // Settled, the 20 calls make 0.5 − 20 × 0.0125 = 0.25: 0.5 left pays for 40 more.
+    expect(room.settledLoad(0.5, 20)).toBeCloseTo(0.25, 9);
+    expect(room.room(20, 0.5, 20)).toBe(60);
+    // The same load with the set-ups over is all settled calls: less room.
+    expect(room.room(20, 0.5, 0)).toBe(40);
+    // Never below the idle load, whatever the set-ups.
+    expect(room.settledLoad(0.1, 20)).toBe(0);
   });
 });

@@ -26,6 +26,8 @@ export interface PresenceOptions {
   maxCalls: number;
   maxLoad: number;
   calls: () => number;
+  /** Of those, the calls still being set up (connected within SETUP_SECS, room-estimate.ts). */
+  settingUp?: () => number;
   log: Logger;
   /** What measures the load: the process's own meter unless a test drives it. */
   meter?: Pick<LoadMeter, 'read' | 'stop'>;
@@ -91,10 +93,13 @@ export class GatewayPresence {
     const reading = this.meter.read();
     this.smoothed = this.smoothed * (1 - LOAD_SMOOTHING) + reading.load * LOAD_SMOOTHING;
     const calls = this.opts.calls();
-    this.estimate.observe(reading.load, calls);
-    const admitting = this.state === 'active' && this.smoothed < this.opts.maxLoad && calls < this.opts.maxCalls;
+    const settingUp = this.opts.settingUp?.() ?? 0;
+    this.estimate.observe(reading.load, calls, settingUp);
+    // Judged on the load once the set-ups under way are over: a burst's set-ups pass, its calls stay.
+    const settled = this.estimate.settledLoad(this.smoothed, settingUp);
+    const admitting = this.state === 'active' && settled < this.opts.maxLoad && calls < this.opts.maxCalls;
     // The room is projected from the newer of the two figures: in a burst the raw reading leads.
-    const room = admitting ? this.estimate.room(calls, Math.max(reading.load, this.smoothed)) : calls;
+    const room = admitting ? this.estimate.room(calls, Math.max(reading.load, this.smoothed), settingUp) : calls;
     this.snapshotValue = { ...reading, state: this.state, calls, smoothedLoad: this.smoothed, admitting, room };
     // One write at a time, in order: a slow database must not pile writes up.
     this.writing = this.writing.then(() => this.write(this.snapshotValue));

@@ -7,15 +7,22 @@
  * load left under GATEWAY_MAX_LOAD pays for.
  *
  * A call's cost is the load above the idle load (learnt while no call is held), divided by the
- * calls that made it, averaged over a few readings. During a burst the readings carry the
- * set-ups' work too, so a call looks dearer and the room grows more slowly; once the set-ups are
- * over the cost settles back within seconds.
+ * calls that made it, averaged over a few readings. A call being set up costs more than one that
+ * is settled (webhooks, the greeting, new sockets, and on a shared machine the workflow start):
+ * measured, about twice for its first few seconds. So a call in its set-up counts SETUP_WEIGHT
+ * calls while the cost is learnt, and the room is judged on the load the calls will make once
+ * their set-ups are over — otherwise the first burst a gateway sees reads every call as twice its
+ * cost and refuses half the calls the machine can carry.
  */
 
 /** Below this many calls the idle load swamps the per-call figure: nothing is learnt. */
 export const MIN_CALLS_TO_LEARN = 5;
 /** Weight of the newest reading in the cost and the idle load (one reading a second). */
 export const READING_WEIGHT = 0.3;
+/** A call in its set-up (SETUP_SECS after its stream connected) costs this many settled calls. */
+export const SETUP_WEIGHT = 2;
+/** How long a call counts as being set up, from its stream's connection. */
+export const SETUP_SECS = 3;
 
 const average = (old: number | null, sample: number) => (old === null ? sample : old * (1 - READING_WEIGHT) + sample * READING_WEIGHT);
 
@@ -28,25 +35,32 @@ export class RoomEstimate {
     private readonly maxLoad: number,
   ) {}
 
-  /** The load one call adds, as last learnt (null until the gateway has carried enough calls). */
+  /** The load one settled call adds, as last learnt (null until the gateway has carried enough calls). */
   get costPerCall(): number | null {
     return this.perCall;
   }
 
-  /** One reading: the load over the last interval and the calls held at its end. */
-  observe(load: number, calls: number): void {
+  /** One reading: the load over the last interval, the calls held at its end and how many of them are being set up. */
+  observe(load: number, calls: number, settingUp = 0): void {
     if (calls === 0) this.idle = average(this.idle, load);
     if (calls < MIN_CALLS_TO_LEARN) return;
-    this.perCall = average(this.perCall, Math.max(0, load - (this.idle ?? 0)) / calls);
+    const weighted = calls + (SETUP_WEIGHT - 1) * Math.min(settingUp, calls);
+    this.perCall = average(this.perCall, Math.max(0, load - (this.idle ?? 0)) / weighted);
+  }
+
+  /** The load once the set-ups under way are over: what admission judges. */
+  settledLoad(load: number, settingUp: number): number {
+    if (this.perCall === null) return load;
+    return Math.max(this.idle ?? 0, load - (SETUP_WEIGHT - 1) * settingUp * this.perCall);
   }
 
   /**
    * Calls this gateway can hold, counting those it holds: all of maxCalls until a cost is learnt,
-   * then its calls plus what the load under maxLoad pays for — never fewer than it holds.
+   * then its calls plus what the settled load under maxLoad pays for — never fewer than it holds.
    */
-  room(calls: number, load: number): number {
+  room(calls: number, load: number, settingUp = 0): number {
     if (this.perCall === null || this.perCall <= 0) return Math.max(calls, this.maxCalls);
-    const more = Math.max(0, Math.floor((this.maxLoad - load) / this.perCall));
+    const more = Math.max(0, Math.floor((this.maxLoad - this.settledLoad(load, settingUp)) / this.perCall));
     return Math.max(calls, Math.min(this.maxCalls, calls + more));
   }
 }
