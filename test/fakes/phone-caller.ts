@@ -52,6 +52,9 @@ function clockFor(speed: number): Pacer {
   return clock;
 }
 
+/** A played frame's audio when media is not kept (PhoneCallerOptions.keepMediaEvents). */
+const NO_AUDIO = Buffer.alloc(0);
+
 export class PhoneCaller implements Paced {
   readonly url: string;
   readonly format: AudioFormat;
@@ -297,8 +300,9 @@ export class PhoneCaller implements Paced {
     }
     if (!bytes) return;
     this.bufferedBytes -= bytes;
-    const audio = parts.length === 1 ? Buffer.from(parts[0]!) : Buffer.concat(parts);
-    this.played.push({ receivedAtMs, playedAtMs: at, audio, peak: pcmPeak(toPcm16(audio, this.format)) });
+    const audio = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+    const peak = pcmPeak(toPcm16(audio, this.format));
+    this.played.push({ receivedAtMs, playedAtMs: at, audio: this.keepMediaEvents ? Buffer.from(audio) : NO_AUDIO, peak });
     this.playingUntilPerf = perfNow + (bytes / this.playBytes) * this.tickMs;
   }
 

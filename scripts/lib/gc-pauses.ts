@@ -1,0 +1,73 @@
+/**
+ * Garbage-collection pauses of the benchmark's own process (the 100 callers' clock): a pause
+ * stops every simulated caller at once, so its frames look late and its barge-ins slow although
+ * the platform was on time. Recorded so a run's late frames and barge-in maximum can be told apart
+ * from the callers' own stalls.
+ */
+import { PerformanceObserver, constants, type PerformanceEntry } from 'node:perf_hooks';
+import { histogramDelta, type Scrape } from './prom-scrape';
+
+export interface GcPause {
+  /** Date.now() at the pause's start. */
+  atMs: number;
+  ms: number;
+  kind: 'minor' | 'major' | 'other';
+}
+
+const KINDS: Record<number, GcPause['kind']> = {
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'other',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'other',
+};
+
+export class GcPauses {
+  readonly pauses: GcPause[] = [];
+  private readonly observer = new PerformanceObserver((list) => {
+    const origin = performance.timeOrigin;
+    for (const entry of list.getEntries()) this.pauses.push({ atMs: origin + entry.startTime, ms: entry.duration, kind: KINDS[kindOf(entry)] ?? 'other' });
+  });
+
+  start(): void {
+    this.observer.observe({ entryTypes: ['gc'] });
+  }
+
+  stop(): void {
+    this.observer.disconnect();
+  }
+
+  /** Pauses that overlap [fromMs − marginMs, toMs]. */
+  near(fromMs: number, toMs: number, marginMs: number): GcPause[] {
+    return this.pauses.filter((p) => p.atMs + p.ms >= fromMs - marginMs && p.atMs <= toMs);
+  }
+
+  summary(): string {
+    const total = this.pauses.reduce((n, p) => n + p.ms, 0);
+    const longest = this.pauses.reduce((m, p) => Math.max(m, p.ms), 0);
+    const major = this.pauses.filter((p) => p.kind === 'major').length;
+    const { heapUsed, external } = process.memoryUsage();
+    return `${this.pauses.length} pauses (${major} major), ${total.toFixed(0)} ms in all, longest ${longest.toFixed(0)} ms (heap ${(heapUsed / 1e6).toFixed(0)} MB, external ${(external / 1e6).toFixed(0)} MB)`;
+  }
+}
+
+function kindOf(entry: PerformanceEntry): number {
+  // Node ≥ 16 puts the kind in `detail` (the typings predate it).
+  return (entry as unknown as { detail?: { kind?: number } }).detail?.kind ?? -1;
+}
+
+/** The gateway's collections during the run, from prom-client's `nodejs_gc_duration_seconds` (what the run added). */
+export function gatewayGcSummary(before: Scrape, after: Scrape): string {
+  let count = 0;
+  let sumSecs = 0;
+  let over10 = 0;
+  let over100 = 0;
+  for (const kind of ['minor', 'major', 'incremental', 'weakcb']) {
+    const h = histogramDelta(before, after, 'nodejs_gc_duration_seconds', { kind });
+    const upTo = (le: number) => h.buckets.find((b) => b.le === le)?.count ?? h.count;
+    count += h.count;
+    sumSecs += h.sum;
+    over10 += h.count - upTo(0.01);
+    over100 += h.count - upTo(0.1);
+  }
+  return `${count} pauses, ${(sumSecs * 1000).toFixed(0)} ms in all, ${over10} over 10 ms, ${over100} over 100 ms`;
+}
