@@ -378,12 +378,13 @@ async function main(): Promise<void> {
     console.log(`- garbage collection: this process ${gc.summary()}; the gateway ${metricsBefore && metricsAfter ? gatewayGcSummary(metricsBefore, metricsAfter) : 'NA'}`);
     const slowest = bargeInTurns.filter((t) => typeof t.bargeInMs === 'number').sort((a, b) => b.bargeInMs! - a.bargeInMs!).slice(0, 3);
     const ownPause = (fromMs: number, toMs: number) => {
-      const p = gc.near(fromMs, toMs, 0).sort((a, b) => b.ms - a.ms)[0];
+      const p = gc.within(fromMs, toMs).sort((a, b) => b.ms - a.ms)[0];
       return p ? ` (a ${p.ms.toFixed(0)} ms ${p.kind} GC pause of this process inside it)` : '';
     };
-    console.log(`- slowest barge-ins: ${slowest.map((t) => `${t.bargeInMs} ms at ${((t.speechStartMs - started) / 1000).toFixed(2)} s${ownPause(t.speechStartMs, t.speechStartMs + t.bargeInMs!)}`).join('; ')}`);
+    console.log(`- slowest barge-ins: ${slowest.map((t) => `${Math.round(t.bargeInMs!)} ms at ${((t.speechStartMs - started) / 1000).toFixed(2)} s${ownPause(t.speechStartMs, t.speechStartMs + t.bargeInMs!)}`).join('; ')}`);
     console.log(`- run: ${callsSecs.toFixed(0)} s of calls; command: npm run bench:voice -- --calls ${N} --turns ${K} --barge-ins ${bargeIns} --provider ${provider} --nice ${nice} --warmup ${warmup}`);
     const lateAt = frames.flatMap((f) => f.lateAt).sort((a, b) => a.atMs - b.atMs);
+    const lateOwnGc = lateAt.filter((l) => gc.within(l.atMs - l.gapMs, l.atMs).length > 0).length;
     if (lateAt.length) {
       // What else happened then: a call's stream connecting or closing, or a reply starting (VAD stop).
       const marks = [
@@ -408,7 +409,7 @@ async function main(): Promise<void> {
       `SUMMARY calls=${N} turns=${latencies.length} completed=${okCalls} dropped=${totals.dropped} late=${totals.late} ` +
       `p50_ms=${int(percentile(latencies, 50))} p95_ms=${int(percentile(latencies, 95))} p99_ms=${int(percentile(latencies, 99))} ` +
       `greeting_p50_ms=${int(percentile(greetings, 50))} bargein_p50_ms=${int(percentile(bargeInLatencies, 50))} bargein_max_ms=${int(Math.max(...bargeInLatencies))} ` +
-      `refused=${refused} busy=${busyAnswers} redial=${redial} orchestration_pct=${int(cost.orchestrationPercent)} late_rampup=${lateRampup} steal_pct=${int(host.stealPercent)} ` +
+      `refused=${refused} busy=${busyAnswers} redial=${redial} orchestration_pct=${int(cost.orchestrationPercent)} late_rampup=${lateRampup} late_callers_gc=${lateOwnGc} steal_pct=${int(host.stealPercent)} ` +
       `vad_start_lag_p95_ms=${gw ? int(histogramQuantileMs(gw.vadLagStart, 0.95)) : 'NA'}`;
   } finally {
     for (const stop of stops) await stop().catch((err: Error) => console.error(`(stopping: ${err.message})`));

@@ -7,6 +7,9 @@
 import { PerformanceObserver, constants, type PerformanceEntry } from 'node:perf_hooks';
 import { histogramDelta, type Scrape } from './prom-scrape';
 
+/** A pause shorter than this cannot explain a late frame (a gap over 40 ms) or a slow barge-in. */
+const STALL_MS = 10;
+
 export interface GcPause {
   /** Date.now() at the pause's start. */
   atMs: number;
@@ -36,9 +39,9 @@ export class GcPauses {
     this.observer.disconnect();
   }
 
-  /** Pauses that overlap [fromMs − marginMs, toMs]. */
-  near(fromMs: number, toMs: number, marginMs: number): GcPause[] {
-    return this.pauses.filter((p) => p.atMs + p.ms >= fromMs - marginMs && p.atMs <= toMs);
+  /** Pauses of at least STALL_MS that overlap [fromMs, toMs]. */
+  within(fromMs: number, toMs: number): GcPause[] {
+    return this.pauses.filter((p) => p.ms >= STALL_MS && p.atMs + p.ms >= fromMs && p.atMs <= toMs);
   }
 
   summary(): string {
