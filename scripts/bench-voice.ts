@@ -62,6 +62,7 @@ import { AdmissionTrace } from './lib/admission-trace';
 import { GATEWAY_RETRY_AFTER_SECS } from '../src/calls/gateway-capacity';
 import { histogramQuantileMs, scrapeMetrics, type Scrape } from './lib/prom-scrape';
 import { GcPauses, gatewayGcSummary } from './lib/gc-pauses';
+import { printStalls } from './lib/bench-stalls';
 import { startLocalServices } from './lib/local-services';
 import type { HandoffSteps } from './lib/turn-handoff';
 import { childPids, cores, hostTicks, hostUse, mb, ProcMonitor } from './lib/proc-stats';
@@ -375,29 +376,9 @@ async function main(): Promise<void> {
     console.log(`- the host over the whole run of calls: busy ${pct(host.busyPercent)}, stolen by the hypervisor ${pct(host.stealPercent)} (of ${cores() * 100} %)`);
     console.log(`- call worker RSS ${mb(monitor.rss('worker', windowFrom, windowTo).peakBytes)}`);
     console.log(`- event-loop delay of this process (the callers' clock): p99 ${lagP99.toFixed(0)} ms, max ${(loop.max / 1e6).toFixed(0)} ms`);
-    console.log(`- garbage collection: this process ${gc.summary()}; the gateway ${metricsBefore && metricsAfter ? gatewayGcSummary(metricsBefore, metricsAfter) : 'NA'}`);
-    const slowest = bargeInTurns.filter((t) => typeof t.bargeInMs === 'number').sort((a, b) => b.bargeInMs! - a.bargeInMs!).slice(0, 3);
-    const ownPause = (fromMs: number, toMs: number) => {
-      const p = gc.within(fromMs, toMs).sort((a, b) => b.ms - a.ms)[0];
-      return p ? ` (a ${p.ms.toFixed(0)} ms ${p.kind} GC pause of this process inside it)` : '';
-    };
-    console.log(`- slowest barge-ins: ${slowest.map((t) => `${Math.round(t.bargeInMs!)} ms at ${((t.speechStartMs - started) / 1000).toFixed(2)} s${ownPause(t.speechStartMs, t.speechStartMs + t.bargeInMs!)}`).join('; ')}`);
     console.log(`- run: ${callsSecs.toFixed(0)} s of calls; command: npm run bench:voice -- --calls ${N} --turns ${K} --barge-ins ${bargeIns} --provider ${provider} --nice ${nice} --warmup ${warmup}`);
-    const lateAt = frames.flatMap((f) => f.lateAt).sort((a, b) => a.atMs - b.atMs);
-    const lateOwnGc = lateAt.filter((l) => gc.within(l.atMs - l.gapMs, l.atMs).length > 0).length;
-    if (lateAt.length) {
-      // What else happened then: a call's stream connecting or closing, or a reply starting (VAD stop).
-      const marks = [
-        ...results.flatMap((r) => (r.connectedAtMs ? [{ atMs: r.connectedAtMs, what: `call ${r.index} connected` }] : [])),
-        ...results.flatMap((r) => (r.hungUpAtMs ? [{ atMs: r.hungUpAtMs, what: `call ${r.index} hung up` }] : [])),
-      ];
-      console.log(`- late frames, when (s since the first call) and what happened nearest:`);
-      for (const l of lateAt.slice(0, 12)) {
-        const near = marks.reduce((best, m) => (Math.abs(m.atMs - l.atMs) < Math.abs(best.atMs - l.atMs) ? m : best), marks[0]!);
-        const delta = (l.atMs - near.atMs) / 1000;
-        console.log(`  ${((l.atMs - started) / 1000).toFixed(2)} s: ${Math.round(l.gapMs)} ms gap, ${Math.abs(delta).toFixed(2)} s ${delta >= 0 ? 'after' : 'before'} ${near.what}${ownPause(l.atMs - l.gapMs, l.atMs)}`);
-      }
-    }
+    const gatewayGc = metricsBefore && metricsAfter ? gatewayGcSummary(metricsBefore, metricsAfter) : null;
+    const lateOwnGc = printStalls({ gc, gatewayGc, bargeInTurns, frames, results, startedMs: started });
     const cost = printCostReport(monitor, admitted, admittedChecks, started, started + callsSecs * 1000);
     const failed = checks.flatMap((c, i) => (c && !c.ok ? [{ i, ...c }] : []));
     if (failed.length) {

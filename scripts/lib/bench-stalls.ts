@@ -1,0 +1,45 @@
+/**
+ * The benchmark's report on stalls: garbage collections of the callers' process and of the
+ * gateway, the slowest barge-ins and the late frames — each marked when a pause of the callers'
+ * own process overlapped it (then the callers' clock stalled, not the platform).
+ */
+import type { CallFrames, CallResult, Turn } from './bench-caller';
+import type { GcPauses } from './gc-pauses';
+
+export interface StallInputs {
+  gc: GcPauses;
+  /** gatewayGcSummary of the run, or null without the gateway's metrics. */
+  gatewayGc: string | null;
+  bargeInTurns: Turn[];
+  frames: CallFrames[];
+  results: CallResult[];
+  /** Date.now() when the first call was placed. */
+  startedMs: number;
+}
+
+/** Prints the lines; returns how many late frames a pause of the callers' process overlapped. */
+export function printStalls({ gc, gatewayGc, bargeInTurns, frames, results, startedMs }: StallInputs): number {
+  const secs = (atMs: number) => ((atMs - startedMs) / 1000).toFixed(2);
+  const ownPause = (fromMs: number, toMs: number) => {
+    const p = gc.within(fromMs, toMs).sort((a, b) => b.ms - a.ms)[0];
+    return p ? ` (a ${p.ms.toFixed(0)} ms ${p.kind} GC pause of this process inside it)` : '';
+  };
+  console.log(`- garbage collection: this process ${gc.summary()}; the gateway ${gatewayGc ?? 'NA'}`);
+  const slowest = bargeInTurns.filter((t) => typeof t.bargeInMs === 'number').sort((a, b) => b.bargeInMs! - a.bargeInMs!).slice(0, 3);
+  console.log(`- slowest barge-ins: ${slowest.map((t) => `${Math.round(t.bargeInMs!)} ms at ${secs(t.speechStartMs)} s${ownPause(t.speechStartMs, t.speechStartMs + t.bargeInMs!)}`).join('; ')}`);
+  const lateAt = frames.flatMap((f) => f.lateAt).sort((a, b) => a.atMs - b.atMs);
+  if (lateAt.length) {
+    // What else happened then: a call's stream connecting or closing.
+    const marks = [
+      ...results.flatMap((r) => (r.connectedAtMs ? [{ atMs: r.connectedAtMs, what: `call ${r.index} connected` }] : [])),
+      ...results.flatMap((r) => (r.hungUpAtMs ? [{ atMs: r.hungUpAtMs, what: `call ${r.index} hung up` }] : [])),
+    ];
+    console.log(`- late frames, when (s since the first call) and what happened nearest:`);
+    for (const l of lateAt.slice(0, 12)) {
+      const near = marks.reduce((best, m) => (Math.abs(m.atMs - l.atMs) < Math.abs(best.atMs - l.atMs) ? m : best), marks[0]!);
+      const delta = (l.atMs - near.atMs) / 1000;
+      console.log(`  ${secs(l.atMs)} s: ${Math.round(l.gapMs)} ms gap, ${Math.abs(delta).toFixed(2)} s ${delta >= 0 ? 'after' : 'before'} ${near.what}${ownPause(l.atMs - l.gapMs, l.atMs)}`);
+    }
+  }
+  return lateAt.filter((l) => gc.within(l.atMs - l.gapMs, l.atMs).length > 0).length;
+}
