@@ -65,6 +65,14 @@ export function printGatewayMetrics(before: Scrape, after: Scrape): GatewayFigur
   }
   // Stages are timed separately (TTS also for greetings and later sentences), so this is a reading, not an identity.
   console.log(`\nSum of the stage p50s: ${fmtMs(stagesP50)}; turn p50 from the last speech frame: ${fmtMs(histogramQuantileMs(f.turnSpeechEnd, 0.5))}.`);
+  const paths = counterDelta(before, after, 'voice_turns_total');
+  const turnsOf = (first: boolean) => {
+    const mine = paths.filter((p) => p.labels.includes(`first="${first}"`));
+    const n = (path: string) => mine.filter((p) => p.labels.includes(`path="${path}"`)).reduce((sum, p) => sum + p.delta, 0);
+    const all = mine.reduce((sum, p) => sum + p.delta, 0);
+    return `armed ${n('armed')} of ${all} (stale plan ${n('stale_plan')}, not armed ${n('not_armed')}, answered alone ${n('alone')})`;
+  };
+  console.log(`\nHow each turn's reply started (\`voice_turns_total\`): first turns ${turnsOf(true)}; later turns ${turnsOf(false)}.`);
   const errors = counterDelta(before, after, 'voice_provider_errors_total');
   console.log(`\nProvider errors during the run: ${errors.length ? errors.map((e) => `${e.labels} ${e.delta}`).join(', ') : 'none'}`);
   return f;

@@ -17,6 +17,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { ArmedTurnRequest, ArmedTurnResult, UtteranceSignal, VoiceTurnRequest, VoiceTurnResult } from '../../workflows/call-definitions';
+import { countTurnPath, type TurnPath } from '../observability/metrics';
 import { epochMs } from './events';
 import { SpeechUnavailable } from './tts-link';
 import type { ConversationMirror } from './conversation-mirror';
@@ -44,6 +45,8 @@ function failureOf(err: unknown): { type: string; message: string } {
 
 export class UtteranceDelivery {
   private seq = 0;
+  /** Caller turns so far (utterances not spoken over the agent). */
+  private turns = 0;
   private armed: Armed | null = null;
   /** The last utterance reported for the workflow to answer (the gateway may still answer it). */
   private unanswered: { reported: ReportedUtterance; seq: number; timestampMs: number } | null = null;
@@ -75,6 +78,7 @@ export class UtteranceDelivery {
     const payload: UtteranceSignal = { text: turn.text, duringAgentSpeech: turn.duringAgentSpeech, events, seq };
     // A backchannel (spoken over the agent, too short to interrupt) is never answered alone.
     const request = !turn.duringAgentSpeech && this.reports.outbox.stalled ? this.conversation?.requestFor(turn.text, `o${seq}`) : null;
+    if (!turn.duringAgentSpeech) this.counted(request && this.answerAlone ? 'alone' : 'not_armed');
     if (request && this.answerAlone) {
       const timestampMs = epochMs();
       const reply = this.answerAlone(request);
@@ -141,6 +145,7 @@ export class UtteranceDelivery {
     // A backchannel candidate is the workflow's to judge (min_words); a stale plan lacks words, or
     // assumed the caller had heard the whole of an utterance (the greeting) that was cut off.
     const stale = armed.req.afterSeq !== seq - 1 || (armed.req.afterSpeech !== undefined && !this.heardWhole(armed.req.afterSpeech));
+    if (!turn.duringAgentSpeech) this.counted(stale ? 'stale_plan' : 'armed');
     if (turn.duringAgentSpeech || stale) {
       armed.resolve({ utterance, thought: null, failure: null, events: [] });
       return;
@@ -152,5 +157,10 @@ export class UtteranceDelivery {
       (thought) => armed.resolve({ utterance, thought, failure: null, events: [] }),
       (err: unknown) => armed.resolve({ utterance, thought: null, failure: failureOf(err), events: this.reports.events.drain() }),
     );
+  }
+
+  /** voice_turns_total: whether the workflow had this turn ready (the first turn is the one the greeting arms). */
+  private counted(path: TurnPath): void {
+    countTurnPath(path, ++this.turns === 1);
   }
 }

@@ -70,6 +70,18 @@ const turnStage = new Histogram({
   buckets: STAGE_BUCKETS,
 });
 
+/** How a caller turn's reply started (src/gateway/utterance-delivery.ts). */
+export type TurnPath = 'armed' | 'stale_plan' | 'not_armed' | 'alone';
+
+const turnPaths = new Counter({
+  name: 'voice_turns_total',
+  help:
+    'Caller turns (not backchannels) by how their reply started: armed (the workflow had armed the turn: the LLM started at once), ' +
+    'stale_plan (armed, but before an earlier utterance reached the workflow or the caller heard the greeting whole: the workflow answered), ' +
+    'not_armed (the workflow answered), alone (Temporal unreachable: the gateway answered). first="true": the call\'s first turn.',
+  labelNames: ['path', 'first'] as const,
+});
+
 const refusedCalls = new Counter({
   name: 'voice_calls_refused_total',
   help: 'Voice calls refused because no media gateway had room (reason: no_gateway, at_capacity)',
@@ -219,6 +231,11 @@ export function observeTurnStage(stage: TurnStage, ms: number): void {
 /** Utterance handed to the call workflow → its voice turn started on the gateway (Temporal's share). */
 export function observeHandoff(ms: number): void {
   observeTurnStage('handoff', ms);
+}
+
+/** A caller turn reached the gateway's delivery: how its reply started, and whether it was the call's first. */
+export function countTurnPath(path: TurnPath, first: boolean): void {
+  turnPaths.inc({ path, first: String(first) });
 }
 
 /** A call refused at admission: no live gateway, or all at capacity. */

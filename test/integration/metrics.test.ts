@@ -135,6 +135,9 @@ describe('GET /metrics', () => {
     for (const stage of ['vad', 'stt_final', 'handoff', 'llm_first_token', 'first_sentence', 'tts_first_audio']) {
       expect(sample(body, `voice_turn_stage_seconds_count{stage="${stage}"}`)).toBeGreaterThanOrEqual(1);
     }
+    // Each caller turn is counted by how its reply started; the call had one first turn.
+    const firstTurns = body.split('\n').filter((l) => l.startsWith('voice_turns_total{') && l.includes('first="true"'));
+    expect(firstTurns.reduce((n, l) => n + Number(l.split(' ').pop()), 0)).toBe(1);
     // The call is over: no call left on the gateway.
     expect(sample(body, 'voice_gateway_calls{provider="twilio",status="live"}')).toBe(0);
     // Default process metrics are there too.

@@ -4,6 +4,7 @@
  * from, and the barge-in of an agent reply that starts while the caller is talking.
  */
 import type { WorkflowHandle, AsyncCompletionClient } from '@temporalio/client';
+import { register } from 'prom-client';
 import { ArrivalClock } from '../../src/gateway/arrival-clock';
 import { TurnDetector, type CompletedTurn } from '../../src/gateway/turn-detector';
 import { UtteranceDelivery } from '../../src/gateway/utterance-delivery';
@@ -115,6 +116,32 @@ describe('armed turns on the gateway', () => {
     }, new AbortController().signal);
     d.deliver(turn('Hi'));
     expect((await failing).failure).toEqual({ type: 'LlmUnavailable', message: 'connection refused' });
+  });
+
+  it('count each turn by how its reply started (voice_turns_total), the first turn apart; backchannels not at all', async () => {
+    register.resetMetrics();
+    const { d, reports } = delivery();
+    const run = async () => reply('Sure.');
+    const first = d.arm(plan(0), run, new AbortController().signal);
+    d.deliver(turn('Hi there'));
+    await first;
+    const over = d.arm(plan(1), run, new AbortController().signal);
+    d.deliver(turn('uh-huh', true));
+    await over;
+    const stale = d.arm(plan(0), run, new AbortController().signal);
+    d.deliver(turn('And on Sunday?'));
+    await stale;
+    d.deliver(turn('Hello?'));
+    await reports.settled;
+    const counts = (await register.getSingleMetric('voice_turns_total')!.get()).values.map((v) => ({ ...v.labels, n: v.value }));
+    expect(counts).toEqual(
+      expect.arrayContaining([
+        { path: 'armed', first: 'true', n: 1 },
+        { path: 'stale_plan', first: 'false', n: 1 },
+        { path: 'not_armed', first: 'false', n: 1 },
+      ]),
+    );
+    expect(counts.reduce((n, c) => n + c.n, 0)).toBe(3);
   });
 
   it('when the stream closes untaken: completed with no utterance, or named for the media session’s result to release', async () => {
