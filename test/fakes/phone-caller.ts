@@ -77,6 +77,9 @@ export class PhoneCaller implements Paced {
   private readonly ticksPerMessage: number;
   private readonly playBytes: number;
   private readonly keepMediaEvents: boolean;
+  /** One message of silence and a decode buffer, reused: 50 allocations a second per caller add up to the callers' GC pauses. */
+  private readonly silenceMessage: Buffer;
+  private readonly peakScratch = new Int16Array(4096);
   private startedPerf = 0;
   private ticksDone = 0;
   private chunk = 0;
@@ -103,6 +106,7 @@ export class PhoneCaller implements Paced {
     this.ticksPerMessage = Math.max(1, Math.round(wire.frameMs / FRAME_MS));
     this.playBytes = bytesForMs(wire.format, FRAME_MS);
     this.keepMediaEvents = opts.keepMediaEvents ?? true;
+    this.silenceMessage = silence(wire.format, wire.frameMs);
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
   }
 
@@ -275,7 +279,7 @@ export class PhoneCaller implements Paced {
         utterance.resolve({ startedAtMs: utterance.startedAtMs, endedAtMs: at, durationMs });
       }
     } else {
-      audio = silence(this.format, this.wire.frameMs);
+      audio = this.silenceMessage;
     }
     this.send(this.wire.media(audio, ++this.chunk));
   }
@@ -301,7 +305,7 @@ export class PhoneCaller implements Paced {
     if (!bytes) return;
     this.bufferedBytes -= bytes;
     const audio = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-    const peak = pcmPeak(toPcm16(audio, this.format));
+    const peak = pcmPeak(toPcm16(audio, this.format, audio.length <= this.peakScratch.length ? this.peakScratch : undefined));
     this.played.push({ receivedAtMs, playedAtMs: at, audio: this.keepMediaEvents ? Buffer.from(audio) : NO_AUDIO, peak });
     this.playingUntilPerf = perfNow + (bytes / this.playBytes) * this.tickMs;
   }
