@@ -34,6 +34,9 @@ interface Armed {
   resolve(result: ArmedTurnResult): void;
 }
 
+/** Arm ids remembered (disarmed early, or taken): a call has at most one or two in flight. */
+const RECENT_ARM_IDS = 16;
+
 const nothing = (): ArmedTurnResult => ({ utterance: null, thought: null, failure: null, events: [] });
 
 /** The error type the voiceTurn activity would have failed with. */
@@ -45,6 +48,9 @@ function failureOf(err: unknown): { type: string; message: string } {
 
 export class UtteranceDelivery {
   private seq = 0;
+  /** Arm ids disarmed before their armedTurn arrived (see disarm), and arm ids an utterance took. */
+  private readonly disarmedEarly = new Set<string>();
+  private readonly taken = new Set<string>();
   /** Caller turns so far (utterances not spoken over the agent). */
   private turns = 0;
   private armed: Armed | null = null;
@@ -72,6 +78,7 @@ export class UtteranceDelivery {
     this.unanswered = null;
     if (armed) {
       this.armed = null;
+      this.remember(this.taken, armed.req.armId);
       this.take(armed, turn, seq, events);
       return;
     }
@@ -108,6 +115,8 @@ export class UtteranceDelivery {
   /** `armedTurn`: resolves when an utterance took the turn, it was disarmed, or the stream closed. */
   arm(req: ArmedTurnRequest, run: TurnRunner, cancel: AbortSignal): Promise<ArmedTurnResult> {
     if (this.closed) return Promise.resolve(nothing());
+    // Taken back before it got here (see disarm): it must not replace a newer plan, nor wait.
+    if (this.disarmedEarly.delete(req.armId)) return Promise.resolve(nothing());
     return new Promise((resolve) => {
       this.armed?.resolve(nothing()); // one plan at a time: the newer one wins
       this.conversation?.planned(req);
@@ -117,10 +126,18 @@ export class UtteranceDelivery {
     });
   }
 
-  /** Takes the armed turn back, unless an utterance already took it. */
+  /**
+   * Takes the armed turn back, unless an utterance already took it. The two activities race on
+   * the gateway's task queue (after a Temporal restart its pollers come back in any order): a
+   * disarm for a turn not armed here yet is remembered, so the arm that follows is settled at once
+   * instead of waiting for an utterance the workflow will never ask it about.
+   */
   disarm(armId: string): void {
     const armed = this.armed;
-    if (!armed || armed.req.armId !== armId) return;
+    if (!armed || armed.req.armId !== armId) {
+      if (!this.taken.has(armId)) this.remember(this.disarmedEarly, armId);
+      return;
+    }
     this.armed = null;
     armed.resolve(nothing());
   }
@@ -162,5 +179,11 @@ export class UtteranceDelivery {
   /** voice_turns_total: whether the workflow had this turn ready (the first turn is the one the greeting arms). */
   private counted(path: TurnPath): void {
     countTurnPath(path, ++this.turns === 1);
+  }
+
+  /** Adds to a short memory: only the last few arm ids can still be in flight. */
+  private remember(ids: Set<string>, armId: string): void {
+    ids.add(armId);
+    if (ids.size > RECENT_ARM_IDS) ids.delete(ids.values().next().value!);
   }
 }

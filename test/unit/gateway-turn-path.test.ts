@@ -109,6 +109,27 @@ describe('armed turns on the gateway', () => {
     expect(signals).toEqual([{ text: 'Hello?', duringAgentSpeech: false, events: [], seq: 1 }]);
   });
 
+  it('settle at once a turn whose disarm arrived before it (the two activities race after a Temporal restart), keeping the newer plan', async () => {
+    const { d } = delivery();
+    const run = jest.fn(async () => reply('x'));
+    d.disarm('a1');
+    expect(await d.arm(plan(0), run, new AbortController().signal)).toEqual({ utterance: null, thought: null, failure: null, events: [] });
+    expect(d.isArmed).toBe(false);
+    // A newer plan is armed; a late arm that was already taken back does not replace it.
+    const newer = d.arm({ ...plan(0), armId: 'a2' }, run, new AbortController().signal);
+    d.disarm('a3');
+    expect(await d.arm({ ...plan(0), armId: 'a3' }, run, new AbortController().signal)).toMatchObject({ utterance: null });
+    expect(d.isArmed).toBe(true);
+    d.deliver(turn('Hi'));
+    expect((await newer).thought?.content).toBe('x');
+    // A disarm that comes after an utterance took the turn leaves nothing behind: the same id armed again waits.
+    d.disarm('a2');
+    const again = d.arm({ ...plan(1), armId: 'a2' }, run, new AbortController().signal);
+    expect(d.isArmed).toBe(true);
+    d.disarm('a2');
+    expect(await again).toMatchObject({ utterance: null });
+  });
+
   it('report a failed LLM request with the error type the workflow retries by', async () => {
     const { d } = delivery();
     const failing = d.arm(plan(0), async () => {
