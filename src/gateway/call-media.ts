@@ -143,6 +143,11 @@ export class CallMedia {
   private goodbye: { heardText: string; events: GatewayEvent[] } | undefined;
   private resolveClosed!: (c: MediaClosure) => void;
 
+  /** performance.now() when its stream started. */
+  get startPerf(): number {
+    return this.opts.startPerf;
+  }
+
   constructor(opts: CallMediaOptions) {
     this.opts = opts;
     this.callId = opts.callId;

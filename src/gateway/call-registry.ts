@@ -18,8 +18,6 @@ export class CallRegistry {
   private readonly recent = new Map<string, { closure: MediaClosure; reports: WorkflowReports; atMs: number }>();
   /** Streams per call id, for calls re-attached after a transfer. */
   private readonly reattached = new Map<string, number>();
-  /** When each live call's stream connected here (admission counts calls still being set up). */
-  private readonly connectedAt = new Map<string, number>();
 
   get size(): number {
     return this.active.size;
@@ -32,9 +30,9 @@ export class CallRegistry {
 
   /** Live calls whose streams connected within the last `withinMs`: their set-up is still under way. */
   connectedWithin(withinMs: number): number {
-    const since = Date.now() - withinMs;
+    const since = performance.now() - withinMs;
     let n = 0;
-    for (const atMs of this.connectedAt.values()) if (atMs >= since) n++;
+    for (const call of this.active.values()) if (call.startPerf >= since) n++;
     return n;
   }
 
@@ -90,12 +88,10 @@ export class CallRegistry {
     this.starting.delete(call.callId);
     this.recent.delete(call.callId);
     this.active.set(call.callId, call);
-    this.connectedAt.set(call.callId, Date.now());
     void call.closed.then((closure) => {
       if (this.active.get(call.callId) === call) {
         this.active.delete(call.callId);
         this.providers.delete(call.callId);
-        this.connectedAt.delete(call.callId);
       }
       this.recent.set(call.callId, { closure, reports: call.reports, atMs: Date.now() });
       this.prune();
