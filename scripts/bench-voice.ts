@@ -13,8 +13,9 @@
  * scaled deployment, and so does the API that the phone company's webhooks reach (`npm run api`).
  * The zero-latency vendor fakes (Deepgram, Cartesia, OpenAI) have a process of their own, so
  * answering the gateway never waits behind the callers. This process holds the telephony fake
- * with its callers on the media streams (the measuring instrument), and configures and reads back through an
- * API of its own on the same database. Temporal and
+ * with its callers on the media streams (the measuring instrument) on a worker thread of their own
+ * (scripts/lib/callers-thread.ts), and configures and reads back through an API of its own on the
+ * same database, on its main thread. Temporal and
  * PostgreSQL are found or started like the tests do. All traffic stays on 127.0.0.1.
  *
  * Each call: the greeting, then K caller turns (test/fixtures/audio/hello-appointment.wav), each
@@ -44,13 +45,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { setLogLevel } from '../src/shared/logger';
 import { getFreePort } from '../src/temporal/dev-server';
-import { startFakeTelephony } from '../test/fakes/telephony-fakes';
 import { startHarness, type Harness } from '../test/support/harness';
-import { analyseCall, callScript, runCall, type CallResult } from './lib/bench-caller';
+import { analyseCall, callScript, type CallResult, type CallSpec } from './lib/bench-caller';
+import { startCallers } from './lib/callers';
 import { checkCall } from './lib/bench-checks';
 import { printCostReport } from './lib/bench-cost-report';
 import { printGatewayMetrics, type GatewayFigures } from './lib/bench-metrics-report';
@@ -61,7 +61,7 @@ import { vadDecisionOffsets } from './lib/vad-offsets';
 import { AdmissionTrace } from './lib/admission-trace';
 import { GATEWAY_RETRY_AFTER_SECS } from '../src/calls/gateway-capacity';
 import { histogramQuantileMs, scrapeMetrics, type Scrape } from './lib/prom-scrape';
-import { GcPauses, gatewayGcSummary } from './lib/gc-pauses';
+import { gatewayGcSummary } from './lib/gc-pauses';
 import { printStalls } from './lib/bench-stalls';
 import { startLocalServices } from './lib/local-services';
 import type { HandoffSteps } from './lib/turn-handoff';
@@ -120,7 +120,7 @@ async function main(): Promise<void> {
   }, limitMinutes * 60_000);
   watchdog.unref();
   try {
-    const phone = await startFakeTelephony(provider, { keepMediaEvents: false });
+    const phone = await startCallers({ provider, clipPath: CLIP_PATH, phoneNumber: OUR_NUMBER, lines: N + 10 });
     stops.push(() => phone.stop());
     const fakes = await spawnUntil('vendor fakes', 'scripts/lib/vendor-fakes-process.ts', { BENCH_VENDOR_KEY: KEY, BENCH_CALLER_TEXT: CALLER_TEXT, BENCH_REPLIES: JSON.stringify(script.map((s) => s.reply)) }, /fakes ready (\{.*\})/);
     stops.push(() => stopProcess(fakes.child));
@@ -180,12 +180,12 @@ async function main(): Promise<void> {
       if (res.status >= 300) throw new Error(`${method} ${p} → ${res.status} ${JSON.stringify(res.body)}`);
       return res.body;
     };
-    await api('PUT', '/api/settings/telephony', { provider, public_base_url: apiUrl, ...phone.settings(OUR_NUMBER, N + 10) });
+    await api('PUT', '/api/settings/telephony', { provider, public_base_url: apiUrl, ...phone.settings });
     await api('POST', '/api/agents', { name: AGENT, prompt: 'You book appointments. Be brief.', greeting: GREETING, pipeline_settings: { vad_start_secs: VAD_START_SECS, vad_stop_secs: VAD_STOP_SECS, min_words: MIN_WORDS } });
     const endpoint = await api('POST', '/api/settings/endpoints', { phone_number: OUR_NUMBER, provider, inbound_agent_name: AGENT });
 
-    const callContext = (i: number, calls = script) => ({
-      phone, webhookUrl: endpoint.inbound_webhook_url, clip, greeting: GREETING, script: calls, from: `+1415555${String(1000 + i)}`, to: OUR_NUMBER,
+    const callSpec = (index: number, calls = script): CallSpec => ({
+      index, webhookUrl: endpoint.inbound_webhook_url, greeting: GREETING, script: calls, from: `+1415555${String(1000 + index)}`, to: OUR_NUMBER,
       redial, redialAfterMs: GATEWAY_RETRY_AFTER_SECS * 1000,
     });
     // The first call after start pays for JIT compilation and first connections in every process:
@@ -193,7 +193,7 @@ async function main(): Promise<void> {
     let warm: CallResult | null = null;
     if (warmup) {
       console.log('  Warm-up: one call (1 turn), not counted…');
-      warm = await runCall(N, callContext(N, script.slice(0, 1)));
+      warm = (await phone.run([callSpec(N, script.slice(0, 1))], 0)).results[0]!;
       analyseCall(warm, GREETING, script.slice(0, 1), VAD_STOP_SECS, LATE_GAP_MS);
     }
 
@@ -214,33 +214,20 @@ async function main(): Promise<void> {
     const metricsBefore: Scrape | null = await scrape();
 
     console.log(`  Calls: ${N}, one every ${staggerMs} ms…`);
-    const loop = monitorEventLoopDelay({ resolution: 10 });
-    loop.enable();
-    const gc = new GcPauses();
-    gc.start();
     const admission = new AdmissionTrace(h.db);
     admission.start();
     const hostFrom = hostTicks();
     const started = Date.now();
-    const live: CallResult[] = [];
-    let done = 0;
     // A long run says how far it got (a stall shows here rather than only at the time limit).
-    const progress = setInterval(() => {
-      const turns = live.reduce((n, r) => n + r.turns.length, 0);
+    let said = started;
+    const progress = (done: number, turns: number) => {
+      if (Date.now() - said < 15_000) return;
+      said = Date.now();
       console.log(`  … ${Math.round((Date.now() - started) / 1000)} s: ${done}/${N} calls done, ${turns}/${N * script.length} turns spoken`);
-    }, 15_000);
-    const results = await Promise.all(
-      Array.from({ length: N }, (_, i) =>
-        sleep(i * staggerMs)
-          .then(() => runCall(i, callContext(i), live))
-          .finally(() => done++),
-      ),
-    );
-    clearInterval(progress);
+    };
+    const { results, gc, loopP99Ms, loopMaxMs } = await phone.run(Array.from({ length: N }, (_, i) => callSpec(i)), staggerMs, { measure: true, progress });
     const host = hostUse(hostFrom, hostTicks());
     admission.stop();
-    loop.disable();
-    gc.stop();
     const callsSecs = (Date.now() - started) / 1000;
     await sleep(500);
     monitor.stop();
@@ -307,7 +294,7 @@ async function main(): Promise<void> {
     console.log(`| calls completed correctly | ${okCalls} / ${admitted.length} admitted${refused ? ` (${refused} of ${N} refused at admission: no gateway had room)` : ''} | ${admitted.length} |`);
     const busyAnswers = results.reduce((n, r) => n + (r.busyAnswers ?? 0), 0);
     if (redial) console.log(`| busy answers (a caller answered busy dials again after ${GATEWAY_RETRY_AFTER_SECS} s, up to ${redial} times) | ${busyAnswers}; ${admitted.filter((r) => r.busyAnswers).length} calls got through on a redial | |`);
-    console.log(`| the gateway's presence each second from the first call (s:calls/room@load, ! = not admitting) | ${admission.summary()} | |`);
+    console.log(`| the gateway's presence each second from the first call (s:calls/room@load(loop lag ms,CPU cores), ! = not admitting) | ${admission.summary()} | |`);
     if (missingReplies) console.log(`| turns without an audible reply | ${missingReplies} | 0 |`);
     if (warm) {
       const warmTurn = warm.turns[0]?.latencyMs;
@@ -371,15 +358,20 @@ async function main(): Promise<void> {
     const cpuOf = (name: string) => monitor.cpuPercent(name, windowFrom, windowTo);
     const postgres = monitor.groupCpuPercent('postgres', windowFrom, windowTo);
     const all = ['gateway', 'worker', 'api', 'bench', 'fakes', 'temporal'].reduce((n, name) => n + (cpuOf(name) || 0), 0) + (postgres || 0);
-    const lagP99 = loop.percentile(99) / 1e6;
     console.log('\n### The rest of the machine during the calls\n');
     console.log(
       `- CPU in % of one core (the machine has ${cores()}): gateway ${pct(gwCpu)}, call worker ${pct(cpuOf('worker'))}, Temporal dev server ${pct(cpuOf('temporal'))}, ` +
-        `PostgreSQL ${pct(postgres)}, API ${pct(cpuOf('api'))}, this process (${N} callers) ${pct(cpuOf('bench'))}, vendor fakes ${pct(cpuOf('fakes'))}: ${pct(all)} in all`,
+        `PostgreSQL ${pct(postgres)}, API ${pct(cpuOf('api'))}, this process (${N} callers on their thread, an API) ${pct(cpuOf('bench'))}, vendor fakes ${pct(cpuOf('fakes'))}: ${pct(all)} in all`,
+    );
+    // Set-ups crowd the machine: where its CPU went while calls were being connected.
+    const rampCpu = (name: string) => pct(monitor.cpuPercent(name, started, rampupEnd) || 0);
+    console.log(
+      `- CPU during the ramp-up (${((rampupEnd - started) / 1000).toFixed(0)} s): gateway ${rampCpu('gateway')}, call worker ${rampCpu('worker')}, Temporal ${rampCpu('temporal')}, ` +
+        `PostgreSQL ${pct(monitor.groupCpuPercent('postgres', started, rampupEnd) || 0)}, API ${rampCpu('api')}, this process ${rampCpu('bench')}, vendor fakes ${rampCpu('fakes')}`,
     );
     console.log(`- the host over the whole run of calls: busy ${pct(host.busyPercent)}, stolen by the hypervisor ${pct(host.stealPercent)} (of ${cores() * 100} %)`);
     console.log(`- call worker RSS ${mb(monitor.rss('worker', windowFrom, windowTo).peakBytes)}`);
-    console.log(`- event-loop delay of this process (the callers' clock): p99 ${lagP99.toFixed(0)} ms, max ${(loop.max / 1e6).toFixed(0)} ms`);
+    console.log(`- event-loop delay of the callers' thread (their clock): p99 ${loopP99Ms.toFixed(0)} ms, max ${loopMaxMs.toFixed(0)} ms`);
     console.log(`- run: ${callsSecs.toFixed(0)} s of calls; command: npm run bench:voice -- --calls ${N} --turns ${K} --barge-ins ${bargeIns} --provider ${provider} --nice ${nice} --warmup ${warmup}`);
     const gatewayGc = metricsBefore && metricsAfter ? gatewayGcSummary(metricsBefore, metricsAfter) : null;
     const lateOwnGc = printStalls({ gc, gatewayGc, bargeInTurns, frames, results, startedMs: started });

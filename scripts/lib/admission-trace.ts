@@ -10,6 +10,9 @@ interface Sample {
   calls: number;
   room: number | null;
   load: number;
+  /** Event-loop delay p99 (ms) and process CPU (cores) of the last second: which drove the load. */
+  lagMs: number;
+  cpu: number;
   admitting: boolean;
 }
 
@@ -29,18 +32,18 @@ export class AdmissionTrace {
     if (this.timer) clearInterval(this.timer);
   }
 
-  /** One line: `s:calls/room@load` for each of the first `seconds` seconds (`!` = not admitting). */
+  /** One line: `s:calls/room@load(lag ms,cpu)` for each of the first `seconds` seconds (`!` = not admitting). */
   summary(seconds = 20): string {
     return this.samples
       .slice(0, seconds)
-      .map((s) => `${s.atSecs}s:${s.calls}/${s.room ?? '-'}@${s.load.toFixed(2)}${s.admitting ? '' : '!'}`)
+      .map((s) => `${s.atSecs}s:${s.calls}/${s.room ?? '-'}@${s.load.toFixed(2)}(${Math.round(s.lagMs)},${s.cpu.toFixed(2)})${s.admitting ? '' : '!'}`)
       .join(' ');
   }
 
   private async sample(): Promise<void> {
     const atSecs = Math.round((Date.now() - this.startedAt) / 1000);
-    const [rows] = await this.db.sequelize.query(`SELECT calls, room, load, admitting FROM gateways WHERE state = 'active'`).catch(() => [[]]);
-    const row = (rows as Array<{ calls: number; room: number | null; load: number; admitting: boolean }>)[0];
-    if (row) this.samples.push({ atSecs, calls: row.calls, room: row.room, load: row.load, admitting: row.admitting });
+    const [rows] = await this.db.sequelize.query(`SELECT calls, room, load, loop_lag_ms, cpu, admitting FROM gateways WHERE state = 'active'`).catch(() => [[]]);
+    const row = (rows as Array<{ calls: number; room: number | null; load: number; loop_lag_ms: number; cpu: number; admitting: boolean }>)[0];
+    if (row) this.samples.push({ atSecs, calls: row.calls, room: row.room, load: row.load, lagMs: Number(row.loop_lag_ms), cpu: Number(row.cpu), admitting: row.admitting });
   }
 }

@@ -12,7 +12,7 @@
  * - turn latency: first non-silent reply frame received − (the caller's end of speech + vad_stop_secs);
  * - barge-in latency: the caller's speech start over the agent → `clear` received.
  */
-import { FRAME_MS, nowMs, type PhoneCaller } from '../../test/fakes/phone-caller';
+import { FRAME_MS, nowMs, type PhoneCaller, type PlayedFrame } from '../../test/fakes/phone-caller';
 import type { FakeTelephony } from '../../test/fakes/telephony-fakes';
 import { fakeSpeechMs } from '../../test/fakes/fake-tts-audio';
 import { firstSpeechReceivedAfter, isSpeech, speechTimes, underruns, type SpeechClip } from './caller-audio';
@@ -48,6 +48,10 @@ export interface Turn {
   bargeInMs?: number | null;
 }
 
+/** A frame the caller heard, without its audio: what the analysis needs, cheap to pass between threads. */
+export type HeardFrame = Omit<PlayedFrame, 'audio'>;
+
+/** What one call measured: plain data (it crosses from the callers' thread, scripts/lib/callers.ts). */
 export interface CallResult {
   index: number;
   callId?: string;
@@ -60,7 +64,9 @@ export interface CallResult {
   /** Stream opened → first non-silent greeting frame received. */
   greetingMs?: number | null;
   turns: Turn[];
-  caller?: PhoneCaller;
+  /** Every agent frame the caller heard, and the `clear`s it got. */
+  played: HeardFrame[];
+  clears: Array<{ atMs: number }>;
   error?: string;
 }
 
@@ -113,10 +119,10 @@ async function clearedAfter(caller: PhoneCaller, fromMs: number, timeoutMs: numb
   }
 }
 
-export interface CallContext {
-  phone: FakeTelephony;
+/** One call to place: plain data, sent to the callers' thread. */
+export interface CallSpec {
+  index: number;
   webhookUrl: string;
-  clip: SpeechClip;
   greeting: string;
   script: ScriptedTurn[];
   from: string;
@@ -126,10 +132,16 @@ export interface CallContext {
   redialAfterMs?: number;
 }
 
+export interface CallContext extends CallSpec {
+  phone: FakeTelephony;
+  clip: SpeechClip;
+}
+
 /** Runs one call; `live` (optional) gets its result object at once, to watch progress. */
-export async function runCall(index: number, ctx: CallContext, live?: CallResult[]): Promise<CallResult> {
-  const result: CallResult = { index, turns: [] };
+export async function runCall(ctx: CallContext, live?: CallResult[]): Promise<CallResult> {
+  const result: CallResult = { index: ctx.index, turns: [], played: [], clears: [] };
   live?.push(result);
+  let caller: PhoneCaller | undefined;
   try {
     let fake = await ctx.phone.ringInbound({ webhookUrl: ctx.webhookUrl, from: ctx.from, to: ctx.to });
     // Every vendor's busy answer says so (Twilio <Reject reason="busy">, Plivo <Hangup reason="busy">, Exotel's detail).
@@ -146,8 +158,7 @@ export async function runCall(index: number, ctx: CallContext, live?: CallResult
       return result;
     }
     if (!fake.caller || !fake.callId) throw new Error(`not connected: ${fake.answer.status} ${fake.answer.body.slice(0, 200)}`);
-    const caller = fake.caller;
-    result.caller = caller;
+    caller = fake.caller;
     result.callId = fake.callId;
     result.connectedAtMs = caller.connectedAtMs;
     await heard(caller, 0, expectedFrames(ctx.greeting), 20_000);
@@ -171,7 +182,11 @@ export async function runCall(index: number, ctx: CallContext, live?: CallResult
   } catch (err) {
     result.error = (err as Error).message;
     result.hungUpAtMs ??= nowMs();
-    if (result.caller?.isOpen) await result.caller.hangup().catch(() => undefined);
+    if (caller?.isOpen) await caller.hangup().catch(() => undefined);
+  }
+  if (caller) {
+    result.played = caller.played.map(({ receivedAtMs, playedAtMs, peak }) => ({ receivedAtMs, playedAtMs, peak }));
+    result.clears = caller.clears.map(({ atMs }) => ({ atMs }));
   }
   return result;
 }
@@ -192,7 +207,7 @@ export interface CallFrames {
  * Also sets each turn's caller-side latency.
  */
 export function analyseCall(r: CallResult, greeting: string, script: ScriptedTurn[], vadStopSecs: number, lateGapMs: number): CallFrames {
-  const played = r.caller?.played ?? [];
+  const played = r.played;
   const out: CallFrames = { expected: 0, received: 0, dropped: 0, late: 0, maxGapMs: 0, lateAt: [] };
   for (let u = 0; u <= r.turns.length; u++) {
     const from = u === 0 ? 0 : r.turns[u - 1]!.speechEndMs;

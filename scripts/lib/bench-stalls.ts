@@ -1,13 +1,14 @@
 /**
- * The benchmark's report on stalls: garbage collections of the callers' process and of the
+ * The benchmark's report on stalls: garbage collections of the callers' thread and of the
  * gateway, the slowest barge-ins and the late frames — each marked when a pause of the callers'
- * own process overlapped it (then the callers' clock stalled, not the platform).
+ * own thread overlapped it (then the callers' clock stalled, not the platform).
  */
 import type { CallFrames, CallResult, Turn } from './bench-caller';
-import type { GcPauses } from './gc-pauses';
+import type { PauseLog } from './gc-pauses';
 
 export interface StallInputs {
-  gc: GcPauses;
+  /** The callers' thread's collections. */
+  gc: PauseLog;
   /** gatewayGcSummary of the run, or null without the gateway's metrics. */
   gatewayGc: string | null;
   bargeInTurns: Turn[];
@@ -17,14 +18,14 @@ export interface StallInputs {
   startedMs: number;
 }
 
-/** Prints the lines; returns how many late frames a pause of the callers' process overlapped. */
+/** Prints the lines; returns how many late frames a pause of the callers' thread overlapped. */
 export function printStalls({ gc, gatewayGc, bargeInTurns, frames, results, startedMs }: StallInputs): number {
   const secs = (atMs: number) => ((atMs - startedMs) / 1000).toFixed(2);
   const ownPause = (fromMs: number, toMs: number) => {
     const p = gc.within(fromMs, toMs).sort((a, b) => b.ms - a.ms)[0];
-    return p ? ` (a ${p.ms.toFixed(0)} ms ${p.kind} GC pause of this process inside it)` : '';
+    return p ? ` (a ${p.ms.toFixed(0)} ms ${p.kind} GC pause of the callers' thread inside it)` : '';
   };
-  console.log(`- garbage collection: this process ${gc.summary()}; the gateway ${gatewayGc ?? 'NA'}`);
+  console.log(`- garbage collection: the callers' thread ${gc.summary()}; the gateway ${gatewayGc ?? 'NA'}`);
   const slowest = bargeInTurns.filter((t) => typeof t.bargeInMs === 'number').sort((a, b) => b.bargeInMs! - a.bargeInMs!).slice(0, 3);
   console.log(`- slowest barge-ins: ${slowest.map((t) => `${Math.round(t.bargeInMs!)} ms at ${secs(t.speechStartMs)} s${ownPause(t.speechStartMs, t.speechStartMs + t.bargeInMs!)}`).join('; ')}`);
   const lateAt = frames.flatMap((f) => f.lateAt).sort((a, b) => a.atMs - b.atMs);

@@ -41,10 +41,10 @@ export function speechTimes(clip: SpeechClip, span: SpeechSpan): { startMs: numb
   return { startMs: span.startedAtMs + clip.firstSpeechFrame * FRAME_MS, endMs: span.startedAtMs + clip.lastSpeechFrame * FRAME_MS };
 }
 
-export const isSpeech = (frame: PlayedFrame): boolean => frame.peak > SPEECH_PEAK;
+export const isSpeech = (frame: Pick<PlayedFrame, 'peak'>): boolean => frame.peak > SPEECH_PEAK;
 
 /** First agent speech frame the caller received at or after `fromMs` (receive time). */
-export function firstSpeechReceivedAfter(played: PlayedFrame[], fromMs: number, fromIndex = 0): PlayedFrame | undefined {
+export function firstSpeechReceivedAfter<F extends Pick<PlayedFrame, 'peak' | 'receivedAtMs'>>(played: F[], fromMs: number, fromIndex = 0): F | undefined {
   for (let i = fromIndex; i < played.length; i++) {
     const f = played[i]!;
     if (f.receivedAtMs >= fromMs && isSpeech(f)) return f;

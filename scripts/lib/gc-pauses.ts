@@ -1,7 +1,7 @@
 /**
- * Garbage-collection pauses of the benchmark's own process (the 100 callers' clock): a pause
- * stops every simulated caller at once, so its frames look late and its barge-ins slow although
- * the platform was on time. Recorded so a run's late frames and barge-in maximum can be told apart
+ * Garbage-collection pauses of the benchmark's callers (their thread's clock): a pause stops
+ * every simulated caller at once, so its frames look late and its barge-ins slow although the
+ * platform was on time. Recorded so a run's late frames and barge-in maximum can be told apart
  * from the callers' own stalls.
  */
 import { PerformanceObserver, constants, type PerformanceEntry } from 'node:perf_hooks';
@@ -24,7 +24,21 @@ const KINDS: Record<number, GcPause['kind']> = {
   [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'other',
 };
 
-export class GcPauses {
+/** Recorded pauses, read back: which overlap a moment, and a one-line account. */
+export interface PauseLog {
+  within(fromMs: number, toMs: number): GcPause[];
+  summary(): string;
+}
+
+/** Pauses of at least STALL_MS that overlap [fromMs, toMs]. */
+const overlapping = (pauses: GcPause[], fromMs: number, toMs: number) => pauses.filter((p) => p.ms >= STALL_MS && p.atMs + p.ms >= fromMs && p.atMs <= toMs);
+
+/** Pauses recorded elsewhere (the callers' thread), with the summary it wrote. */
+export function pauseLog(pauses: GcPause[], summary: string): PauseLog {
+  return { within: (fromMs, toMs) => overlapping(pauses, fromMs, toMs), summary: () => summary };
+}
+
+export class GcPauses implements PauseLog {
   readonly pauses: GcPause[] = [];
   private readonly observer = new PerformanceObserver((list) => {
     const origin = performance.timeOrigin;
@@ -39,9 +53,8 @@ export class GcPauses {
     this.observer.disconnect();
   }
 
-  /** Pauses of at least STALL_MS that overlap [fromMs, toMs]. */
   within(fromMs: number, toMs: number): GcPause[] {
-    return this.pauses.filter((p) => p.ms >= STALL_MS && p.atMs + p.ms >= fromMs && p.atMs <= toMs);
+    return overlapping(this.pauses, fromMs, toMs);
   }
 
   summary(): string {
