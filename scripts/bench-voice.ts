@@ -1,12 +1,15 @@
 /**
  * `npm run bench:voice [-- --calls N --turns K --barge-ins B --provider twilio|exotel|plivo
- * --nice P --warmup 0|1 --cpu-prof worker|gateway|api --redial R]` (defaults 50, 3, 1, twilio, 10,
- * 1; no profile; 0): after one warm-up call (reported
+ * --nice P --gateway-nice G --warmup 0|1 --cpu-prof worker|gateway|api --redial R]` (defaults 50,
+ * 3, 1, twilio, 10, -6, 1; no profile; 0): after one warm-up call (reported
  * apart), N simultaneous simulated phone calls through the real API, call
  * workflow and media gateway, with zero-latency vendor fakes, measured from the callers' side,
  * from the gateway's /metrics and from /proc. Ends with one machine-readable `SUMMARY` line.
  *
- * The worker, the API and Temporal run at nice P (README: CPU priority), the gateway at 0.
+ * The worker, the API and Temporal run at nice P (README: CPU priority), the gateway at nice G:
+ * −6 weighs about 4× a nice-0 process, as `cpu_shares: 4096` does for the gateway in Compose. Without
+ * it the callers and vendor fakes — on a real deployment the outside world, here at nice 0 on the
+ * same two cores — take turns with the gateway, and their bursts read as its loop running late.
  *
  * Processes: the media gateway runs on its own (`src/gateway/main.ts`, i.e. `npm run gateway`) so
  * its CPU and memory can be read from /proc/<pid>; the call worker runs on its own too, as in a
@@ -89,13 +92,15 @@ const AGENT = 'bench-clinic';
 const DEFAULT_LIMIT_MINUTES = 6;
 // Default nice value of the worker, the API and Temporal (`--nice`; README: CPU priority).
 const PLATFORM_NICE = 10;
+// Default nice value of the gateway (`--gateway-nice`): its weight against nice 0 as Compose's cpu_shares 4096 against 1024.
+const GATEWAY_NICE = -6;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 // ---- main -----------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const { calls: N, turns: K, bargeIns, staggerMs, limitMinutes, provider, nice, warmup, cpuProf, redial } = benchArgs(process.argv.slice(2), { limitMinutes: DEFAULT_LIMIT_MINUTES, nice: PLATFORM_NICE });
+  const { calls: N, turns: K, bargeIns, staggerMs, limitMinutes, provider, nice, gatewayNice, warmup, cpuProf, redial } = benchArgs(process.argv.slice(2), { limitMinutes: DEFAULT_LIMIT_MINUTES, nice: PLATFORM_NICE, gatewayNice: GATEWAY_NICE });
   // A CPU profile of one platform process, written when it stops (open it in Chrome DevTools).
   const profDir = cpuProf ? fs.mkdtempSync(path.join(os.tmpdir(), `bench-prof-${cpuProf}-`)) : null;
   const profArgs = (who: string) => (who === cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
@@ -156,7 +161,7 @@ async function main(): Promise<void> {
     const { child: worker } = await spawnUntil('worker', 'test/support/worker-process.ts', { ...platformEnv, ...phone.env, NICE: String(nice) }, /worker ready/, profArgs('worker'));
     stops.unshift(() => stopProcess(worker));
     // The profiler's own work reads as load (0.6 idle): a profiled gateway admits by call count only.
-    const gatewayEnv = { ...platformEnv, GATEWAY_PORT: String(gatewayPort), HOST: '127.0.0.1', ...(cpuProf === 'gateway' ? { GATEWAY_MAX_LOAD: '100' } : {}) };
+    const gatewayEnv = { ...platformEnv, GATEWAY_PORT: String(gatewayPort), HOST: '127.0.0.1', NICE: String(gatewayNice), ...(cpuProf === 'gateway' ? { GATEWAY_MAX_LOAD: '100' } : {}) };
     const { child: gateway } = await spawnUntil('gateway', 'src/gateway/main.ts', gatewayEnv, /Media gateway/, profArgs('gateway'));
     stops.unshift(() => stopProcess(gateway));
     // The API that the phone company calls runs on its own too (`npm run api`), so handling the inbound
@@ -173,7 +178,9 @@ async function main(): Promise<void> {
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     console.log(`  Fakes        ${provider} ${Object.values(phone.env).join(' ')} and its callers (this process); Deepgram, Cartesia, OpenAI (pid ${fakes.child.pid})`);
     console.log(`  Platform     API ${apiUrl} (pid ${apiProcess.pid}), call worker pid ${worker.pid}, media gateway pid ${gateway.pid} on ws://127.0.0.1:${gatewayPort}`);
-    console.log(`  Priorities   worker, API and Temporal at nice ${nice}; the media gateway, fakes and callers at 0`);
+    // A negative nice needs CAP_SYS_NICE: without it the gateway logs a warning and stays at 0.
+    const gatewayNiceNow = os.getPriority(gateway.pid!);
+    console.log(`  Priorities   worker, API and Temporal at nice ${nice}; the media gateway at ${gatewayNiceNow}${gatewayNiceNow !== gatewayNice ? ` (${gatewayNice} refused: no CAP_SYS_NICE)` : ''}; fakes and callers at 0`);
 
     const api = async (method: string, p: string, body?: unknown) => {
       const res = await h.request(method, p, { body });
@@ -372,7 +379,7 @@ async function main(): Promise<void> {
     console.log(`- the host over the whole run of calls: busy ${pct(host.busyPercent)}, stolen by the hypervisor ${pct(host.stealPercent)} (of ${cores() * 100} %)`);
     console.log(`- call worker RSS ${mb(monitor.rss('worker', windowFrom, windowTo).peakBytes)}`);
     console.log(`- event-loop delay of the callers' thread (their clock): p99 ${loopP99Ms.toFixed(0)} ms, max ${loopMaxMs.toFixed(0)} ms`);
-    console.log(`- run: ${callsSecs.toFixed(0)} s of calls; command: npm run bench:voice -- --calls ${N} --turns ${K} --barge-ins ${bargeIns} --provider ${provider} --nice ${nice} --warmup ${warmup}`);
+    console.log(`- run: ${callsSecs.toFixed(0)} s of calls; command: npm run bench:voice -- --calls ${N} --turns ${K} --barge-ins ${bargeIns} --provider ${provider} --nice ${nice} --gateway-nice ${gatewayNiceNow} --warmup ${warmup}`);
     const gatewayGc = metricsBefore && metricsAfter ? gatewayGcSummary(metricsBefore, metricsAfter) : null;
     const lateOwnGc = printStalls({ gc, gatewayGc, bargeInTurns, frames, results, startedMs: started });
     const cost = printCostReport(monitor, admitted, admittedChecks, started, started + callsSecs * 1000);

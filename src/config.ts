@@ -101,6 +101,10 @@ export const coreConfigSchema = z.object({
   GATEWAY_MAX_CALLS: z.coerce.number().int().positive().default(100),
   // Above 1 the load never closes the door (only GATEWAY_MAX_CALLS counts).
   GATEWAY_MAX_LOAD: z.coerce.number().positive().max(100).default(0.6),
+  // The machine's CPU (busy share of all its cores) at which a gateway counts as full, as
+  // GATEWAY_MAX_LOAD: on a machine shared with the worker and Temporal, cores this busy starve
+  // them first. Above 1 the machine's CPU never counts (a gateway with a machine of its own).
+  GATEWAY_MAX_HOST_CPU: z.coerce.number().positive().max(100).default(0.8),
   // `off`: the API admits voice calls without asking gateway presence (gateways of an older
   // version, or tests that stand in for the gateway). Never in production.
   GATEWAY_ADMISSION: z.enum(['on', 'off']).default('on'),

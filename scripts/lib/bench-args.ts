@@ -11,6 +11,8 @@ export interface BenchArgs {
   limitMinutes: number;
   provider: string;
   nice: number;
+  /** Nice value of the media gateway (negative: ahead of everything else, as Compose's cpu_shares). */
+  gatewayNice: number;
   warmup: number;
   /** The process to write a CPU profile of, if any. */
   cpuProf: string | null;
@@ -18,7 +20,7 @@ export interface BenchArgs {
   redial: number;
 }
 
-export function benchArgs(argv: string[], defaults: { limitMinutes: number; nice: number }): BenchArgs {
+export function benchArgs(argv: string[], defaults: { limitMinutes: number; nice: number; gatewayNice: number }): BenchArgs {
   const value = (name: string) => {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 ? argv[i + 1] ?? '' : null;
@@ -39,6 +41,7 @@ export function benchArgs(argv: string[], defaults: { limitMinutes: number; nice
     limitMinutes: int('limit-minutes', defaults.limitMinutes),
     provider: value('provider') ?? 'twilio',
     nice: int('nice', defaults.nice, 0, 19),
+    gatewayNice: int('gateway-nice', defaults.gatewayNice, -20, 0),
     warmup: int('warmup', 1, 0, 1),
     cpuProf,
     redial: int('redial', 0, 0, 10),

@@ -213,7 +213,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   const database = databaseUrl ? openGatewayDatabase(databaseUrl, log) : null;
   if (database) answered = new AnsweredCalls(database, log);
   presence = database
-    ? new GatewayPresence({ pool: database, id: taskQueue, url, maxCalls: deps.config.GATEWAY_MAX_CALLS, maxLoad: deps.config.GATEWAY_MAX_LOAD, calls: () => calls.size, settingUp: () => calls.connectedWithin(SETUP_SECS * 1000), log })
+    ? new GatewayPresence({ pool: database, id: taskQueue, url, maxCalls: deps.config.GATEWAY_MAX_CALLS, maxLoad: deps.config.GATEWAY_MAX_LOAD, maxHostCpu: deps.config.GATEWAY_MAX_HOST_CPU, calls: () => calls.size, settingUp: () => calls.connectedWithin(SETUP_SECS * 1000), log })
     : null;
   if (presence) await presence.start();
   else log.warn('no DATABASE_URL: this gateway publishes no presence (the API admits calls to it only with GATEWAY_ADMISSION=off)');

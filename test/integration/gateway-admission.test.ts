@@ -130,7 +130,7 @@ describe('admission by gateway room', () => {
       const log = createLogger('gateway-room-test');
       pool = openGatewayDatabase(h.dbUrl, log);
       let readings = 0;
-      const meter = { read: () => ({ load: readings++ === 0 ? 0.5 : 0.6, utilisation: 0.5, loopLagP99Ms: 0, cpu: 0.5 }), stop: () => undefined };
+      const meter = { read: () => ({ load: readings++ === 0 ? 0.5 : 0.6, utilisation: 0.5, loopLagP99Ms: 0, cpu: 0.5, hostCpu: 0 }), stop: () => undefined };
       presence = new GatewayPresence({ pool, id: 'gateway-room-test', url: 'ws://127.0.0.1:1', maxCalls: 100, maxLoad: 0.8, calls: () => (readings <= 1 ? 5 : 0), log, meter });
       await presence.start();
       await presence.setState('active');

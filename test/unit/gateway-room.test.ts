@@ -1,4 +1,5 @@
 import { MIN_CALLS_TO_LEARN, READING_WEIGHT, RoomEstimate, SETUP_WEIGHT } from '../../src/gateway/presence/room-estimate';
+import { LoadMeter, withHostCpu } from '../../src/gateway/presence/load-meter';
 
 describe('the room a gateway offers', () => {
   it('offers all of GATEWAY_MAX_CALLS until it has carried enough calls to learn their cost', () => {
@@ -63,5 +64,31 @@ describe('the room a gateway offers', () => {
     expect(room.room(20, 0.5, 0)).toBe(40);
     // Never below the idle load, whatever the set-ups.
     expect(room.settledLoad(0.1, 20)).toBe(0);
+  });
+});
+
+describe('the machine\'s CPU as load (GATEWAY_MAX_HOST_CPU)', () => {
+  const reading = (load: number, hostCpu: number) => ({ load, utilisation: load, loopLagP99Ms: 0, cpu: 0.3, hostCpu });
+
+  it('reads cores GATEWAY_MAX_HOST_CPU busy as GATEWAY_MAX_LOAD, so a starved worker closes the door', () => {
+    expect(withHostCpu(reading(0.3, 0.8), 0.6, 0.8).load).toBeCloseTo(0.6);
+    expect(withHostCpu(reading(0.3, 0.9), 0.6, 0.8).load).toBeGreaterThan(0.6);
+    // A quiet machine leaves the gateway's own figure.
+    expect(withHostCpu(reading(0.3, 0.2), 0.6, 0.8).load).toBe(0.3);
+  });
+
+  it('is off above 1, and when the load itself never closes the door', () => {
+    expect(withHostCpu(reading(0.3, 1), 0.6, 2).load).toBe(0.3);
+    expect(withHostCpu(reading(0.3, 1), 100, 0.8).load).toBe(0.3);
+  });
+
+  it('measures the machine\'s busy share of all its cores', async () => {
+    const meter = new LoadMeter();
+    const until = Date.now() + 50;
+    while (Date.now() < until); // this process keeps one core busy
+    const { hostCpu } = meter.read();
+    meter.stop();
+    expect(hostCpu).toBeGreaterThan(0);
+    expect(hostCpu).toBeLessThanOrEqual(1);
   });
 });

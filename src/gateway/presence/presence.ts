@@ -7,7 +7,7 @@
  */
 import type { Pool } from 'pg';
 import type { Logger } from '../../shared/logger';
-import { LoadMeter, type LoadReading } from './load-meter';
+import { LoadMeter, withHostCpu, type LoadReading } from './load-meter';
 import { RoomEstimate } from './room-estimate';
 
 export const PRESENCE_INTERVAL_MS = 1000;
@@ -25,6 +25,11 @@ export interface PresenceOptions {
   url: string;
   maxCalls: number;
   maxLoad: number;
+  /**
+   * The machine's CPU (busy share of all cores) that counts as a full gateway: GATEWAY_MAX_HOST_CPU.
+   * Above 1 the machine's CPU never counts.
+   */
+  maxHostCpu?: number;
   calls: () => number;
   /** Of those, the calls still being set up (connected within SETUP_SECS, room-estimate.ts). */
   settingUp?: () => number;
@@ -57,7 +62,7 @@ export class GatewayPresence {
   constructor(private readonly opts: PresenceOptions) {
     this.meter = opts.meter ?? new LoadMeter();
     this.estimate = new RoomEstimate(opts.maxCalls, opts.maxLoad);
-    this.snapshotValue = { load: 0, utilisation: 0, loopLagP99Ms: 0, cpu: 0, state: 'active', calls: 0, smoothedLoad: 0, admitting: true, room: opts.maxCalls };
+    this.snapshotValue = { load: 0, utilisation: 0, loopLagP99Ms: 0, cpu: 0, hostCpu: 0, state: 'active', calls: 0, smoothedLoad: 0, admitting: true, room: opts.maxCalls };
   }
 
   /** Writes the first row (best effort) and keeps it fresh. */
@@ -90,7 +95,7 @@ export class GatewayPresence {
   }
 
   private tick(): Promise<void> {
-    const reading = this.meter.read();
+    const reading = withHostCpu(this.meter.read(), this.opts.maxLoad, this.opts.maxHostCpu);
     this.smoothed = this.smoothed * (1 - LOAD_SMOOTHING) + reading.load * LOAD_SMOOTHING;
     const calls = this.opts.calls();
     const settingUp = this.opts.settingUp?.() ?? 0;

@@ -9,6 +9,14 @@ import type { MediaStreamCodec, MediaStreamProtocol, StreamEvent } from '../stre
 import { base64Of, PayloadDecoder } from '../stream-support';
 import { clearMessage, markMessage, MAX_TWILIO_MESSAGE_CHARS, parseTwilioStreamMessage, type TwilioStartMessage } from './media-messages';
 
+/**
+ * Agent audio per outgoing `media` message. Twilio plays payloads of any length back to back; a
+ * message per 20 ms was the gateway's largest cost while many calls speak at once (their
+ * greetings, in a burst of calls): one send, one encode and one socket write per message. 40 ms
+ * halves that; the gateway then keeps ~80 ms queued at Twilio, which a barge-in's `clear` drops.
+ */
+export const TWILIO_OUT_FRAME_MS = 40;
+
 class TwilioCodec implements MediaStreamCodec {
   private streamSid = '';
   private mediaPrefix = '';
@@ -62,6 +70,7 @@ class TwilioCodec implements MediaStreamCodec {
         callId: params.call_id ?? null,
         token: params.token ?? null,
         format: MULAW_8K,
+        frameMs: TWILIO_OUT_FRAME_MS,
       },
     };
   }
