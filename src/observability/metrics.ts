@@ -115,7 +115,7 @@ const presenceSources = new Set<() => PresenceReading>();
 
 new Gauge({
   name: 'voice_gateway_load',
-  help: 'This gateway\'s load as admission sees it: the larger of event-loop utilisation and event-loop delay p99 / 50 ms, smoothed (0 idle, 1 full).',
+  help: 'This gateway\'s load as admission sees it: the larger of event-loop utilisation, event-loop delay p99 / 50 ms and the machine\'s CPU against GATEWAY_MAX_HOST_CPU, smoothed (0 idle, 1 full).',
   collect() {
     this.reset();
     for (const source of presenceSources) this.set(source().load);
