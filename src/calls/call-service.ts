@@ -22,6 +22,7 @@ import {
   finalRecordUpdate,
   greetingUpdate,
   sendTextUpdate,
+  type AgentSnapshot,
   type CallWorkflowInput,
   type EndReason,
   type TextTurnResult,
@@ -50,6 +51,8 @@ export class CallError extends Error {
 
 export interface StartCallRequest {
   agentName: string;
+  /** The agent's snapshot when the caller has loaded it already (not loaded again). */
+  agent?: AgentSnapshot;
   phoneNumber: string;
   direction: 'inbound' | 'outbound';
   /** The record's channel; a web call's workflow runs as a voice call (its audio is a media stream too). */
@@ -98,7 +101,7 @@ export function analysisRetryOptions(config: Config): AnalysisRetryOptions {
 
 export async function startCall(deps: CallDeps, req: StartCallRequest): Promise<{ callId: string; greeting: string | null }> {
   const { db, temporal, config } = deps;
-  const agent = await loadAgentSnapshot(db, req.agentName);
+  const agent = req.agent ?? (await loadAgentSnapshot(db, req.agentName));
   if (!agent) throw new CallError(404, `Agent ${req.agentName} not found`);
   const callId = crypto.randomUUID();
   const workflowId = callWorkflowId(callId);

@@ -15,6 +15,8 @@ import type { Logger } from '../shared/logger';
 import { CallError, startCall, type CallDeps } from './call-service';
 import { CapacityError, capacityCheck } from './concurrency';
 import { FINAL_CALL_STATUSES } from './telephony-calls';
+import { loadAgentSnapshot, snapshotProviders } from './snapshot';
+import type { AgentSnapshot } from '../../workflows/call-definitions';
 import { providerProblems } from '../providers/agent-readiness';
 import { recordCapacityRefusal, recordUnreadyInboundCall } from './unready-call';
 import { allOf, gatewayAdmission, GatewayCapacityError } from './gateway-capacity';
@@ -58,10 +60,6 @@ async function existingCall(db: Database, provider: string, providerCallId: stri
   );
 }
 
-async function agentExists(db: Database, name: string | null | undefined): Promise<boolean> {
-  return !!name && !!(await db.models.Agent.findOne({ where: { name }, attributes: ['id'] }));
-}
-
 export async function admitInboundCall(deps: CallDeps & { log: Logger }, req: InboundRequest): Promise<InboundDecision> {
   const { db, log } = deps;
   const fields = { provider: req.provider, provider_call_id: req.providerCallId, from: req.from, to: req.to, url_agent: req.urlAgentName };
@@ -79,27 +77,28 @@ export async function admitInboundCall(deps: CallDeps & { log: Logger }, req: In
     log.info('inbound call refused: endpoint is inactive', { ...fields, endpoint_id: endpoint.id });
     return { kind: 'reject', why: 'the number is inactive' };
   }
-  let agentName = req.urlAgentName;
+  // The agent is read once, whole (flow nodes and tools too), and the call starts on that snapshot:
+  // every query saved here is saved for each call of a burst.
+  let agent: AgentSnapshot | null = null;
   if (endpoint?.inbound_agent_name && endpoint.inbound_agent_name !== req.urlAgentName) {
-    if (await agentExists(db, endpoint.inbound_agent_name)) {
+    agent = await loadAgentSnapshot(db, endpoint.inbound_agent_name);
+    if (agent) {
       log.warn('inbound webhook URL names another agent than the number\'s endpoint; the endpoint\'s agent answers', {
         ...fields,
         endpoint_agent: endpoint.inbound_agent_name,
       });
-      agentName = endpoint.inbound_agent_name;
     } else {
       log.warn('the endpoint\'s inbound agent does not exist; trying the agent of the webhook URL', { ...fields, endpoint_agent: endpoint.inbound_agent_name });
     }
   }
-  if (!(await agentExists(db, agentName))) {
-    log.warn('inbound call refused: unknown agent', { ...fields, agent_name: agentName });
+  agent ??= await loadAgentSnapshot(db, req.urlAgentName);
+  if (!agent) {
+    log.warn('inbound call refused: unknown agent', { ...fields, agent_name: req.urlAgentName });
     return { kind: 'reject', why: 'unknown agent' };
   }
-  const agent = plain(
-    await db.models.Agent.findOne({ where: { name: agentName }, attributes: ['id', 'name', 'version', 'stt_provider', 'stt_mode', 'llm_provider', 'tts_provider'] }),
-  );
-  const problems = agent ? providerProblems(agent, deps.config) : [];
-  if (agent && problems.length) {
+  const agentName = agent.name;
+  const problems = providerProblems(snapshotProviders(agent), deps.config);
+  if (problems.length) {
     const callId = await recordUnreadyInboundCall(db, { agent, provider: req.provider, providerCallId: req.providerCallId, from: req.from, to: req.to, problems });
     log.error('inbound call failed: the agent cannot take calls', { ...fields, agent_name: agentName, call_id: callId, problems });
     return { kind: 'unready', callId, problems };
@@ -109,6 +108,7 @@ export async function admitInboundCall(deps: CallDeps & { log: Logger }, req: In
   try {
     const { callId } = await startCall(deps, {
       agentName,
+      agent,
       phoneNumber: req.from,
       direction: 'inbound',
       channel: 'voice',
@@ -136,7 +136,7 @@ export async function admitInboundCall(deps: CallDeps & { log: Logger }, req: In
       const call = await existingCall(db, req.provider, req.providerCallId);
       return call ? replayed(call) : { kind: 'unavailable' };
     }
-    if (err instanceof GatewayCapacityError && agent) {
+    if (err instanceof GatewayCapacityError) {
       countRefusedCall(err.reason, 'inbound');
       const callId = await recordCapacityRefusal(db, { agent, provider: req.provider, providerCallId: req.providerCallId, from: req.from, to: req.to }, err.reason, err.message);
       log.warn('inbound call refused: no media gateway has room', { ...fields, call_id: callId, reason: err.reason });

@@ -10,6 +10,20 @@ import { referencedToolIds } from '../tools/tool-references';
 import type { FlowFunction, PreAction, ChatMessage } from '../shared/flow';
 import type { AgentRow } from '../db/models';
 import type { AgentSnapshot } from '../../workflows/call-definitions';
+import type { AgentProviderFields } from '../providers/agent-readiness';
+
+/** The snapshot's speech and language providers, as the readiness check reads them. */
+export function snapshotProviders(agent: AgentSnapshot): AgentProviderFields {
+  return {
+    stt_provider: agent.stt.provider,
+    stt_model: agent.stt.model,
+    stt_language: agent.stt.language,
+    stt_mode: agent.stt.mode,
+    stt_settings: agent.stt.settings,
+    llm_provider: agent.llm_provider,
+    tts_provider: agent.tts.provider,
+  };
+}
 
 export async function loadAgentSnapshot(db: Database, agentName: string): Promise<AgentSnapshot | null> {
   return loadSnapshotWhere(db, { name: agentName });
