@@ -121,7 +121,10 @@ describe('an inbound call through the media gateway and the call workflow', () =
     expect(row.tts_characters).toBeGreaterThan(greeting.length);
 
     // The hang-up costs one workflow task: the media session's result releases the untaken armed
-    // turn (`releasedArm`), which never completes on its own, and nothing is disarmed.
+    // turn (`releasedArm`), which never completes on its own, and nothing is disarmed. The row says
+    // `completed` from inside that last task (its local activity): the history is read once the
+    // workflow has closed.
+    await handle.result();
     const history = (await handle.fetchHistory()).events!;
     const T = temporal.api.enums.v1.EventType;
     const scheduled = (type: string) =>

@@ -112,7 +112,10 @@ describe.each(fakeTelephonyProviders())('%s: no caller left on a dead line', (pr
     await call.ended;
     // What the call cost Temporal (workflows/call-patches.ts, provider-hangup.ts): the hang-up is a
     // local activity (a marker, no activity task), and the call records one patch marker in all.
-    const history = await h.temporal.workflow.getHandle(callWorkflowId(call.callId)).fetchHistory();
+    // Read once the workflow has closed: the row is written from inside its last task.
+    const handle = h.temporal.workflow.getHandle(callWorkflowId(call.callId));
+    await handle.result();
+    const history = await handle.fetchHistory();
     const T = temporal.api.enums.v1.EventType;
     const scheduled = history.events!.filter((e) => e.eventType === T.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
     expect(scheduled).not.toContain('hangupProviderCall');
