@@ -110,7 +110,7 @@ new Gauge({
 });
 
 /** A gateway's presence, as it publishes it (src/gateway/presence/presence.ts). */
-type PresenceReading = { load: number; admitting: boolean; room: number };
+type PresenceReading = { load: number; hostCpu: number; admitting: boolean; room: number };
 const presenceSources = new Set<() => PresenceReading>();
 
 new Gauge({
@@ -119,6 +119,15 @@ new Gauge({
   collect() {
     this.reset();
     for (const source of presenceSources) this.set(source().load);
+  },
+});
+
+new Gauge({
+  name: 'voice_gateway_host_cpu',
+  help: 'The busy share of all the machine\'s cores over the last second, as this gateway reads it (0…1; counts as load against GATEWAY_MAX_HOST_CPU).',
+  collect() {
+    this.reset();
+    for (const source of presenceSources) this.set(source().hostCpu);
   },
 });
 

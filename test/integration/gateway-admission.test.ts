@@ -84,10 +84,14 @@ describe('admission by gateway room', () => {
       expect(row.load).toBeLessThan(1);
       expect(Number(row.age)).toBeLessThan(2.5);
       const health = (await (await fetch(`http://127.0.0.1:${gatewayPort}/healthz`)).json()) as { presence: unknown };
-      expect(health.presence).toMatchObject({ state: 'active', admitting: true });
+      expect(health.presence).toMatchObject({ state: 'active', admitting: true, host_cpu: expect.any(Number) });
       const metrics = await (await fetch(`http://127.0.0.1:${gatewayPort}/metrics`)).text();
       expect(metrics).toMatch(/^voice_gateway_admitting 1$/m);
       expect(Number(/^voice_gateway_load (\S+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(0);
+      // The machine's CPU, which counts as load against GATEWAY_MAX_HOST_CPU: a share of all cores.
+      const hostCpu = Number(/^voice_gateway_host_cpu (\S+)$/m.exec(metrics)?.[1]);
+      expect(hostCpu).toBeGreaterThanOrEqual(0);
+      expect(hostCpu).toBeLessThanOrEqual(1);
     });
 
     it('admits a call while there is room, refuses the next one, and admits again once it ended', async () => {
