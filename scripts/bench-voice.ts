@@ -381,7 +381,7 @@ async function main(): Promise<void> {
     console.log(`- event-loop delay of the callers' thread (their clock): p99 ${loopP99Ms.toFixed(0)} ms, max ${loopMaxMs.toFixed(0)} ms`);
     console.log(`- run: ${callsSecs.toFixed(0)} s of calls; command: npm run bench:voice -- --calls ${N} --turns ${K} --barge-ins ${bargeIns} --provider ${provider} --nice ${nice} --gateway-nice ${gatewayNiceNow} --warmup ${warmup}`);
     const gatewayGc = metricsBefore && metricsAfter ? gatewayGcSummary(metricsBefore, metricsAfter) : null;
-    const lateOwnGc = printStalls({ gc, gatewayGc, bargeInTurns, frames, results, startedMs: started });
+    const lateOwnGc = printStalls({ gc, gatewayGc, bargeInTurns, frames, results, startedMs: started, presenceAround: (secs) => admission.around(secs) });
     const cost = printCostReport(monitor, admitted, admittedChecks, started, started + callsSecs * 1000);
     const failed = checks.flatMap((c, i) => (c && !c.ok ? [{ i, ...c }] : []));
     if (failed.length) {

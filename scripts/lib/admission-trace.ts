@@ -16,6 +16,8 @@ interface Sample {
   admitting: boolean;
 }
 
+const format = (s: Sample) => `${s.atSecs}s:${s.calls}/${s.room ?? '-'}@${s.load.toFixed(2)}(${Math.round(s.lagMs)},${s.cpu.toFixed(2)})${s.admitting ? '' : '!'}`;
+
 export class AdmissionTrace {
   private readonly samples: Sample[] = [];
   private timer: NodeJS.Timeout | null = null;
@@ -34,10 +36,12 @@ export class AdmissionTrace {
 
   /** One line: `s:calls/room@load(lag ms,cpu)` for each of the first `seconds` seconds (`!` = not admitting). */
   summary(seconds = 20): string {
-    return this.samples
-      .slice(0, seconds)
-      .map((s) => `${s.atSecs}s:${s.calls}/${s.room ?? '-'}@${s.load.toFixed(2)}(${Math.round(s.lagMs)},${s.cpu.toFixed(2)})${s.admitting ? '' : '!'}`)
-      .join(' ');
+    return this.samples.slice(0, seconds).map(format).join(' ');
+  }
+
+  /** The same, for the seconds within `margin` of any of `atSecs` (seconds since the first call). */
+  around(atSecs: number[], margin = 1): string {
+    return this.samples.filter((s) => atSecs.some((at) => Math.abs(s.atSecs - at) <= margin)).map(format).join(' ');
   }
 
   private async sample(): Promise<void> {

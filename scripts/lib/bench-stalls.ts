@@ -16,10 +16,12 @@ export interface StallInputs {
   results: CallResult[];
   /** Date.now() when the first call was placed. */
   startedMs: number;
+  /** The gateway's presence (s:calls/room@load(lag ms,CPU cores)) within a second of the given seconds. */
+  presenceAround?: (atSecs: number[]) => string;
 }
 
 /** Prints the lines; returns how many late frames a pause of the callers' thread overlapped. */
-export function printStalls({ gc, gatewayGc, bargeInTurns, frames, results, startedMs }: StallInputs): number {
+export function printStalls({ gc, gatewayGc, bargeInTurns, frames, results, startedMs, presenceAround }: StallInputs): number {
   const secs = (atMs: number) => ((atMs - startedMs) / 1000).toFixed(2);
   const ownPause = (fromMs: number, toMs: number) => {
     const p = gc.within(fromMs, toMs).sort((a, b) => b.ms - a.ms)[0];
@@ -28,6 +30,9 @@ export function printStalls({ gc, gatewayGc, bargeInTurns, frames, results, star
   console.log(`- garbage collection: the callers' thread ${gc.summary()}; the gateway ${gatewayGc ?? 'NA'}`);
   const slowest = bargeInTurns.filter((t) => typeof t.bargeInMs === 'number').sort((a, b) => b.bargeInMs! - a.bargeInMs!).slice(0, 3);
   console.log(`- slowest barge-ins: ${slowest.map((t) => `${Math.round(t.bargeInMs!)} ms at ${secs(t.speechStartMs)} s${ownPause(t.speechStartMs, t.speechStartMs + t.bargeInMs!)}`).join('; ')}`);
+  // Whether the gateway was busy then (its CPU, loop lag): the barge-ins of a run fall within seconds of each other.
+  const around = presenceAround?.(slowest.map((t) => Math.round((t.speechStartMs - startedMs) / 1000)));
+  if (around) console.log(`- the gateway's presence around them (s:calls/room@load(loop lag ms,CPU cores)): ${around}`);
   const lateAt = frames.flatMap((f) => f.lateAt).sort((a, b) => a.atMs - b.atMs);
   if (lateAt.length) {
     // What else happened then: a call's stream connecting or closing.
