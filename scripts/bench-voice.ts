@@ -66,6 +66,7 @@ import { GATEWAY_RETRY_AFTER_SECS } from '../src/calls/gateway-capacity';
 import { histogramQuantileMs, scrapeMetrics, type Scrape } from './lib/prom-scrape';
 import { gatewayGcSummary } from './lib/gc-pauses';
 import { printStalls } from './lib/bench-stalls';
+import { printMachineUse } from './lib/bench-machine-report';
 import { startLocalServices } from './lib/local-services';
 import type { HandoffSteps } from './lib/turn-handoff';
 import { childPids, cores, hostTicks, hostUse, mb, ProcMonitor } from './lib/proc-stats';
@@ -362,22 +363,7 @@ async function main(): Promise<void> {
     const q = (h: Parameters<typeof histogramQuantileMs>[0]) => `p50 ${fmtMs(histogramQuantileMs(h, 0.5))} / p95 ${fmtMs(histogramQuantileMs(h, 0.95))}`;
     if (gw) console.log(`\nBarge-in, gateway side (VAD start decision → \`clear\` sent): ${q(gw.bargeIn)} over ${gw.bargeIn.count}; VAD decision lag: start ${q(gw.vadLagStart)}, stop ${q(gw.vadLagStop)}`);
 
-    const cpuOf = (name: string) => monitor.cpuPercent(name, windowFrom, windowTo);
-    const postgres = monitor.groupCpuPercent('postgres', windowFrom, windowTo);
-    const all = ['gateway', 'worker', 'api', 'bench', 'fakes', 'temporal'].reduce((n, name) => n + (cpuOf(name) || 0), 0) + (postgres || 0);
-    console.log('\n### The rest of the machine during the calls\n');
-    console.log(
-      `- CPU in % of one core (the machine has ${cores()}): gateway ${pct(gwCpu)}, call worker ${pct(cpuOf('worker'))}, Temporal dev server ${pct(cpuOf('temporal'))}, ` +
-        `PostgreSQL ${pct(postgres)}, API ${pct(cpuOf('api'))}, this process (${N} callers on their thread, an API) ${pct(cpuOf('bench'))}, vendor fakes ${pct(cpuOf('fakes'))}: ${pct(all)} in all`,
-    );
-    // Set-ups crowd the machine: where its CPU went while calls were being connected.
-    const rampCpu = (name: string) => pct(monitor.cpuPercent(name, started, rampupEnd) || 0);
-    console.log(
-      `- CPU during the ramp-up (${((rampupEnd - started) / 1000).toFixed(0)} s): gateway ${rampCpu('gateway')}, call worker ${rampCpu('worker')}, Temporal ${rampCpu('temporal')}, ` +
-        `PostgreSQL ${pct(monitor.groupCpuPercent('postgres', started, rampupEnd) || 0)}, API ${rampCpu('api')}, this process ${rampCpu('bench')}, vendor fakes ${rampCpu('fakes')}`,
-    );
-    console.log(`- the host over the whole run of calls: busy ${pct(host.busyPercent)}, stolen by the hypervisor ${pct(host.stealPercent)} (of ${cores() * 100} %)`);
-    console.log(`- call worker RSS ${mb(monitor.rss('worker', windowFrom, windowTo).peakBytes)}`);
+    printMachineUse({ monitor, calls: N, windowFrom, windowTo, rampupFrom: started, rampupTo: rampupEnd, host });
     console.log(`- event-loop delay of the callers' thread (their clock): p99 ${loopP99Ms.toFixed(0)} ms, max ${loopMaxMs.toFixed(0)} ms`);
     console.log(`- run: ${callsSecs.toFixed(0)} s of calls; command: npm run bench:voice -- --calls ${N} --turns ${K} --barge-ins ${bargeIns} --provider ${provider} --nice ${nice} --gateway-nice ${gatewayNiceNow} --warmup ${warmup}`);
     const gatewayGc = metricsBefore && metricsAfter ? gatewayGcSummary(metricsBefore, metricsAfter) : null;
