@@ -41,6 +41,7 @@ interface Utterance {
   audio: Buffer;
   offset: number;
   startedAtMs?: number;
+  sentAtMs: number[];
   resolve(span: SpeechSpan): void;
 }
 
@@ -152,7 +153,7 @@ export class PhoneCaller implements Paced {
     const messages = Math.max(1, Math.ceil(encoded.length / messageBytes));
     const full = Buffer.alloc(messages * messageBytes, silenceByte(this.format));
     encoded.copy(full);
-    return new Promise((resolve) => this.speech.push({ audio: full, offset: 0, resolve }));
+    return new Promise((resolve) => this.speech.push({ audio: full, offset: 0, sentAtMs: [], resolve }));
   }
 
   /** Presses a key. */
@@ -271,12 +272,13 @@ export class PhoneCaller implements Paced {
     const utterance = this.speech[0];
     if (utterance) {
       if (utterance.startedAtMs === undefined) utterance.startedAtMs = at;
+      utterance.sentAtMs.push(at);
       audio = utterance.audio.subarray(utterance.offset, utterance.offset + messageBytes);
       utterance.offset += messageBytes;
       if (utterance.offset >= utterance.audio.length) {
         this.speech.shift();
         const durationMs = (utterance.audio.length / messageBytes) * this.wire.frameMs;
-        utterance.resolve({ startedAtMs: utterance.startedAtMs, endedAtMs: at, durationMs });
+        utterance.resolve({ startedAtMs: utterance.startedAtMs, sentAtMs: utterance.sentAtMs, endedAtMs: at, durationMs });
       }
     } else {
       audio = this.silenceMessage;
@@ -390,7 +392,7 @@ export class PhoneCaller implements Paced {
     this.closeInfo = { by: this.hangingUp ? 'caller' : 'gateway', code, atMs: nowMs() };
     for (const u of this.speech.splice(0)) {
       const start = u.startedAtMs ?? this.closeInfo.atMs;
-      u.resolve({ startedAtMs: start, endedAtMs: this.closeInfo.atMs, durationMs: this.closeInfo.atMs - start });
+      u.resolve({ startedAtMs: start, sentAtMs: u.sentAtMs, endedAtMs: this.closeInfo.atMs, durationMs: this.closeInfo.atMs - start });
     }
     this.resolveClosed(this.closeInfo);
   }

@@ -82,6 +82,8 @@ export interface EchoedMark {
 export interface SpeechSpan {
   /** When the first frame of the utterance was sent. */
   startedAtMs: number;
+  /** When each message of the utterance was sent (after a stall of this process, later than its turn). */
+  sentAtMs: number[];
   /** When the last frame was sent. */
   endedAtMs: number;
   durationMs: number;
