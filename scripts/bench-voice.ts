@@ -69,7 +69,7 @@ import { printStalls } from './lib/bench-stalls';
 import { printMachineUse } from './lib/bench-machine-report';
 import { startLocalServices } from './lib/local-services';
 import type { HandoffSteps } from './lib/turn-handoff';
-import { childPids, cores, hostTicks, hostUse, mb, ProcMonitor } from './lib/proc-stats';
+import { childPids, cores, hostTicks, hostUse, mb, pct, ProcMonitor } from './lib/proc-stats';
 
 const ROOT = path.join(__dirname, '..');
 const CLIP_PATH = path.join(ROOT, 'test', 'fixtures', 'audio', 'hello-appointment.wav');
@@ -277,7 +277,6 @@ async function main(): Promise<void> {
     // Call set-ups (webhooks, workflow starts, stream look-ups, greetings) crowd the ramp-up: its late frames apart.
     const rampupEnd = (connected.length ? lastConnected : started) + RAMPUP_TAIL_MS;
     const lateRampup = frames.reduce((n, f) => n + f.lateAt.filter((l) => l.atMs <= rampupEnd).length, 0);
-    const pct = (v: number) => `${v.toFixed(1)} %`;
     const p = (xs: number[], q: number) => fmtMs(percentile(xs, q));
     const windowSecs = (windowTo - windowFrom) / 1000;
 

@@ -2,7 +2,7 @@
  * The benchmark's "rest of the machine" lines: each process's CPU while all calls were up and
  * during the ramp-up (set-ups crowd the machine), the host's busy and stolen time, the worker's RSS.
  */
-import { cores, mb, type ProcMonitor } from './proc-stats';
+import { cores, mb, pct, type ProcMonitor } from './proc-stats';
 
 export interface MachineReportInputs {
   monitor: ProcMonitor;
@@ -15,8 +15,6 @@ export interface MachineReportInputs {
   rampupTo: number;
   host: { busyPercent: number; stealPercent: number };
 }
-
-const pct = (v: number) => `${v.toFixed(1)} %`;
 
 export function printMachineUse({ monitor, calls, windowFrom, windowTo, rampupFrom, rampupTo, host }: MachineReportInputs): void {
   const cpuOf = (name: string) => monitor.cpuPercent(name, windowFrom, windowTo);

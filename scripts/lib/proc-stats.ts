@@ -142,6 +142,9 @@ export function childPids(parentPid: number, match: string): number[] {
 export const cores = (): number => os.cpus().length;
 export const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
+/** Percent, as the benchmark prints it. */
+export const pct = (v: number): string => `${v.toFixed(1)} %`;
+
 /** The host's CPU counters (/proc/stat, all cores): busy and stolen ticks, and all of them. */
 export interface HostTicks {
   busy: number;
