@@ -12,6 +12,7 @@ import { decodeMulaw, encodeMulaw } from '../../src/audio/g711';
 import { encodeWav } from '../../src/audio/wav';
 import { clearMessage, markMessage, mediaMessage } from '../../src/providers/telephony/twilio/media-messages';
 import { connectTwilioCaller, tonePcm, type TwilioCaller } from '../fakes/twilio-caller';
+import { GcPauses } from '../../scripts/lib/gc-pauses';
 
 interface Connection {
   ws: WebSocket;
@@ -223,11 +224,21 @@ describe('many callers on one clock', () => {
   it('paces 50 concurrent callers at ~50 frames per second each', async () => {
     const connections: Connection[] = [];
     for (let i = 0; i < 50; i++) connections.push((await connect({ keepMediaEvents: false })).server);
+    // This process's own garbage collections (under `jest --runInBand` its heap holds every earlier
+    // suite: a CI run stalled ~560 ms inside this second) stop the clock, not the pacing: the
+    // lower bound leaves them out of the second.
+    const gc = new GcPauses();
+    gc.start();
+    const t0 = Date.now();
     const counts0 = connections.map((c) => mediaOf(c).length);
     await sleep(1000);
     const perSecond = connections.map((c, i) => mediaOf(c).length - counts0[i]);
+    const t1 = Date.now();
+    gc.stop();
+    const paused = gc.within(t0, t1).reduce((n, p) => n + Math.min(p.atMs + p.ms, t1) - Math.max(p.atMs, t0), 0);
+    const runningSecs = (t1 - t0 - paused) / 1000;
     for (const n of perSecond) {
-      expect(n).toBeGreaterThanOrEqual(45);
+      expect(n).toBeGreaterThanOrEqual(Math.floor(45 * Math.min(1, runningSecs)));
       expect(n).toBeLessThanOrEqual(55);
     }
   });
