@@ -9,8 +9,8 @@
  * fake LLM and a local webhook receiver. `--only-analysis` records the post-call analysis
  * scenarios alone, `--only-drain` the drained phone call alone, `--only-transfer` the transferred
  * phone calls alone, `--only-voicemail` the two voicemail calls alone, `--only-voice` the phone call
- * with armed turns and the one whose caller cuts the greeting off (new histories, without
- * re-recording the others).
+ * with armed turns, the one whose caller cuts the greeting off and the turn run (new histories,
+ * without re-recording the others).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -61,7 +61,8 @@ async function main(): Promise<void> {
     worker: true,
   });
   // Its drain (the last scenario) ends the calls left at once.
-  const gateway = await startGateway({ ...h.gatewayDeps(), config: { ...h.config, GATEWAY_DRAIN_SECS: 0 } }, gatewayPort, '127.0.0.1');
+  // Turn runs always on (GATEWAY_TURN_RUN_LOAD 0): the phone calls record the path a busy gateway takes.
+  const gateway = await startGateway({ ...h.gatewayDeps(), config: { ...h.config, GATEWAY_DRAIN_SECS: 0, GATEWAY_TURN_RUN_LOAD: 0 } }, gatewayPort, '127.0.0.1');
   const save = async (name: string, workflowId: string) => {
     // Binary protobuf: the SDK's JSON reader trips over duplicate protobufjs copies in node_modules.
     const history = await h.temporal.workflow.getHandle(workflowId).fetchHistory();
@@ -225,6 +226,26 @@ async function main(): Promise<void> {
     await save('voice-greeting-cut-off', callWorkflowId(call.callId));
   };
 
+  // 8. A turn run: three plain turns answered by one armed activity, reported when the caller hangs up.
+  const recordTurnRun = async () => {
+    await createAgent(h.db, h.box, { name: 'replay-turn-run', greeting: 'Hello, clinic here.', pipeline_settings: { ...PIPELINE_DEFAULTS, min_words: 1, vad_stop_secs: 0.4 } });
+    const replies = ['Sure, when?', 'Yes, nine works.', 'You are welcome.'];
+    let n = 0;
+    llm.setResponder(() => ({ content: replies[n++ % replies.length]! }));
+    deepgram.script(['I would like an appointment.', 'Is nine possible?', 'Thank you.']);
+    const call = await inboundPhoneCall('replay-turn-run', '+14155550103');
+    await eventually(async () => call.heardMs() >= 1000, 15_000, 20);
+    for (const reply of replies) {
+      const before = call.heardMs();
+      await call.caller.say(HELLO_WAV);
+      await eventually(async () => call.heardMs() >= before + reply.length * 60, 15_000, 20);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    await call.caller.hangup();
+    await h.temporal.workflow.getHandle(callWorkflowId(call.callId)).result();
+    await save('voice-turn-run', callWorkflowId(call.callId));
+  };
+
   try {
     fs.mkdirSync(OUT, { recursive: true });
     if (process.argv.includes('--only-drain')) return await recordDrained();
@@ -232,7 +253,8 @@ async function main(): Promise<void> {
     if (process.argv.includes('--only-voicemail')) return await recordVoicemail();
     if (process.argv.includes('--only-voice')) {
       await recordVoice((await createTool(h.db, h.box, { name: 'get_balance', webhook_url: `${hooks.url}/balance` })).id);
-      return await recordGreetingCutOff();
+      await recordGreetingCutOff();
+      return await recordTurnRun();
     }
     const last = (b: any) => b.messages[b.messages.length - 1];
 
@@ -341,6 +363,7 @@ async function main(): Promise<void> {
 
     await recordVoice(tool.id);
     await recordGreetingCutOff();
+    await recordTurnRun();
     await recordTransfers();
     await recordVoicemail();
     await recordDrained();

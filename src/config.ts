@@ -105,6 +105,10 @@ export const coreConfigSchema = z.object({
   // GATEWAY_MAX_LOAD: on a machine shared with the worker and Temporal, cores this busy starve
   // them first. Above 1 the machine's CPU never counts (a gateway with a machine of its own).
   GATEWAY_MAX_HOST_CPU: z.coerce.number().positive().max(100).default(0.8),
+  // Turn runs (docs/conversation-engine.md): while the gateway's smoothed load is at least this,
+  // its calls' plain turns are reported to the workflow in runs (fewer workflow tasks; events up
+  // to 10 s later); below it, each turn as it happens. 0: always; above 1: never.
+  GATEWAY_TURN_RUN_LOAD: z.coerce.number().min(0).max(100).default(0.3),
   // `off`: the API admits voice calls without asking gateway presence (gateways of an older
   // version, or tests that stand in for the gateway). Never in production.
   GATEWAY_ADMISSION: z.enum(['on', 'off']).default('on'),

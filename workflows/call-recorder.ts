@@ -56,11 +56,24 @@ export class CallRecorder {
     return [...[...this.inFlight].flat(), ...this.pending].sort((a, b) => a.seq - b.seq);
   }
 
-  record(type: string, data: Record<string, unknown> = {}, timestampMs = Date.now()): CallEventRecord {
+  /** While set (stampedAt), the time of events recorded without one. */
+  private stamp: number | undefined;
+
+  record(type: string, data: Record<string, unknown> = {}, timestampMs = this.stamp ?? Date.now()): CallEventRecord {
     const event = { seq: this.nextSeq++, type, timestampMs, data };
     this.pending.push(event);
     if (this.subscribed.has(type)) this.notify(event);
     return event;
+  }
+
+  /** Runs `work` with events recorded at `ms` (when it happened on the gateway) unless they name a time. */
+  async stampedAt<T>(ms: number, work: () => Promise<T>): Promise<T> {
+    this.stamp = ms;
+    try {
+      return await work();
+    } finally {
+      this.stamp = undefined;
+    }
   }
 
   /** Queues a write of the pending events (and the call-record patch) after earlier writes. */

@@ -25,6 +25,7 @@ import { isFinal } from './call-status';
 import { hangUpProviderCall } from './provider-hangup';
 import { initialNode, trimHistory, wordCount } from './conversation';
 import { TransferTurns } from './call-transfer';
+import { runLimits } from './turn-arming';
 import { plannedAnalysis, runPostCallAnalysis } from './post-call-analysis';
 import {
   CLIENT_MANAGED_SAFETY_LIMIT_SECS,
@@ -118,7 +119,8 @@ export class CallSession extends TransferTurns {
     this.armedRequest = { request, utteranceId };
     // Only calls without heartbeats: their gateway completes activities itself, and may hold one back.
     const releasable = this.presenceLiveness && this.patches.has('arm-released-with-media');
-    this.arming!.arm(request, utteranceId, { afterSeq: this.lastUtteranceSeq, afterSpeech, releasedWithMedia: releasable });
+    const carryOn = this.presenceLiveness && this.patches.has('armed-turn-runs') ? runLimits(this.input.agent.pipeline, this.msUntilIdleDeadline()) : undefined;
+    this.arming!.arm(request, utteranceId, { afterSeq: this.lastUtteranceSeq, afterSpeech, releasedWithMedia: releasable, carryOn });
   }
 
   /**
@@ -285,6 +287,7 @@ export class CallSession extends TransferTurns {
 
   private async onUtterance(u: Utterance): Promise<void> {
     this.noteUtteranceSeq(u.seq);
+    this.recordGatewayEvents(u.events);
     const backchannel = u.duringAgentSpeech && wordCount(u.text) < this.input.agent.pipeline.min_words;
     // An armed turn's reply already played: the caller spoke before its events, so at the gateway's time.
     this.recorder.record('user_spoke', { text: u.text, ...(backchannel ? { backchannel: true } : {}) }, u.prepared ? u.prepared.atMs : Date.now());
@@ -294,11 +297,14 @@ export class CallSession extends TransferTurns {
     }
     this.idleWarned = false;
     this.conv.history.push({ role: 'user', content: u.text });
-    const replies = await this.agentTurn(undefined, u.prepared);
+    // A run's earlier turn is recorded at the gateway's time, like its utterance, not at this task's.
+    const at = u.prepared?.answeredAtMs;
+    const replies = at === undefined ? await this.agentTurn(undefined, u.prepared) : await this.recorder.stampedAt(at, () => this.agentTurn(undefined, u.prepared));
     this.turns++;
     this.turnResults.set(u.id, this.turnResult(replies));
     this.lastActivityMs = Date.now();
-    void this.recorder.flush(this.patch());
+    // A turn run's turns are written together, with the last of them.
+    if (this.queue.length === 0 || !this.patches.has('armed-turn-runs')) void this.recorder.flush(this.patch());
   }
 
   private async onIdle(): Promise<void> {
@@ -330,7 +336,10 @@ export class CallSession extends TransferTurns {
     // Replies the gateway spoke (armed, or alone during a Temporal outage) whose reports arrived
     // after the call was asked to end: the caller heard them, so the transcript keeps them.
     if (this.presenceLiveness && !isFinal(this.status)) {
-      for (const u of this.queue.splice(0)) if (u.prepared?.thought) await this.onUtterance(u);
+      for (const u of this.queue.splice(0)) {
+        if (u.prepared?.thought) await this.onUtterance(u);
+        else this.recordGatewayEvents(u.events);
+      }
     }
     this.voicemail.settle(this.startTimeMs !== null);
     // A machine's line closing (the vendor's hang-up after our stream closed may overtake the

@@ -50,6 +50,8 @@ export interface Utterance {
   duringAgentSpeech: boolean;
   /** The gateway's utterance number (voice calls). */
   seq?: number;
+  /** Gateway events that came with it, recorded when it is handled (a turn run's later turns). */
+  events?: GatewayEvent[];
   /** An armed turn's reply, started by the gateway the moment the caller stopped. */
   prepared?: {
     thought: Thought | null;
@@ -59,8 +61,12 @@ export interface Utterance {
     request?: LlmTurnRequest;
     /** When the gateway had the utterance: its reply's events come after. */
     atMs: number;
+    /** A turn run's earlier turn: when its reply had played (its events are recorded at that time). */
+    answeredAtMs?: number;
   };
 }
+
+const answeredAt = (ms: number | undefined) => (ms !== undefined && Number.isFinite(ms) ? { answeredAtMs: ms } : {});
 
 export interface CallSummary {
   status: CallStatus;
@@ -181,9 +187,9 @@ export abstract class CallState {
 
   // ---- message handlers: state changes only --------------------------------------------------
 
-  enqueueUtterance(text: string, duringAgentSpeech = false, seq?: number, prepared?: Utterance['prepared']): number {
+  enqueueUtterance(text: string, duringAgentSpeech = false, seq?: number, prepared?: Utterance['prepared'], events?: GatewayEvent[]): number {
     const id = ++this.utteranceIds;
-    const u: Utterance = { id, text, duringAgentSpeech, ...(seq !== undefined ? { seq } : {}), ...(prepared ? { prepared } : {}) };
+    const u: Utterance = { id, text, duringAgentSpeech, ...(seq !== undefined ? { seq } : {}), ...(prepared ? { prepared } : {}), ...(events?.length ? { events } : {}) };
     // In the order they were spoken: an armed turn's utterance may overtake a signal in flight.
     const later = seq === undefined ? -1 : this.queue.findIndex((q) => q.seq !== undefined && q.seq > seq);
     if (later < 0) this.queue.push(u);
@@ -219,23 +225,36 @@ export abstract class CallState {
   protected onArmedResult(result: ArmedTurnResult): void {
     const armed = this.armedRequest;
     this.armedRequest = null;
-    this.recordGatewayEvents(result.utterance ? result.utterance.events : undefined);
-    this.recordGatewayEvents(result.events);
+    // A turn run's turns came first, each as if reported alone; only the first used the armed plan.
+    const turns: Array<Omit<ArmedTurnResult, 'events' | 'earlier'> & { answeredAtMs?: number }> = [...(result.earlier ?? []).map((t) => ({ ...t, failure: null })), result];
+    turns.forEach((turn, i) => this.onArmedTurn(turn, i === 0 ? armed : 'run', i === turns.length - 1 ? result.events : undefined));
+  }
+
+  /**
+   * One turn of an armed activity's result. `armed`: the workflow's plan it used, or `run` for a
+   * run's later turn (the gateway's plan); `events`: the result's own, after the utterance's.
+   */
+  private onArmedTurn(result: Omit<ArmedTurnResult, 'events' | 'earlier'> & { answeredAtMs?: number }, armed: CallState['armedRequest'] | 'run', events: ArmedTurnResult['events'] | undefined): void {
     const u = result.utterance;
+    // A run's later turn: its events go in with it, after the turns before it.
+    const deferred = armed === 'run' && u && !isFinal(this.status) ? u.events : undefined;
+    if (!deferred) this.recordGatewayEvents(u ? u.events : undefined);
+    this.recordGatewayEvents(events);
     // A reply the gateway already spoke belongs to the call even if the hang-up was processed
     // first (its result can arrive after the hang-up's): recorded, not dropped.
     const spoken = result.thought !== null && this.endRequest !== null && !isFinal(this.status) && this.patches.has('spoken-reply-after-hangup');
     const ended = isFinal(this.status) || (this.endRequest !== null && !spoken);
     if (!u || ended || !armed || typeof u.text !== 'string' || !u.text.trim()) {
       // Nobody will answer it: whatever the gateway reported still goes into the call's events.
+      this.recordGatewayEvents(deferred);
       this.recordGatewayEvents(result.thought?.events);
       if (u) this.noteUtteranceSeq(u.seq);
       return;
     }
     this.noteUtteranceSeq(u.seq);
     const atMs = Number.isFinite(u.timestampMs) ? u.timestampMs : Date.now();
-    const prepared = result.thought || result.failure ? { thought: result.thought, failure: result.failure, ...armed, atMs } : undefined;
-    this.enqueueUtterance(u.text.trim(), u.duringAgentSpeech === true, u.seq, prepared);
+    const prepared = result.thought || result.failure ? { thought: result.thought, failure: result.failure, ...(armed === 'run' ? {} : armed), atMs, ...answeredAt(result.answeredAtMs) } : undefined;
+    this.enqueueUtterance(u.text.trim(), u.duringAgentSpeech === true, u.seq, prepared, deferred);
   }
 
   requestEnd(reason: EndReason): void {

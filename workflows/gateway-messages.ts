@@ -107,6 +107,24 @@ export interface ArmedTurnRequest extends VoiceTurnRequest {
    * Without it (calls started before this), the gateway completes the turn with no utterance.
    */
   releasedWithMedia?: boolean;
+  /**
+   * A turn run: after a plain reply (no tool call) the gateway arms itself with the next turn —
+   * this request, the caller's words and the reply they heard appended, as the workflow would —
+   * and reports the turns together (`earlier`), so a call's plain turns cost one workflow task
+   * per run instead of one each. The run ends at a reply that asks for tools, a failure, a
+   * backchannel candidate or stale plan, `turns` turns, `withinMs` after its first turn was
+   * answered, `idleInMs` after this request (the workflow's idle deadline), a disarm, or the
+   * stream closing. Absent (calls started before runs): one turn per armed activity.
+   */
+  carryOn?: { turns: number; withinMs: number; idleInMs: number; minWords: number };
+}
+
+/** A turn a run answered before the one its result ends with (ArmedTurnRequest.carryOn). */
+export interface RunTurn {
+  utterance: NonNullable<ArmedTurnResult['utterance']>;
+  thought: VoiceTurnResult;
+  /** When its reply had played (epoch ms): the workflow records the reply's events at this time. */
+  answeredAtMs: number;
 }
 
 export interface ArmedTurnResult {
@@ -118,6 +136,8 @@ export interface ArmedTurnResult {
   failure: { type: string; message: string } | null;
   /** Gateway events not carried by the utterance or the reply. */
   events: GatewayEvent[];
+  /** A turn run's turns before `utterance`, oldest first (absent or empty: none). */
+  earlier?: RunTurn[];
 }
 
 export interface SendDtmfRequest {

@@ -9,11 +9,29 @@
  * Before the workflow does anything else (an utterance that came the signal way, an idle timer,
  * an end, continue-as-new) it disarms: the gateway either takes the armed turn back or has
  * already used it, in which case the activity's result is awaited and handled first. So the
- * prepared request is never used once the conversation has moved on. Workflow code.
+ * prepared request is never used once the conversation has moved on.
+ *
+ * Calls started since `armed-turn-runs` let an armed turn carry on (ArmedTurnRequest.carryOn): the
+ * gateway answers the plain turns that follow the same way and reports them with the run's result,
+ * which the workflow records in order as if each had come alone. Workflow code.
  */
 import { condition, workflowInfo } from '@temporalio/workflow';
-import type { ArmedTurnResult, LlmTurnRequest } from './call-definitions';
+import type { ArmedTurnRequest, ArmedTurnResult, LlmTurnRequest } from './call-definitions';
 import type { VoiceChannel } from './channels';
+
+/** A turn run reports at the latest this long after its first answered turn, and after this many turns. */
+const TURN_RUN_REPORT_SECS = 10;
+const TURN_RUN_MAX_TURNS = 8;
+
+/**
+ * How long a turn run may hold answered turns before reporting them: their events and webhooks
+ * wait that long, and a gateway that dies loses them with the call. At most half the idle
+ * warning, and reported before the idle deadline (`msUntilIdle`), so idle timing stays the agent's.
+ */
+export function runLimits(pipeline: { idle_warn_secs: number; min_words: number }, msUntilIdle: number): NonNullable<ArmedTurnRequest['carryOn']> {
+  const withinMs = Math.min(TURN_RUN_REPORT_SECS * 1000, (pipeline.idle_warn_secs * 1000) / 2);
+  return { turns: TURN_RUN_MAX_TURNS, withinMs, idleInMs: msUntilIdle, minWords: pipeline.min_words };
+}
 
 interface Arming {
   armId: string;
@@ -42,8 +60,8 @@ export class TurnArming {
    * `afterSpeech`, a plan that holds only if the caller hears that utterance whole.
    * `afterSeq`, `releasedWithMedia`: see ArmedTurnRequest.
    */
-  arm(request: LlmTurnRequest, utteranceId: string, plan: { afterSeq: number; afterSpeech?: string; releasedWithMedia?: boolean }): void {
-    const { afterSeq, afterSpeech, releasedWithMedia = false } = plan;
+  arm(request: LlmTurnRequest, utteranceId: string, plan: { afterSeq: number; afterSpeech?: string; releasedWithMedia?: boolean; carryOn?: ArmedTurnRequest['carryOn'] }): void {
+    const { afterSeq, afterSpeech, releasedWithMedia = false, carryOn } = plan;
     const channel = this.channel();
     if (!channel || this.current || this.failure) return;
     const arming: Arming = { armId: `${workflowInfo().runId.slice(0, 8)}-a${++this.count}`, settled: false, releasedWithMedia };
@@ -52,7 +70,7 @@ export class TurnArming {
       arming.settled = true;
       if (this.current === arming) this.current = null;
     };
-    const options = { ...(afterSpeech ? { afterSpeech } : {}), ...(releasedWithMedia ? { releasedWithMedia } : {}) };
+    const options = { ...(afterSpeech ? { afterSpeech } : {}), ...(releasedWithMedia ? { releasedWithMedia } : {}), ...(carryOn ? { carryOn } : {}) };
     channel.arm({ ...request, utteranceId, armId: arming.armId, afterSeq, ...options }).then(
       (result) => {
         settle();

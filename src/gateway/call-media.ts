@@ -72,6 +72,8 @@ export interface CallMediaOptions {
   reachability?: TemporalReachability;
   /** The LLM client of a provider, for replies the gateway gives alone while Temporal is away. */
   llm?: (provider: string) => OpenAI;
+  /** Whether an armed turn may carry on as a turn run now (default: always). */
+  runsTurns?: () => boolean;
   /**
    * A stream re-attached after a transfer that did not reach anyone: recorded to its own file
    * (`<call id>-<n>.wav`) so the first part of the call is kept.
@@ -178,6 +180,7 @@ export class CallMedia {
       this.conversation,
       llm ? (req) => runVoiceTurn(this, llm(req.provider), req, neverCancelled) : undefined,
       (id) => this.speech.heardWhole(id),
+      opts.runsTurns,
     );
     this.reports.onStalled = () => this.delivery.answerPendingAlone();
     this.observer = new LatencyMetrics(events, opts.startPerf);

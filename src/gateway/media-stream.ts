@@ -67,6 +67,8 @@ export interface StreamContext {
   answered?: Pick<AnsweredCalls, 'mark'>;
   /** LLM clients by provider (replies given alone while Temporal is away). */
   llm?: (provider: string) => OpenAI;
+  /** Whether armed turns may carry on as turn runs now (the gateway's load, GATEWAY_TURN_RUN_LOAD). */
+  runsTurns?: () => boolean;
   stats: StreamStats;
   log: Logger;
 }
@@ -252,6 +254,7 @@ class MediaStream {
       ttsSpares: this.ctx.ttsSpares,
       reachability: this.ctx.reachability,
       llm: this.ctx.llm,
+      ...(this.ctx.runsTurns ? { runsTurns: this.ctx.runsTurns } : {}),
       ...(this.reattach ? { recordingPart: this.ctx.calls.streamNumber(callId) } : {}),
     });
     this.call = call;

@@ -121,6 +121,8 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   const ttsSpares = new TtsSpares(deps.config.GATEWAY_TTS_SPARE_SECS * 1000);
   // One LLM client per provider for the whole gateway (connections stay warm between turns).
   const llm = llmClients(deps.config);
+  // Without presence (no database) there is no load reading: runs only if they are always on.
+  const runsTurns = () => (presence?.snapshot.smoothedLoad ?? 0) >= deps.config.GATEWAY_TURN_RUN_LOAD;
   const reachability = new TemporalReachability();
 
   const connection = await NativeConnection.connect({ address: deps.address });
@@ -191,7 +193,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     }
     const upgrade = { url, headers: req.headers, remoteAddress: req.socket.remoteAddress ?? '' };
     wss.handleUpgrade(req, socket, head, (ws) => {
-      acceptMediaStream(ws, protocol, upgrade, { calls, streamSecret: deps.streamSecret, temporal: deps.temporal, config: deps.config, taskQueue, vad, ttsSpares, reachability, llm, stats, log, answered: answered ?? undefined });
+      acceptMediaStream(ws, protocol, upgrade, { calls, streamSecret: deps.streamSecret, temporal: deps.temporal, config: deps.config, taskQueue, vad, ttsSpares, reachability, llm, runsTurns, stats, log, answered: answered ?? undefined });
     });
   });
   try {

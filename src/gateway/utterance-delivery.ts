@@ -11,12 +11,18 @@
  * A plan is stale when the workflow had not yet received every earlier utterance (a signal in
  * flight): the utterance is then returned without a reply and the workflow answers it itself.
  *
+ * Calls started since turn runs arm with `carryOn` (ArmedTurnRequest): after a plain reply the
+ * armed turn arms itself again with the next plan — the workflow's request plus the caller's
+ * words and the reply they heard — and reports its turns together when the run ends, so a call's
+ * plain turns cost the workflow one task per run.
+ *
  * While Temporal is unreachable (the call's outbox is stalled) an utterance nothing is armed for
  * is answered by the gateway from what it knows of the conversation (conversation-mirror.ts), and
  * reported with its reply: the workflow records it when Temporal is back (docs/call-lifecycle.md).
  */
 import { ApplicationFailure } from '@temporalio/common';
-import type { ArmedTurnRequest, ArmedTurnResult, UtteranceSignal, VoiceTurnRequest, VoiceTurnResult } from '../../workflows/call-definitions';
+import type { ArmedTurnRequest, ArmedTurnResult, RunTurn, UtteranceSignal, VoiceTurnRequest, VoiceTurnResult } from '../../workflows/call-definitions';
+import { wordCount } from '../../workflows/conversation';
 import { countTurnPath, type TurnPath } from '../observability/metrics';
 import { epochMs } from './events';
 import { SpeechUnavailable } from './tts-link';
@@ -28,11 +34,22 @@ import type { ReportedUtterance, WorkflowReports } from './workflow-reports';
 export type TurnRunner = (req: VoiceTurnRequest, cancel: AbortSignal) => Promise<VoiceTurnResult>;
 
 interface Armed {
+  /** The plan: the workflow's, or the next one of its turn run. */
   req: ArmedTurnRequest;
   cancel: AbortSignal;
   run: TurnRunner;
   resolve(result: ArmedTurnResult): void;
+  /** A turn run's answered turns, not reported yet. */
+  turns: RunTurn[];
+  /** When the run reports at the latest (performance.now()): the workflow's idle deadline, or `withinMs` after its first turn. */
+  reportAt: number;
+  timer: NodeJS.Timeout | null;
+  /** Disarmed while one of its turns was running: it reports when that turn ends. */
+  stopped: boolean;
 }
+
+/** A run reports this long before the workflow's idle deadline, so the idle timer never has to disarm it. */
+const IDLE_MARGIN_MS = 1000;
 
 /** Arm ids remembered (disarmed early, or taken): a call has at most one or two in flight. */
 const RECENT_ARM_IDS = 16;
@@ -54,6 +71,8 @@ export class UtteranceDelivery {
   /** Caller turns so far (utterances not spoken over the agent). */
   private turns = 0;
   private armed: Armed | null = null;
+  /** The armed turn whose reply is being given (taken by an utterance), while it can still carry on. */
+  private running: Armed | null = null;
   /** The last utterance reported for the workflow to answer (the gateway may still answer it). */
   private unanswered: { reported: ReportedUtterance; seq: number; timestampMs: number } | null = null;
   private closed = false;
@@ -65,6 +84,8 @@ export class UtteranceDelivery {
     private readonly answerAlone?: (req: VoiceTurnRequest) => Promise<VoiceTurnResult>,
     /** Whether an agent utterance has finished playing whole (a plan's `afterSpeech`). */
     private readonly heardWhole: (utteranceId: string) => boolean = () => false,
+    /** Whether a run may carry on now: only under load, where the workflow tasks it saves matter. */
+    private readonly runsTurns: () => boolean = () => true,
   ) {}
 
   get isArmed(): boolean {
@@ -118,9 +139,10 @@ export class UtteranceDelivery {
     // Taken back before it got here (see disarm): it must not replace a newer plan, nor wait.
     if (this.disarmedEarly.delete(req.armId)) return Promise.resolve(nothing());
     return new Promise((resolve) => {
-      this.armed?.resolve(nothing()); // one plan at a time: the newer one wins
+      if (this.armed) this.finish(this.armed, nothing()); // one plan at a time: the newer one wins
       this.conversation?.planned(req);
-      const armed: Armed = { req, run, cancel, resolve };
+      const reportAt = req.carryOn ? performance.now() + req.carryOn.idleInMs - IDLE_MARGIN_MS : Infinity;
+      const armed: Armed = { req, run, cancel, resolve, turns: [], reportAt, timer: null, stopped: false };
       this.armed = armed;
       cancel.addEventListener('abort', () => this.disarm(req.armId), { once: true });
     });
@@ -135,11 +157,12 @@ export class UtteranceDelivery {
   disarm(armId: string): void {
     const armed = this.armed;
     if (!armed || armed.req.armId !== armId) {
-      if (!this.taken.has(armId)) this.remember(this.disarmedEarly, armId);
+      if (this.running?.req.armId === armId) this.running.stopped = true;
+      else if (!this.taken.has(armId)) this.remember(this.disarmedEarly, armId);
       return;
     }
     this.armed = null;
-    armed.resolve(nothing());
+    this.finish(armed, nothing());
   }
 
   /**
@@ -152,8 +175,9 @@ export class UtteranceDelivery {
     const armed = this.armed;
     this.armed = null;
     if (!armed) return undefined;
-    if (release && armed.req.releasedWithMedia) return armed.req.armId;
-    armed.resolve(nothing());
+    // A run with answered turns is never released: the workflow must record them.
+    if (release && armed.req.releasedWithMedia && !armed.turns.length) return armed.req.armId;
+    this.finish(armed, nothing());
     return undefined;
   }
 
@@ -163,17 +187,60 @@ export class UtteranceDelivery {
     // assumed the caller had heard the whole of an utterance (the greeting) that was cut off.
     const stale = armed.req.afterSeq !== seq - 1 || (armed.req.afterSpeech !== undefined && !this.heardWhole(armed.req.afterSpeech));
     if (!turn.duringAgentSpeech) this.counted(stale ? 'stale_plan' : 'armed');
-    if (turn.duringAgentSpeech || stale) {
-      armed.resolve({ utterance, thought: null, failure: null, events: [] });
+    // Spoken over the agent: a run judges min_words as the workflow would; otherwise the workflow does.
+    const minWords = armed.req.carryOn?.minWords;
+    const backchannel = turn.duringAgentSpeech && (minWords === undefined || wordCount(turn.text) < minWords);
+    if (backchannel || stale) {
+      this.finish(armed, { utterance, thought: null, failure: null, events: [] });
       return;
     }
-    const { armId: _armId, afterSeq: _afterSeq, afterSpeech: _afterSpeech, ...plan } = armed.req;
+    const { armId: _armId, afterSeq: _afterSeq, afterSpeech: _afterSpeech, carryOn: _carryOn, releasedWithMedia: _released, ...plan } = armed.req;
     const req: VoiceTurnRequest = { ...plan, messages: [...plan.messages, { role: 'user', content: turn.text.trim() }] };
+    if (armed.req.carryOn) this.running = armed;
     const started = (async () => armed.run(req, armed.cancel))();
     started.then(
-      (thought) => armed.resolve({ utterance, thought, failure: null, events: [] }),
-      (err: unknown) => armed.resolve({ utterance, thought: null, failure: failureOf(err), events: this.reports.events.drain() }),
+      (thought) => this.answered(armed, { utterance, thought, answeredAtMs: epochMs() }, req),
+      (err: unknown) => this.finish(armed, { utterance, thought: null, failure: failureOf(err), events: this.reports.events.drain() }),
     );
+  }
+
+  /** A reply has played (or was cut off): a run arms itself with the next turn, else the turn is reported. */
+  private answered(armed: Armed, turn: RunTurn, req: VoiceTurnRequest): void {
+    const { carryOn } = armed.req;
+    const now = performance.now();
+    if (carryOn && armed.turns.length === 0) armed.reportAt = Math.min(armed.reportAt, now + carryOn.withinMs);
+    // An utterance that came while the reply played went to the workflow: the run's plan is behind.
+    const overtaken = this.seq !== turn.utterance.seq || this.armed !== null;
+    const carries = carryOn && this.runsTurns() && !this.closed && !armed.stopped && !overtaken && !turn.thought.toolCalls.length && armed.turns.length + 1 < carryOn.turns && now < armed.reportAt;
+    if (!carries) {
+      this.finish(armed, { utterance: turn.utterance, thought: turn.thought, failure: null, events: [] });
+      return;
+    }
+    armed.turns.push(turn);
+    const heard = turn.thought.heardText ? [{ role: 'assistant' as const, content: turn.thought.heardText }] : [];
+    // What the workflow would arm next: its history gains the caller's words and what they heard.
+    const { afterSpeech: _afterSpeech, ...next } = armed.req;
+    armed.req = { ...next, utteranceId: `${armed.req.armId}-${armed.turns.length + 1}`, afterSeq: turn.utterance.seq, messages: [...req.messages, ...heard] };
+    this.running = null;
+    this.armed = armed;
+    armed.timer ??= setTimeout(() => this.reportRun(armed), Math.max(0, armed.reportAt - now));
+    armed.timer.unref?.();
+  }
+
+  /** A run's report time came while it waits for the caller: its turns go to the workflow now. */
+  private reportRun(armed: Armed): void {
+    armed.timer = null;
+    if (this.armed !== armed) return; // a turn is running: it reports when it ends
+    this.armed = null;
+    this.finish(armed, nothing());
+  }
+
+  /** Resolves the armed activity with `result`, preceded by the run's turns. */
+  private finish(armed: Armed, result: ArmedTurnResult): void {
+    if (armed.timer) clearTimeout(armed.timer);
+    armed.timer = null;
+    if (this.running === armed) this.running = null;
+    armed.resolve(armed.turns.length ? { ...result, earlier: armed.turns.splice(0) } : result);
   }
 
   /** voice_turns_total: whether the workflow had this turn ready (the first turn is the one the greeting arms). */
