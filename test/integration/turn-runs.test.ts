@@ -6,19 +6,17 @@
  */
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
-import { startGateway, type RunningGateway } from '../../src/gateway/server';
 import { PIPELINE_DEFAULTS } from '../../src/shared/catalog';
 import { setLogLevel } from '../../src/shared/logger';
-import { getFreePort } from '../../src/temporal/dev-server';
 import { callWorkflowId, type ArmedTurnResult } from '../../workflows/call-definitions';
-import { startFakeCartesia, type FakeCartesia } from '../fakes/cartesia-server';
-import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
+import type { FakeDeepgram } from '../fakes/deepgram-server';
+import type { FakeOpenAI } from '../fakes/openai-server';
 import { FRAME_MS, type TwilioCaller } from '../fakes/twilio-caller';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { createAgent, eventually } from '../support/fixtures';
 import { configureTwilio } from '../support/telephony';
-import { startHarness, type Harness } from '../support/harness';
+import type { Harness } from '../support/harness';
+import { startVoiceStack, type VoiceStack } from '../support/voice-stack';
 
 const HELLO_WAV = path.join(__dirname, '..', 'fixtures', 'audio', 'hello-appointment.wav');
 const ACCOUNT_SID = `AC${'7a'.repeat(16)}`;
@@ -26,43 +24,24 @@ const AUTH_TOKEN = 'turn-runs-test-auth-token-012345';
 const OUR_NUMBER = '+15005550006';
 const MS_PER_CHAR = 60;
 
+let stack: VoiceStack;
 let h: Harness;
 let twilio: FakeTwilio;
 let deepgram: FakeDeepgram;
-let cartesia: FakeCartesia;
 let openai: FakeOpenAI;
-let gateway: RunningGateway;
 
 beforeAll(async () => {
   setLogLevel('error');
   twilio = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
-  deepgram = await startFakeDeepgram({ apiKey: 'dg-key' });
-  cartesia = await startFakeCartesia({ apiKey: 'ca-key' });
-  openai = await startFakeOpenAI();
-  const gatewayPort = await getFreePort();
-  h = await startHarness({
-    worker: true,
-    env: {
-      TWILIO_API_BASE_URL: twilio.apiBaseUrl,
-      GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}`,
-      DEEPGRAM_API_KEY: 'dg-key',
-      DEEPGRAM_BASE_URL: deepgram.url,
-      CARTESIA_API_KEY: 'ca-key',
-      CARTESIA_BASE_URL: cartesia.url,
-      OPENAI_BASE_URL: openai.url,
-      OPENAI_API_KEY: 'sk-test',
-    },
+  const configure = (h: Harness) => configureTwilio(h, { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER });
+  stack = await startVoiceStack({
+    telephony: [{ fake: twilio, env: { TWILIO_API_BASE_URL: twilio.apiBaseUrl }, configure }],
+    env: { GATEWAY_TURN_RUN_LOAD: '0' },
   });
-  const deps = h.gatewayDeps();
-  gateway = await startGateway({ ...deps, config: { ...deps.config, GATEWAY_TURN_RUN_LOAD: 0 } }, gatewayPort, '127.0.0.1');
-  await configureTwilio(h, { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER });
+  ({ h, deepgram, openai } = stack);
 }, 120_000);
 
-afterAll(async () => {
-  await gateway?.stop();
-  await h?.stop();
-  await Promise.all([twilio?.stop(), deepgram?.stop(), cartesia?.stop(), openai?.stop()]);
-});
+afterAll(() => stack?.stop());
 
 const heardMs = (caller: TwilioCaller) => caller.speechFrames().length * FRAME_MS;
 

@@ -8,11 +8,11 @@ import { register } from 'prom-client';
 import { ArrivalClock } from '../../src/gateway/arrival-clock';
 import { TurnDetector, type CompletedTurn } from '../../src/gateway/turn-detector';
 import { UtteranceDelivery } from '../../src/gateway/utterance-delivery';
+import { reply, turn } from '../support/voice-turns';
 import { WorkflowReports } from '../../src/gateway/workflow-reports';
 import { createLogger } from '../../src/shared/logger';
-import type { ArmedTurnRequest, VoiceTurnRequest, VoiceTurnResult } from '../../workflows/call-definitions';
+import type { ArmedTurnRequest, VoiceTurnRequest } from '../../workflows/call-definitions';
 
-const turn = (text: string, duringAgentSpeech = false): CompletedTurn => ({ text, duringAgentSpeech, speechEndPerf: 1, vadStopPerf: 2, sttTtfbMs: null });
 
 function plan(afterSeq: number): ArmedTurnRequest {
   return {
@@ -27,16 +27,6 @@ function plan(afterSeq: number): ArmedTurnRequest {
   };
 }
 
-const reply = (content: string): VoiceTurnResult => ({
-  content,
-  toolCalls: [],
-  usage: { prompt_tokens: 1, completion_tokens: 1 },
-  ttfbMs: 1,
-  heardText: content,
-  interrupted: false,
-  characters: content.length,
-  events: [],
-});
 
 function delivery(heardWhole: (id: string) => boolean = () => false) {
   const signals: unknown[] = [];

@@ -3,13 +3,12 @@
  * itself with the next plan, as the workflow would, and reports the run's turns together.
  */
 import type { WorkflowHandle, AsyncCompletionClient } from '@temporalio/client';
-import type { CompletedTurn } from '../../src/gateway/turn-detector';
 import { UtteranceDelivery } from '../../src/gateway/utterance-delivery';
+import { reply, turn } from '../support/voice-turns';
 import { WorkflowReports } from '../../src/gateway/workflow-reports';
 import { createLogger } from '../../src/shared/logger';
 import type { ArmedTurnRequest, VoiceTurnRequest, VoiceTurnResult } from '../../workflows/call-definitions';
 
-const turn = (text: string, duringAgentSpeech = false): CompletedTurn => ({ text, duringAgentSpeech, speechEndPerf: 1, vadStopPerf: 2, sttTtfbMs: null });
 
 const SYSTEM = { role: 'system' as const, content: 'Be brief.' };
 
@@ -27,17 +26,6 @@ function plan(carryOn: Partial<NonNullable<ArmedTurnRequest['carryOn']>> = {}): 
   };
 }
 
-const reply = (content: string, extra: Partial<VoiceTurnResult> = {}): VoiceTurnResult => ({
-  content,
-  toolCalls: [],
-  usage: { prompt_tokens: 1, completion_tokens: 1 },
-  ttfbMs: 1,
-  heardText: content,
-  interrupted: false,
-  characters: content.length,
-  events: [],
-  ...extra,
-});
 
 function setUp() {
   const signals: unknown[] = [];
