@@ -10,7 +10,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { QueryTypes } from 'sequelize';
 import { isDatabaseOutage, sqlState } from '../src/db/outage';
 import type { ActivityDeps } from '.';
-import type { CallEventRecord, CallRecordPatch } from '../workflows/call-definitions';
+import type { CallEventRecord, CallRecordPatch, RunTurn } from '../workflows/call-definitions';
 import { storable } from '../src/db/storable';
 import { CALL_STATUSES_FINAL, isFinal } from '../workflows/call-status';
 
@@ -111,6 +111,18 @@ export function createPersistenceActivities({ db }: ActivityDeps) {
       } catch (err) {
         throw writeFailure(err);
       }
+    },
+
+    /**
+     * The turns a turn run held when its gateway was lost (src/gateway/run-journal.ts), after
+     * utterance `afterSeq`, oldest first. Read, not deleted: a retried read returns them again.
+     */
+    async readRunJournal(input: { callId: string; afterSeq: number }): Promise<RunTurn[]> {
+      const rows = await db.sequelize.query<{ turn: RunTurn }>('SELECT turn FROM call_turn_journal WHERE call_id = $1 AND seq > $2 ORDER BY seq', {
+        bind: [input.callId, input.afterSeq],
+        type: QueryTypes.SELECT,
+      });
+      return rows.map((r) => r.turn);
     },
   };
 }

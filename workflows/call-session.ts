@@ -10,8 +10,10 @@ import {
   ContinueAsNew,
   isCancellation,
   proxyActivities,
+  proxyLocalActivities,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { Activities } from '../activities';
 import { substitute } from '../src/shared/template';
 import {
   GATEWAY_HEARTBEAT_TIMEOUT_SECS,
@@ -19,6 +21,7 @@ import {
   type CallWorkflowInput,
   type GatewayActivities,
   type MediaSessionResult,
+  type RunTurn,
 } from './call-definitions';
 import { GatewayLost, LlmUnavailable, SpeechUnavailable, VoiceChannel } from './channels';
 import { isFinal } from './call-status';
@@ -38,6 +41,8 @@ import {
 } from './call-state';
 
 export type { CallSummary, Utterance } from './call-state';
+
+const { readRunJournal } = proxyLocalActivities<Activities>({ startToCloseTimeout: '10s', retry: { initialInterval: '500ms', maximumAttempts: 5 } });
 export { CLIENT_MANAGED_SAFETY_LIMIT_SECS } from './call-state';
 
 export class CallSession extends TransferTurns {
@@ -332,7 +337,22 @@ export class CallSession extends TransferTurns {
   }
 
 
+  /**
+   * The gateway was lost with a turn run armed: the turns it had answered but not reported are
+   * read back from its journal (src/gateway/run-journal.ts) and recorded like any reported turn.
+   */
+  private async recoverLostRun(): Promise<void> {
+    let turns: RunTurn[] = [];
+    try {
+      turns = await readRunJournal({ callId: this.input.callId, afterSeq: this.lastUtteranceSeq });
+    } catch {
+      return; // PostgreSQL away for good: the call ends without them, as before turn runs
+    }
+    for (const t of turns) await this.onUtterance(this.runTurnUtterance(t));
+  }
+
   private async finish(): Promise<CallSummary> {
+    if (this.arming?.failure && this.patches.has('armed-turn-runs')) await this.recoverLostRun();
     // Replies the gateway spoke (armed, or alone during a Temporal outage) whose reports arrived
     // after the call was asked to end: the caller heard them, so the transcript keeps them.
     if (this.presenceLiveness && !isFinal(this.status)) {

@@ -14,6 +14,7 @@ import {
   type CallWorkflowInput,
   type EndReason,
   type GatewayEvent,
+  type RunTurn,
   type GatewayLostSignal,
   type LlmTurnRequest,
   type MediaConnectedSignal,
@@ -195,6 +196,13 @@ export abstract class CallState {
     if (later < 0) this.queue.push(u);
     else this.queue.splice(later, 0, u);
     return id;
+  }
+
+  /** A turn a run answered, as the queue holds it (read back from a lost gateway's journal). */
+  protected runTurnUtterance(t: RunTurn): Utterance {
+    const { utterance: u, thought, answeredAtMs } = t;
+    const prepared = { thought, failure: null, atMs: u.timestampMs, ...answeredAt(answeredAtMs) };
+    return { id: ++this.utteranceIds, text: u.text.trim(), duringAgentSpeech: u.duringAgentSpeech === true, seq: u.seq, prepared, ...(u.events?.length ? { events: u.events } : {}) };
   }
 
   /** The gateway's number of an utterance it reported (signal or armed turn). */

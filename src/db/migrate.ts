@@ -19,6 +19,7 @@ import * as m0013 from './migrations/0013-call-list-test-calls';
 import * as m0014 from './migrations/0014-call-verdict-fields';
 import * as m0015 from './migrations/0015-gateway-room';
 import * as m0016 from './migrations/0016-call-end-reason-index';
+import * as m0017 from './migrations/0017-call-turn-journal';
 
 const MIGRATIONS = [
   { name: '0001-initial', module: m0001 },
@@ -35,6 +36,7 @@ const MIGRATIONS = [
   { name: '0014-call-verdict-fields', module: m0014 },
   { name: '0015-gateway-room', module: m0015 },
   { name: '0016-call-end-reason-index', module: m0016 },
+  { name: '0017-call-turn-journal', module: m0017 },
 ];
 
 // Any fixed number: several processes starting at once (API, workers) take turns migrating.

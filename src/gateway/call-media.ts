@@ -33,6 +33,8 @@ import { SttLink } from './stt-link';
 import type { TtsSpares } from './tts-spares';
 import { TurnDetector, type CompletedTurn } from './turn-detector';
 import { UtteranceDelivery } from './utterance-delivery';
+import type { RunJournal } from './run-journal';
+import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import { vadParamsFromPipeline, VadAnalyzer } from './vad/vad-analyzer';
 import type { SpeechProbability } from './vad/silero';
 import { runVoiceTurn } from './voice-turn';
@@ -74,6 +76,8 @@ export interface CallMediaOptions {
   llm?: (provider: string) => OpenAI;
   /** Whether an armed turn may carry on as a turn run now (default: always). */
   runsTurns?: () => boolean;
+  /** Where a run's unreported turns are kept (none without a database). */
+  runJournal?: RunJournal;
   /**
    * A stream re-attached after a transfer that did not reach anyone: recorded to its own file
    * (`<call id>-<n>.wav`) so the first part of the call is kept.
@@ -175,13 +179,14 @@ export class CallMedia {
     });
     const { llm } = opts;
     const neverCancelled = new AbortController().signal;
-    this.delivery = new UtteranceDelivery(
-      this.reports,
-      this.conversation,
-      llm ? (req) => runVoiceTurn(this, llm(req.provider), req, neverCancelled) : undefined,
-      (id) => this.speech.heardWhole(id),
-      opts.runsTurns,
-    );
+    const { runJournal } = opts;
+    this.delivery = new UtteranceDelivery(this.reports, {
+      conversation: this.conversation,
+      ...(llm ? { answerAlone: (req) => runVoiceTurn(this, llm(req.provider), req, neverCancelled) } : {}),
+      heardWhole: (id) => this.speech.heardWhole(id),
+      ...(opts.runsTurns ? { runsTurns: opts.runsTurns } : {}),
+      ...(runJournal ? { journal: (turn) => runJournal.write(callId, turn) } : {}),
+    });
     this.reports.onStalled = () => this.delivery.answerPendingAlone();
     this.observer = new LatencyMetrics(events, opts.startPerf);
 
@@ -397,6 +402,9 @@ export class CallMedia {
     this.voicemail?.close();
     // A gateway shutting down fails the media session: the armed turn must complete on its own.
     const releasedArm = this.delivery.close(reason !== 'shutdown');
+    // Once what the runs held has reached the workflow, their journal is no longer needed.
+    const journal = this.opts.runJournal;
+    if (journal) void setImmediatePromise().then(() => this.reports.settled).then(() => journal.clear(this.callId));
     this.speech.close();
     this.opts.out.close(code, message);
     void Promise.allSettled([this.stt.close(), this.speech.tts.close()]);

@@ -12,6 +12,7 @@
  * (the first few per stream), counted in the gateway's stream statistics and ignored: one bad
  * message never hangs up a live call.
  */
+import type { RunJournal } from './run-journal';
 import type { Client } from '@temporalio/client';
 import type OpenAI from 'openai';
 import WebSocket from 'ws';
@@ -69,6 +70,8 @@ export interface StreamContext {
   llm?: (provider: string) => OpenAI;
   /** Whether armed turns may carry on as turn runs now (the gateway's load, GATEWAY_TURN_RUN_LOAD). */
   runsTurns?: () => boolean;
+  /** Where turn runs keep their unreported turns (none without a database). */
+  runJournal?: RunJournal;
   stats: StreamStats;
   log: Logger;
 }
@@ -255,6 +258,7 @@ class MediaStream {
       reachability: this.ctx.reachability,
       llm: this.ctx.llm,
       ...(this.ctx.runsTurns ? { runsTurns: this.ctx.runsTurns } : {}),
+      ...(this.ctx.runJournal ? { runJournal: this.ctx.runJournal } : {}),
       ...(this.reattach ? { recordingPart: this.ctx.calls.streamNumber(callId) } : {}),
     });
     this.call = call;

@@ -23,6 +23,7 @@ import { createGatewayActivities } from './activities';
 import { TemporalReachability } from './workflow-outbox';
 import { GatewayPresence } from './presence/presence';
 import { AnsweredCalls } from './answered-calls';
+import { RunJournal } from './run-journal';
 import { SETUP_SECS } from './presence/room-estimate';
 import { openGatewayDatabase } from './gateway-database';
 import { CallRegistry } from './call-registry';
@@ -148,6 +149,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
 
   let presence: GatewayPresence | null = null;
   let answered: AnsweredCalls | null = null;
+  let runJournal: RunJournal | null = null;
   let drain: GatewayDrain | null = null;
   const state = (): GatewayRunState => (worker.getState() !== 'RUNNING' ? 'down' : drain?.draining ? 'draining' : 'ok');
   const wss = new WebSocketServer({ noServer: true, maxPayload: maxMediaMessageBytes(), perMessageDeflate: false });
@@ -193,7 +195,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     }
     const upgrade = { url, headers: req.headers, remoteAddress: req.socket.remoteAddress ?? '' };
     wss.handleUpgrade(req, socket, head, (ws) => {
-      acceptMediaStream(ws, protocol, upgrade, { calls, streamSecret: deps.streamSecret, temporal: deps.temporal, config: deps.config, taskQueue, vad, ttsSpares, reachability, llm, runsTurns, stats, log, answered: answered ?? undefined });
+      acceptMediaStream(ws, protocol, upgrade, { calls, streamSecret: deps.streamSecret, temporal: deps.temporal, config: deps.config, taskQueue, vad, ttsSpares, reachability, llm, runsTurns, stats, log, answered: answered ?? undefined, runJournal: runJournal ?? undefined });
     });
   });
   try {
@@ -214,6 +216,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   const databaseUrl = deps.databaseUrl ?? deps.config.DATABASE_URL;
   const database = databaseUrl ? openGatewayDatabase(databaseUrl, log) : null;
   if (database) answered = new AnsweredCalls(database, log);
+  if (database) runJournal = new RunJournal(database, log);
   presence = database
     ? new GatewayPresence({ pool: database, id: taskQueue, url, maxCalls: deps.config.GATEWAY_MAX_CALLS, maxLoad: deps.config.GATEWAY_MAX_LOAD, maxHostCpu: deps.config.GATEWAY_MAX_HOST_CPU, calls: () => calls.size, settingUp: () => calls.connectedWithin(SETUP_SECS * 1000), log })
     : null;

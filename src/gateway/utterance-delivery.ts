@@ -51,6 +51,19 @@ interface Armed {
 /** A run reports this long before the workflow's idle deadline, so the idle timer never has to disarm it. */
 const IDLE_MARGIN_MS = 1000;
 
+export interface DeliveryOptions {
+  /** What the gateway knows of the conversation (replies given alone while Temporal is away). */
+  conversation?: Pick<ConversationMirror, 'planned' | 'heard' | 'requestFor'>;
+  /** Runs a reply the gateway decided alone (LLM into speech, like an armed turn's). */
+  answerAlone?: (req: VoiceTurnRequest) => Promise<VoiceTurnResult>;
+  /** Whether an agent utterance has finished playing whole (a plan's `afterSpeech`). Default: never. */
+  heardWhole?: (utteranceId: string) => boolean;
+  /** Whether a run may carry on now: only under load, where the workflow tasks it saves matter. Default: always. */
+  runsTurns?: () => boolean;
+  /** Keeps a turn a run holds unreported where a dead gateway does not lose it (run-journal.ts); rejects if it could not. */
+  journal?: (turn: RunTurn) => Promise<void>;
+}
+
 /** Arm ids remembered (disarmed early, or taken): a call has at most one or two in flight. */
 const RECENT_ARM_IDS = 16;
 
@@ -77,16 +90,22 @@ export class UtteranceDelivery {
   private unanswered: { reported: ReportedUtterance; seq: number; timestampMs: number } | null = null;
   private closed = false;
 
+  private readonly conversation?: Pick<ConversationMirror, 'planned' | 'heard' | 'requestFor'>;
+  private readonly answerAlone?: (req: VoiceTurnRequest) => Promise<VoiceTurnResult>;
+  private readonly heardWhole: (utteranceId: string) => boolean;
+  private readonly runsTurns: () => boolean;
+  private readonly journal?: (turn: RunTurn) => Promise<void>;
+
   constructor(
     private readonly reports: Pick<WorkflowReports, 'events' | 'utterance'> & { outbox: { readonly stalled: boolean } },
-    private readonly conversation?: Pick<ConversationMirror, 'planned' | 'heard' | 'requestFor'>,
-    /** Runs a reply the gateway decided alone (LLM into speech, like an armed turn's). */
-    private readonly answerAlone?: (req: VoiceTurnRequest) => Promise<VoiceTurnResult>,
-    /** Whether an agent utterance has finished playing whole (a plan's `afterSpeech`). */
-    private readonly heardWhole: (utteranceId: string) => boolean = () => false,
-    /** Whether a run may carry on now: only under load, where the workflow tasks it saves matter. */
-    private readonly runsTurns: () => boolean = () => true,
-  ) {}
+    options: DeliveryOptions = {},
+  ) {
+    this.conversation = options.conversation;
+    this.answerAlone = options.answerAlone;
+    this.heardWhole = options.heardWhole ?? (() => false);
+    this.runsTurns = options.runsTurns ?? (() => true);
+    this.journal = options.journal;
+  }
 
   get isArmed(): boolean {
     return this.armed !== null;
@@ -217,19 +236,26 @@ export class UtteranceDelivery {
       return;
     }
     armed.turns.push(turn);
+    // Not kept safe: the run reports now (waiting), or when the turn it is in ends.
+    this.journal?.(turn).catch(() => {
+      armed.stopped = true;
+      this.reportRun(armed);
+    });
     const heard = turn.thought.heardText ? [{ role: 'assistant' as const, content: turn.thought.heardText }] : [];
     // What the workflow would arm next: its history gains the caller's words and what they heard.
     const { afterSpeech: _afterSpeech, ...next } = armed.req;
     armed.req = { ...next, utteranceId: `${armed.req.armId}-${armed.turns.length + 1}`, afterSeq: turn.utterance.seq, messages: [...req.messages, ...heard] };
     this.running = null;
     this.armed = armed;
-    armed.timer ??= setTimeout(() => this.reportRun(armed), Math.max(0, armed.reportAt - now));
+    armed.timer ??= setTimeout(() => {
+      armed.timer = null;
+      this.reportRun(armed);
+    }, Math.max(0, armed.reportAt - now));
     armed.timer.unref?.();
   }
 
-  /** A run's report time came while it waits for the caller: its turns go to the workflow now. */
+  /** A run's report time came (or its journal failed) while it waits for the caller: its turns go to the workflow now. */
   private reportRun(armed: Armed): void {
-    armed.timer = null;
     if (this.armed !== armed) return; // a turn is running: it reports when it ends
     this.armed = null;
     this.finish(armed, nothing());

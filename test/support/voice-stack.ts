@@ -46,6 +46,8 @@ export interface VoiceStack {
   gatewayPort: number;
   /** The in-process gateway (without `processes`). */
   gateway?: RunningGateway;
+  /** The gateway's child process (with `processes`): a test may kill it. */
+  gatewayProcess?: ChildProcess;
   stop(): Promise<void>;
 }
 
@@ -94,5 +96,5 @@ export async function startVoiceStack(opts: VoiceStackOptions): Promise<VoiceSta
     await stop();
     throw err;
   }
-  return { h, deepgram, cartesia, openai, gatewayPort, gateway, stop };
+  return { h, deepgram, cartesia, openai, gatewayPort, gateway, ...(gatewayChild ? { gatewayProcess: gatewayChild } : {}), stop };
 }

@@ -32,7 +32,7 @@ function delivery(heardWhole: (id: string) => boolean = () => false) {
   const signals: unknown[] = [];
   const workflow = { signal: async (_def: unknown, payload: unknown) => void signals.push(payload) } as unknown as WorkflowHandle;
   const reports = new WorkflowReports({ callId: 'c1', workflow, activities: {} as AsyncCompletionClient, log: createLogger('test'), orphaned: () => undefined });
-  const d = new UtteranceDelivery(reports, undefined, undefined, heardWhole);
+  const d = new UtteranceDelivery(reports, { heardWhole });
   return { d, reports, signals };
 }
 

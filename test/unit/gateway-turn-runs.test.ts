@@ -7,7 +7,7 @@ import { UtteranceDelivery } from '../../src/gateway/utterance-delivery';
 import { reply, turn } from '../support/voice-turns';
 import { WorkflowReports } from '../../src/gateway/workflow-reports';
 import { createLogger } from '../../src/shared/logger';
-import type { ArmedTurnRequest, VoiceTurnRequest, VoiceTurnResult } from '../../workflows/call-definitions';
+import type { ArmedTurnRequest, RunTurn, VoiceTurnRequest, VoiceTurnResult } from '../../workflows/call-definitions';
 
 
 const SYSTEM = { role: 'system' as const, content: 'Be brief.' };
@@ -27,11 +27,11 @@ function plan(carryOn: Partial<NonNullable<ArmedTurnRequest['carryOn']>> = {}): 
 }
 
 
-function setUp() {
+function setUp(journal?: (turn: RunTurn) => Promise<void>) {
   const signals: unknown[] = [];
   const workflow = { signal: async (_def: unknown, payload: unknown) => void signals.push(payload) } as unknown as WorkflowHandle;
   const reports = new WorkflowReports({ callId: 'c1', workflow, activities: {} as AsyncCompletionClient, log: createLogger('test'), orphaned: () => undefined });
-  const d = new UtteranceDelivery(reports, undefined, undefined, () => true);
+  const d = new UtteranceDelivery(reports, { heardWhole: () => true, ...(journal ? { journal } : {}) });
   const requests: VoiceTurnRequest[] = [];
   const answers: Array<(r: VoiceTurnResult) => void> = [];
   // Each reply is given when the test says so (answers[i]), as a real one ends when it has played.
@@ -165,5 +165,26 @@ describe('turn runs on the gateway', () => {
     const { d: d2, run: run2 } = setUp();
     void d2.arm({ ...plan(), releasedWithMedia: true }, run2, new AbortController().signal);
     expect(d2.close()).toBe('a1');
+  });
+
+  it('journal each turn they hold, and report at once a turn that could not be journaled', async () => {
+    const journaled: string[] = [];
+    let refuse = false;
+    const { d, answers, run } = setUp(async (t) => {
+      if (refuse) throw new Error('database unreachable');
+      journaled.push(t.utterance.text);
+    });
+    const result = d.arm(plan(), run, new AbortController().signal);
+    d.deliver(turn('First question'));
+    answers[0]!(reply('One.'));
+    await settle();
+    expect(journaled).toEqual(['First question']);
+    expect(d.isArmed).toBe(true);
+    refuse = true;
+    d.deliver(turn('Second question'));
+    answers[1]!(reply('Two.'));
+    const r = await result;
+    expect(r).toMatchObject({ utterance: null, earlier: [{ utterance: { text: 'First question' } }, { utterance: { text: 'Second question' }, answeredAtMs: expect.any(Number) }] });
+    expect(d.isArmed).toBe(false);
   });
 });

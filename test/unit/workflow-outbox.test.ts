@@ -87,9 +87,12 @@ describe('an utterance reported just before the outage showed', () => {
     mirror.said('Hello.');
     const asked: string[][] = [];
     const reply: VoiceTurnResult = { content: 'We open at nine.', toolCalls: [], usage: { prompt_tokens: 5, completion_tokens: 4 }, ttfbMs: 10, heardText: 'We open at nine.', interrupted: false, characters: 16, events: [] };
-    const delivery = new UtteranceDelivery(reports, mirror, async (req) => {
-      asked.push(req.messages.map((m) => `${m.role}: ${m.content}`));
-      return reply;
+    const delivery = new UtteranceDelivery(reports, {
+      conversation: mirror,
+      answerAlone: async (req) => {
+        asked.push(req.messages.map((m) => `${m.role}: ${m.content}`));
+        return reply;
+      },
     });
     reports.onStalled = () => delivery.answerPendingAlone();
     delivery.deliver({ text: 'When do you open?', duringAgentSpeech: false } as never);
