@@ -114,7 +114,10 @@ describe('ElevenLabs streaming TTS', () => {
     expect(fake.received.connections).toHaveLength(1);
     await nextEvent(tts, 'done');
     await until(() => fake.openConnections() === 1 && fake.received.connections.length === 2);
-    expect(vendorSockets('elevenlabs', 'tts')).toBe(1); // counted as the vendor sees it
+    // Counted as the vendor sees it, once the new socket's handshake has reached our side too (the
+    // fake sees the connection a moment before the client's `open`; a CI run read the gauge between).
+    await until(() => vendorSockets('elevenlabs', 'tts') === 1);
+    expect(fake.openConnections()).toBe(1);
 
     tts.startUtterance('u2');
     tts.pushText('u2', 'Second answer.');
