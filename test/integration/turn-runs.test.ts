@@ -127,7 +127,7 @@ describe('turn runs', () => {
     await killHard(s.stack.gatewayProcess!);
     const call = await eventually(async () => {
       const row = (await h.request('GET', `/api/calls/${callId}`)).body;
-      return row.status === 'failed' && row;
+      return row.status === 'failed' && row.end_reason !== null && row; // the call's last write, after `failed`
     }, 45_000, 200);
     expect(call.end_reason).toBe('error');
     const list: Event[] = (await h.request('GET', `/api/calls/${callId}/events`)).body;
