@@ -41,9 +41,9 @@ import {
 } from './call-state';
 
 export type { CallSummary, Utterance } from './call-state';
+export { CLIENT_MANAGED_SAFETY_LIMIT_SECS } from './call-state';
 
 const { readRunJournal } = proxyLocalActivities<Activities>({ startToCloseTimeout: '10s', retry: { initialInterval: '500ms', maximumAttempts: 5 } });
-export { CLIENT_MANAGED_SAFETY_LIMIT_SECS } from './call-state';
 
 export class CallSession extends TransferTurns {
   /** The call's final state is in PostgreSQL (what POST /api/calls/end waits for; the analysis comes after). */

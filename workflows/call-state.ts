@@ -14,10 +14,10 @@ import {
   type CallWorkflowInput,
   type EndReason,
   type GatewayEvent,
-  type RunTurn,
   type GatewayLostSignal,
   type LlmTurnRequest,
   type MediaConnectedSignal,
+  type RunTurn,
   type TelephonyStatusSignal,
   type TextTurnResult,
   type UsageTotals,
@@ -66,6 +66,9 @@ export interface Utterance {
     answeredAtMs?: number;
   };
 }
+
+/** One turn of an armed activity's result: its own, or one of a run's earlier turns. */
+type ArmedTurn = Omit<ArmedTurnResult, 'events' | 'earlier'> & { answeredAtMs?: number };
 
 const answeredAt = (ms: number | undefined) => (ms !== undefined && Number.isFinite(ms) ? { answeredAtMs: ms } : {});
 
@@ -234,7 +237,7 @@ export abstract class CallState {
     const armed = this.armedRequest;
     this.armedRequest = null;
     // A turn run's turns came first, each as if reported alone; only the first used the armed plan.
-    const turns: Array<Omit<ArmedTurnResult, 'events' | 'earlier'> & { answeredAtMs?: number }> = [...(result.earlier ?? []).map((t) => ({ ...t, failure: null })), result];
+    const turns: ArmedTurn[] = [...(result.earlier ?? []).map((t) => ({ ...t, failure: null })), result];
     turns.forEach((turn, i) => this.onArmedTurn(turn, i === 0 ? armed : 'run', i === turns.length - 1 ? result.events : undefined));
   }
 
@@ -242,7 +245,7 @@ export abstract class CallState {
    * One turn of an armed activity's result. `armed`: the workflow's plan it used, or `run` for a
    * run's later turn (the gateway's plan); `events`: the result's own, after the utterance's.
    */
-  private onArmedTurn(result: Omit<ArmedTurnResult, 'events' | 'earlier'> & { answeredAtMs?: number }, armed: CallState['armedRequest'] | 'run', events: ArmedTurnResult['events'] | undefined): void {
+  private onArmedTurn(result: ArmedTurn, armed: CallState['armedRequest'] | 'run', events: ArmedTurnResult['events'] | undefined): void {
     const u = result.utterance;
     // A run's later turn: its events go in with it, after the turns before it.
     const deferred = armed === 'run' && u && !isFinal(this.status) ? u.events : undefined;

@@ -25,7 +25,7 @@ const TURN_RUN_MAX_TURNS = 8;
 
 /**
  * How long a turn run may hold answered turns before reporting them: their events and webhooks
- * wait that long, and a gateway that dies loses them with the call. At most half the idle
+ * wait that long (a gateway that dies meanwhile leaves them in its run journal). At most half the idle
  * warning, and reported before the idle deadline (`msUntilIdle`), so idle timing stays the agent's.
  */
 export function runLimits(pipeline: { idle_warn_secs: number; min_words: number }, msUntilIdle: number): NonNullable<ArmedTurnRequest['carryOn']> {

@@ -13,6 +13,7 @@
  * Vendor failures become `error` events and the call goes on where it can.
  */
 import path from 'node:path';
+import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import type { AsyncCompletionClient, WorkflowHandle } from '@temporalio/client';
 import { toPcm16, type AudioFormat } from '../audio/format';
 import type { Config } from '../config';
@@ -34,7 +35,6 @@ import type { TtsSpares } from './tts-spares';
 import { TurnDetector, type CompletedTurn } from './turn-detector';
 import { UtteranceDelivery } from './utterance-delivery';
 import type { RunJournal } from './run-journal';
-import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import { vadParamsFromPipeline, VadAnalyzer } from './vad/vad-analyzer';
 import type { SpeechProbability } from './vad/silero';
 import { runVoiceTurn } from './voice-turn';
@@ -402,7 +402,8 @@ export class CallMedia {
     this.voicemail?.close();
     // A gateway shutting down fails the media session: the armed turn must complete on its own.
     const releasedArm = this.delivery.close(reason !== 'shutdown');
-    // Once what the runs held has reached the workflow, their journal is no longer needed.
+    // Once what the runs held has reached the workflow, their journal is no longer needed. The
+    // run's result enters the outbox a tick after the close resolves it, hence the setImmediate.
     const journal = this.opts.runJournal;
     if (journal) void setImmediatePromise().then(() => this.reports.settled).then(() => journal.clear(this.callId));
     this.speech.close();

@@ -12,7 +12,6 @@
  * (the first few per stream), counted in the gateway's stream statistics and ignored: one bad
  * message never hangs up a live call.
  */
-import type { RunJournal } from './run-journal';
 import type { Client } from '@temporalio/client';
 import type OpenAI from 'openai';
 import WebSocket from 'ws';
@@ -26,6 +25,7 @@ import { CallMedia, type StreamOutput } from './call-media';
 import { epochMs } from './events';
 import { ANSWERED_WRITE_WAIT_MS, type AnsweredCalls } from './answered-calls';
 import type { CallRegistry } from './call-registry';
+import type { RunJournal } from './run-journal';
 import type { StreamStats } from './stream-stats';
 import { verifyStreamToken } from './stream-token';
 import type { TtsSpares } from './tts-spares';

@@ -1,7 +1,7 @@
 /**
  * The turns a turn run has answered but not yet reported, kept in PostgreSQL (call_turn_journal)
  * so that a gateway that dies does not take them with it: the workflow reads them back when it
- * loses the gateway (activities/run-journal.ts). One INSERT per such turn, on the gateway's own
+ * loses the gateway (`readRunJournal` in activities/persistence.ts). One INSERT per such turn, on the gateway's own
  * small pool (gateway-database.ts).
  */
 import type { Pool } from 'pg';
