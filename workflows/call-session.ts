@@ -295,7 +295,9 @@ export class CallSession extends TransferTurns {
     this.recordGatewayEvents(u.events);
     const backchannel = u.duringAgentSpeech && wordCount(u.text) < this.input.agent.pipeline.min_words;
     // An armed turn's reply already played: the caller spoke before its events, so at the gateway's time.
-    this.recorder.record('user_spoke', { text: u.text, ...(backchannel ? { backchannel: true } : {}) }, u.prepared ? u.prepared.atMs : Date.now());
+    // utterance_seq: the gateway's number for it, which tells a live stream which turns a run still holds.
+    const data = { text: u.text, ...(u.seq !== undefined ? { utterance_seq: u.seq } : {}), ...(backchannel ? { backchannel: true } : {}) };
+    this.recorder.record('user_spoke', data, u.prepared ? u.prepared.atMs : Date.now());
     if (backchannel) {
       this.turnResults.set(u.id, this.turnResult([]));
       return;

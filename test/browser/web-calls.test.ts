@@ -6,6 +6,7 @@
  * - The dashboard's Talk button: the greeting is heard (an analyser on the page's output), the
  *   question is answered, a barge-in clears playback, hanging up ends the call `completed` with
  *   a transcript and a recording. The page measures the turn latency as the caller hears it.
+ *   Turn runs are on, so the live transcript shows turns before the call records them.
  * - The widget on a page of another origin: the allowed origin talks; a foreign origin and a
  *   revoked key are refused; the publishable key cannot read /api/agents.
  */
@@ -46,7 +47,8 @@ beforeAll(async () => {
   ensureDashboardBuilt();
   llm = await startFakeOpenAI();
   voice = await startVoiceFakes();
-  h = await startHarness({ env: { ...voice.env, OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'sk-test' }, worker: true });
+  // Turn runs always on, as on a busy gateway: the live transcript must not wait for them.
+  h = await startHarness({ env: { ...voice.env, OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'sk-test', GATEWAY_TURN_RUN_LOAD: '0' }, worker: true });
   await voice.attach(h);
   const agent = await h.request('POST', '/api/agents', {
     body: { name: AGENT, prompt: 'You book clinic appointments.', greeting: GREETING, pipeline_settings: { ...PIPELINE_DEFAULTS, min_words: 1, vad_stop_secs: 0.4 } },
@@ -100,6 +102,9 @@ describe('the Talk button', () => {
 
     // The question, answered: the answer plays, and the page measured the turn's latency.
     await transcript.getByText(QUESTION).waitFor({ timeout: 20_000 });
+    // Turn runs are on (GATEWAY_TURN_RUN_LOAD=0): the call records the turn when the run reports,
+    // seconds later; the live transcript showed it already (the stream's pending turns).
+    expect((await events(callId)).some((e) => e.event_type === 'user_spoke' && e.data.text === QUESTION)).toBe(false);
     await eventually(async () => (await panel.getAttribute('data-turn-latency-ms')) !== '', 15_000);
     const latencyMs = await numberAttr(panel, 'data-turn-latency-ms');
     expect(latencyMs).toBeGreaterThan(0);

@@ -3,10 +3,12 @@
  * turns (GATEWAY_TURN_RUN_LOAD=0) answers three plain caller turns in one armed activity, and
  * the workflow records them as if each had come alone — every turn, in order, at the gateway's
  * time — with fewer workflow tasks than turns. A gateway killed while its run holds turns loses
- * none of them: the workflow reads them back from the run journal.
+ * none of them: the workflow reads them back from the run journal. Meanwhile the call's live
+ * event stream shows the turns the run holds (pending).
  */
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
+import { createParser } from 'eventsource-parser';
 import { PIPELINE_DEFAULTS } from '../../src/shared/catalog';
 import { setLogLevel } from '../../src/shared/logger';
 import { callWorkflowId, type ArmedTurnResult } from '../../workflows/call-definitions';
@@ -124,6 +126,10 @@ describe('turn runs', () => {
     const { callId } = await talk(s, '+14155550178', 2);
     // Both turns are held by the run (10 s), journaled, not reported.
     expect(await journalRows(h, callId)).toBe(2);
+    // Someone following the call live sees them already: the stream sends them as pending.
+    const pending = await pendingOnStream(h, callId);
+    expect(pending.map((t) => [t.user_text, t.agent_text])).toEqual([0, 1].map((i) => [ASKED[i], REPLIES[i]]));
+    expect(spoken((await h.request('GET', `/api/calls/${callId}/events`)).body)).toEqual([`agent: ${GREETING}`]);
     await killHard(s.stack.gatewayProcess!);
     const call = await eventually(async () => {
       const row = (await h.request('GET', `/api/calls/${callId}`)).body;
@@ -135,6 +141,21 @@ describe('turn runs', () => {
     expect(call.transcript.map((t: { text: string }) => t.text)).toEqual([GREETING, ASKED[0], REPLIES[0], ASKED[1], REPLIES[1]]);
   }, 120_000);
 });
+
+/** The first `pending` message of the call's event stream (GET /api/calls/{id}/events/stream). */
+async function pendingOnStream(h: Harness, callId: string): Promise<Array<{ user_text: string; agent_text: string }>> {
+  const res = await fetch(`${h.api.url}/api/calls/${callId}/events/stream`, { headers: { authorization: `Bearer ${await h.adminToken()}` } });
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let turns: Array<{ user_text: string; agent_text: string }> | undefined;
+  const parser = createParser({ onEvent: (m) => (turns ??= m.event === 'pending' ? JSON.parse(m.data).turns : undefined) });
+  while (!turns) {
+    const next = await reader.read();
+    if (next.done) throw new Error('the stream ended without a pending message');
+    parser.feed(next.value);
+  }
+  await reader.cancel();
+  return turns;
+}
 
 const journalRows = async (h: Harness, callId: string) =>
   Number(((await h.db.sequelize.query('SELECT count(*) AS n FROM call_turn_journal WHERE call_id = $1', { bind: [callId], plain: true })) as { n: string }).n);

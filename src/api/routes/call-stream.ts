@@ -4,13 +4,18 @@
  *
  * Events are written to PostgreSQL by whichever worker runs the call, so the API polls the table
  * for rows newer than the last one sent; the query is on the (call_id, seq) primary key.
+ *
+ * Under load a gateway's turn run answers several turns before the workflow records them
+ * (docs/conversation-engine.md); meanwhile they are in its run journal. The stream shows them
+ * at once as `pending` (replaced by their events when the run reports), so a live transcript
+ * never lags the call.
  */
 import { z } from 'zod';
 import type { ApiContext } from '../context';
 import { notFound } from '../errors';
 import { route, uuidParam } from '../route';
 import { plain, plainAll } from '../../db/database';
-import { Op } from 'sequelize';
+import { Op, QueryTypes, Transaction } from 'sequelize';
 import { eventJson } from '../serializers/call';
 
 const FINAL_STATUSES = ['completed', 'failed', 'no_answer'];
@@ -20,6 +25,29 @@ export const STREAM_POLL_MS = 500;
 const HEARTBEAT_MS = 15_000;
 /** A final call whose `call_ended` event has not been written within this is ended anyway. */
 const FINAL_GRACE_MS = 3_000;
+
+/** A turn a run has answered and journaled, not yet recorded as the call's events. */
+interface PendingTurn {
+  utterance_seq: number;
+  user_text: string;
+  agent_text: string;
+  timestamp: string;
+}
+
+/** Journaled turns after the last `user_spoke` recorded (its `utterance_seq`): what the run still holds. */
+const PENDING_TURNS_SQL = `
+  SELECT j.seq, j.turn FROM call_turn_journal j
+  WHERE j.call_id = $1 AND j.seq > COALESCE(
+    (SELECT max((e.data->>'utterance_seq')::int) FROM call_events e WHERE e.call_id = $1 AND e.event_type = 'user_spoke'), 0)
+  ORDER BY j.seq`;
+
+type JournalRow = { seq: number; turn: { utterance: { text: string }; thought: { heardText?: string; content?: string }; answeredAtMs: number } };
+const pendingTurn = ({ seq, turn }: JournalRow): PendingTurn => ({
+  utterance_seq: seq,
+  user_text: turn.utterance.text,
+  agent_text: turn.thought.heardText || turn.thought.content || '',
+  timestamp: new Date(turn.answeredAtMs).toISOString(),
+});
 
 const StreamQuery = z.object({
   after: z.coerce.number().int().min(0).default(0).describe('send only events with a larger id (sequence number); default 0 = all'),
@@ -38,6 +66,7 @@ export function callStreamRoutes(ctx: ApiContext) {
       description: [
         'A `text/event-stream`. Each call event (the objects of `GET /api/calls/{call_id}/events`) is one SSE message: `id:` its sequence number, `data:` the event as JSON.',
         'The stream starts with the events already recorded after `after` (or after the standard `Last-Event-ID` header of a reconnecting client), then sends new ones as the call produces them (one batch per turn).',
+        'Under load the media gateway answers plain turns in runs and the call records them a few seconds later, together (docs/conversation-engine.md). Those turns are sent at once as `event: pending` messages, `data: {"turns": [{"utterance_seq", "user_text", "agent_text", "timestamp"}]}`: the whole set each time it changes, so the latest one replaces the previous; `{"turns": []}` when their `user_spoke`/`agent_spoke` events have been sent. Clients that only read unnamed messages never see them.',
         'When the call has ended and its `call_ended` event was sent, a last message `event: end` with `data: {"status", "end_reason"}` follows and the stream closes; a finished call therefore streams its whole trace and ends at once.',
         'A comment line (`: keep-alive`) every 15 s keeps proxies from closing an idle stream.',
         'Authenticated like every /api route, with the `Authorization` header. The browser `EventSource` cannot send headers: read the stream with `fetch` (as the dashboard does) or any SSE client that takes headers; tokens never go into URLs.',
@@ -65,6 +94,7 @@ export function callStreamRoutes(ctx: ApiContext) {
 
         let closed = false;
         let sawEnd = false;
+        let sentPendingKey = '';
         let finalSinceMs: number | undefined;
         let timer: NodeJS.Timeout | undefined;
         const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
@@ -77,9 +107,11 @@ export function callStreamRoutes(ctx: ApiContext) {
         res.on('close', finish);
 
         const poll = async () => {
-          const rows = plainAll(
-            await CallEvent.findAll({ where: { call_id: callId, seq: { [Op.gt]: lastSeq } }, order: [['seq', 'ASC']], limit: 500 }),
-          );
+          // One snapshot for both reads, so a run's turns are never both pending and recorded, nor neither.
+          const { rows, pending } = await ctx.db.sequelize.transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.REPEATABLE_READ }, async (transaction) => ({
+            rows: plainAll(await CallEvent.findAll({ where: { call_id: callId, seq: { [Op.gt]: lastSeq } }, order: [['seq', 'ASC']], limit: 500, transaction })),
+            pending: (await ctx.db.sequelize.query<JournalRow>(PENDING_TURNS_SQL, { bind: [callId], type: QueryTypes.SELECT, transaction })).map(pendingTurn),
+          }));
           for (const row of rows) {
             if (closed) return;
             res.write(`id: ${row.seq}\ndata: ${JSON.stringify(eventJson(row))}\n\n`);
@@ -87,6 +119,11 @@ export function callStreamRoutes(ctx: ApiContext) {
             if (row.event_type === 'call_ended') sawEnd = true;
           }
           if (rows.length === 500) return; // more are waiting: send them before looking at the status
+          const pendingKey = pending.map((t) => t.utterance_seq).join(',');
+          if (pendingKey !== sentPendingKey && !closed) {
+            res.write(`event: pending\ndata: ${JSON.stringify({ turns: pending })}\n\n`);
+            sentPendingKey = pendingKey;
+          }
           const call = plain(await Call.findByPk(callId, { attributes: ['status', 'end_reason'] }));
           if (!call) return end({ status: null, end_reason: null });
           if (!FINAL_STATUSES.includes(call.status)) return;

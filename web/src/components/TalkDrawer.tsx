@@ -10,7 +10,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { api, unwrap } from '../api/client';
 import type { CallEvent } from '../api/types';
-import { useCallStream } from '../hooks/useCallStream';
+import { useCallStream, type PendingTurn } from '../hooks/useCallStream';
 import { openMicrophone, WebVoiceCall, type Speaker } from '../../widget/voice-call';
 import { ApiErrorAlert } from './ApiErrorAlert';
 
@@ -32,6 +32,7 @@ export function TalkDrawer({ opened, agentName, onClose }: { opened: boolean; ag
   const [speaker, setSpeaker] = useState<Speaker>(null);
   const [latencyMs, setLatencyMs] = useState<number | null>(null);
   const [lines, setLines] = useState<Line[]>([]);
+  const [pending, setPending] = useState<PendingTurn[]>([]);
   const [stats, setStats] = useState({ heardMs: 0, clears: 0 });
   const call = useRef<WebVoiceCall | null>(null);
 
@@ -43,6 +44,7 @@ export function TalkDrawer({ opened, agentName, onClose }: { opened: boolean; ag
       if (text && event.event_type === 'user_spoke') setLines((l) => [...l, { role: 'you', text }]);
       if (text && event.event_type === 'agent_spoke') setLines((l) => [...l, { role: 'agent', text }]);
     },
+    onPending: setPending,
     onEnd() {
       void queryClient.invalidateQueries({ queryKey: ['calls'] });
     },
@@ -55,6 +57,9 @@ export function TalkDrawer({ opened, agentName, onClose }: { opened: boolean; ag
   }, [phase]);
   // Closing the drawer hangs up: a call nobody hears should not go on.
   useEffect(() => () => call.current?.hangup(), []);
+
+  // A turn run's turns show as soon as they are answered, before the call records them.
+  const shown: Line[] = [...lines, ...pending.flatMap((t): Line[] => [{ role: 'you', text: t.user_text }, { role: 'agent', text: t.agent_text }])];
 
   const start = async () => {
     setError(null);
@@ -142,10 +147,10 @@ export function TalkDrawer({ opened, agentName, onClose }: { opened: boolean; ag
             </Group>
           </>
         )}
-        {lines.length > 0 && (
+        {shown.length > 0 && (
           <ScrollArea.Autosize mah={420}>
             <Stack gap="xs" role="list" aria-label="Live transcript">
-              {lines.map((line, i) => (
+              {shown.map((line, i) => (
                 <Paper key={i} role="listitem" p="xs" withBorder bg={line.role === 'agent' ? 'var(--mantine-color-blue-light)' : undefined}>
                   <Text size="xs" c="dimmed">
                     {line.role === 'agent' ? 'Agent' : 'You'}

@@ -2,6 +2,9 @@
  * Follows a call while it runs: GET /api/calls/{id}/events/stream read with fetch (so the bearer
  * token goes in the Authorization header, which EventSource cannot send), parsed by
  * eventsource-parser. A dropped connection is resumed after the last event received.
+ *
+ * `pending` messages carry the turns a gateway's turn run has answered but the call has not yet
+ * recorded (the whole set each time): shown at once, they keep a live transcript live under load.
  */
 import { useEffect, useRef } from 'react';
 import { EventSourceParserStream } from 'eventsource-parser/stream';
@@ -10,7 +13,31 @@ import type { CallEvent } from '../api/types';
 
 const RECONNECT_MS = 2000;
 
-export function useCallStream(callId: string, options: { enabled: boolean; after: number; onEvent(event: CallEvent): void; onEnd(): void }) {
+/** A turn answered by the gateway, not recorded yet (replaced by its events). */
+export interface PendingTurn {
+  utterance_seq: number;
+  user_text: string;
+  agent_text: string;
+  timestamp: string;
+}
+
+/** Pending turns as the events they will become, for views built from events (ids below 0: never a real event's). */
+export function pendingEvents(callId: string, turns: PendingTurn[]): CallEvent[] {
+  return turns.flatMap((t): CallEvent[] => [
+    { id: -2 * t.utterance_seq, call_id: callId, event_type: 'user_spoke', timestamp: t.timestamp, data: { text: t.user_text } },
+    { id: -2 * t.utterance_seq + 1, call_id: callId, event_type: 'agent_spoke', timestamp: t.timestamp, data: { text: t.agent_text } },
+  ]);
+}
+
+interface StreamHandlers {
+  enabled: boolean;
+  after: number;
+  onEvent(event: CallEvent): void;
+  onPending?(turns: PendingTurn[]): void;
+  onEnd(): void;
+}
+
+export function useCallStream(callId: string, options: StreamHandlers) {
   const handlers = useRef(options);
   handlers.current = options;
 
@@ -40,6 +67,10 @@ export function useCallStream(callId: string, options: { enabled: boolean; after
                 ended = true;
                 handlers.current.onEnd();
                 break;
+              }
+              if (message.event === 'pending') {
+                handlers.current.onPending?.((JSON.parse(message.data) as { turns: PendingTurn[] }).turns);
+                continue;
               }
               const event = JSON.parse(message.data) as CallEvent;
               lastSeq = event.id;

@@ -10,7 +10,7 @@ import { ApiErrorAlert, QueryState } from '../components/ApiErrorAlert';
 import { CallAnalysisPanel } from '../components/call/CallAnalysis';
 import { CallTimeline, LatencyTable } from '../components/call/CallTimeline';
 import { CallTranscript, lineAt, recordingStartMs, transcriptLines } from '../components/call/CallTranscript';
-import { useCallStream } from '../hooks/useCallStream';
+import { pendingEvents, useCallStream, type PendingTurn } from '../hooks/useCallStream';
 import { endReasonText, formatDuration, formatTime, isLive, STATUS_COLOR } from '../lib/format';
 
 export function CallPage() {
@@ -32,6 +32,7 @@ function CallView({ call }: { call: CallDetail }) {
   });
   const live = isLive(call.status);
   const [streamed, setStreamed] = useState<CallEvent[]>([]);
+  const [pending, setPending] = useState<PendingTurn[]>([]);
   const known = events.data ?? [];
   const all = useMemo(() => {
     const last = known.length ? known[known.length - 1]!.id : 0;
@@ -45,6 +46,7 @@ function CallView({ call }: { call: CallDetail }) {
       setStreamed((prev) => [...prev, e]);
       if (e.event_type === 'call_status' || e.event_type === 'node_entered') void queryClient.invalidateQueries({ queryKey: ['calls', call.id], exact: true });
     },
+    onPending: setPending,
     onEnd: () => void queryClient.invalidateQueries({ queryKey: ['calls', call.id] }),
   });
 
@@ -68,7 +70,8 @@ function CallView({ call }: { call: CallDetail }) {
   });
 
   const startMs = recordingStartMs(all, call.start_time);
-  const lines = transcriptLines(all, startMs);
+  // A turn run's turns, answered but not recorded yet, show at once (live calls under load).
+  const lines = transcriptLines(pending.length ? [...all, ...pendingEvents(call.id, pending)] : all, startMs);
 
   return (
     <Stack gap="md">
