@@ -1,7 +1,8 @@
 /**
  * POST /api/calls/{call_id}/analyze: the call's analysis again, with its agent's current settings,
  * as a short workflow of its own (workflows/analysis-workflow.ts). Refused while the call's own
- * workflow still runs (it writes the first analysis), for an agent deleted or without analysis,
+ * workflow still runs its analysis (a workflow that has written it is waited for a moment), for
+ * an agent deleted or without analysis,
  * and when the analysis LLM cannot run on this installation.
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
@@ -14,6 +15,19 @@ import { callWorkflowId } from '../../workflows/call-definitions';
 import { isFinal } from '../../workflows/call-status';
 import { analysisWorkflowId, type ReanalysisInput } from '../../workflows/analysis-definitions';
 import { analysisRetryOptions, CallError, type CallDeps } from './call-service';
+
+/** How long a re-run waits for a call workflow whose analysis is written to finish. */
+const FINISHING_WAIT_MS = 5000;
+
+/** Whether the workflow closes within `ms` (looked at every 200 ms: a long poll for its result would outlive a refusal). */
+async function finishesWithin(temporal: Client, workflowId: string, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    if (!(await workflowRunning(temporal, workflowId))) return true;
+  }
+  return false;
+}
 
 async function workflowRunning(temporal: Client, workflowId: string): Promise<boolean> {
   try {
@@ -30,7 +44,14 @@ export async function startReanalysis(deps: CallDeps, callId: string): Promise<{
   if (!call) throw new CallError(404, 'Call not found');
   if (!isFinal(call.status)) throw new CallError(409, `The call has not ended yet (status ${call.status})`);
   if (await workflowRunning(temporal, callWorkflowId(callId))) {
-    throw new CallError(409, "The call's workflow is still running its own analysis; try again when analysis_status is no longer pending");
+    if (call.analysis_status === 'pending') {
+      throw new CallError(409, "The call's workflow is still running its own analysis; try again when analysis_status is no longer pending");
+    }
+    // Its analysis is written and the workflow is finishing (its last writes, webhooks): a client
+    // that saw analysis_status settle should not be refused for that moment.
+    if (!(await finishesWithin(temporal, callWorkflowId(callId), FINISHING_WAIT_MS))) {
+      throw new CallError(409, "The call's workflow is still delivering its own analysis (webhooks); try again shortly");
+    }
   }
   const agent = call.agent_id ? plain(await db.models.Agent.findByPk(call.agent_id)) : null;
   if (!agent) throw new CallError(409, `The agent of this call (${call.agent_name}) has been deleted`);
