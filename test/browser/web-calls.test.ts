@@ -7,7 +7,8 @@
  *   question is answered, a barge-in clears playback, hanging up ends the call `completed` with
  *   a transcript and a recording. The page measures the turn latency as the caller hears it.
  *   Turn runs are on, so the live transcript shows turns before the call records them.
- * - The widget on a page of another origin: the allowed origin talks; a foreign origin and a
+ * - The widget on a page of another origin: the allowed origin talks, and the dashboard's call
+ *   page follows that call live, a run's turn included; a foreign origin and a
  *   revoked key are refused; the publishable key cannot read /api/agents.
  */
 import http from 'node:http';
@@ -28,6 +29,7 @@ const QUESTION = 'I would like to book an appointment for tomorrow.';
 const ANSWER =
   'Tomorrow works well. We have openings at nine, at half past ten, at noon and at four in the afternoon. The doctor asks new patients to come ten minutes early to fill in a short form, and to bring any letters from other clinics.';
 const INTERRUPTION = 'Stop, wait a second.';
+const SHORT_ANSWER = 'Certainly, tomorrow is free.';
 const AFTER_INTERRUPTION = 'Of course, take your time.';
 const MS_PER_CHAR = 60; // the TTS fake's audio per character
 // The microphone's timeline: quiet through the greeting, the question, quiet while the answer
@@ -184,6 +186,8 @@ describe('the widget on another site', () => {
   const widget = (p: Page) => p.locator('[data-vap-widget]');
 
   it('talks from the allowed origin', async () => {
+    voice.deepgram.script([QUESTION, INTERRUPTION]);
+    llm.enqueue({ content: SHORT_ANSWER }, { content: AFTER_INTERRUPTION });
     const p = await context.newPage();
     const errors = watchPageErrors(p);
     await p.goto(`${siteUrl}/?key=${pk}`);
@@ -193,6 +197,15 @@ describe('the widget on another site', () => {
     await eventually(async () => (await widget(p).getAttribute('data-state')) === 'live', 15_000);
     await eventually(async () => (await numberAttr(widget(p), 'data-heard-ms')) >= GREETING.length * MS_PER_CHAR * 0.7, 15_000);
     const callId = (await widget(p).getAttribute('data-call-id'))!;
+
+    // The clinic follows the call on its call page: the question (turn runs on) shows there,
+    // answered, before the call has recorded it.
+    await page.goto(`${h.api.url}/calls/${callId}`);
+    const lines = page.getByRole('list', { name: 'Transcript' }).getByTestId('transcript-line');
+    await lines.filter({ hasText: SHORT_ANSWER }).waitFor({ timeout: 20_000 });
+    await lines.filter({ hasText: QUESTION }).waitFor();
+    expect((await events(callId)).some((e) => e.event_type === 'user_spoke' && e.data.text === QUESTION)).toBe(false);
+
     await p.getByRole('button', { name: 'Hang up' }).click();
     const call = await eventually(async () => {
       const c = (await h.request('GET', `/api/calls/${callId}`)).body;
