@@ -17,6 +17,7 @@ import { route, uuidParam } from '../route';
 import { plain, plainAll } from '../../db/database';
 import { Op, QueryTypes, Transaction } from 'sequelize';
 import { eventJson } from '../serializers/call';
+import type { RunTurn } from '../../../workflows/call-definitions';
 
 const FINAL_STATUSES = ['completed', 'failed', 'no_answer'];
 /** How often new events are looked for: a turn's events arrive in one batch, so this is plenty. */
@@ -41,7 +42,7 @@ const PENDING_TURNS_SQL = `
     (SELECT max((e.data->>'utterance_seq')::int) FROM call_events e WHERE e.call_id = $1 AND e.event_type = 'user_spoke'), 0)
   ORDER BY j.seq`;
 
-type JournalRow = { seq: number; turn: { utterance: { text: string }; thought: { heardText?: string; content?: string }; answeredAtMs: number } };
+type JournalRow = { seq: number; turn: RunTurn };
 const pendingTurn = ({ seq, turn }: JournalRow): PendingTurn => ({
   utterance_seq: seq,
   user_text: turn.utterance.text,
