@@ -54,14 +54,16 @@ describe('the room a gateway offers', () => {
   });
 
   it('judges the room on the load the calls will make once their set-ups are over', () => {
-    const room = new RoomEstimate(100, 0.75);
+    const room = new RoomEstimate(1000, 0.75);
     room.observe(0, 0);
-    room.observe(0.5, 20, 20); // 20 calls in their set-up: 0.0125 a settled call
-    // Settled, the 20 calls make 0.5 − 20 × 0.0125 = 0.25: 0.5 left pays for 40 more.
-    expect(room.settledLoad(0.5, 20)).toBeCloseTo(0.25, 9);
-    expect(room.room(20, 0.5, 20)).toBe(60);
+    room.observe(0.5, 20, 20); // 20 calls in their set-up: 0.5 / (20 × SETUP_WEIGHT) a settled call
+    const perCall = 0.5 / (20 * SETUP_WEIGHT);
+    // Settled, the 20 calls make what 20 settled calls cost: the rest of 0.75 pays for more.
+    expect(room.settledLoad(0.5, 20)).toBeCloseTo(20 * perCall, 9);
+    expect(room.room(20, 0.5, 20)).toBe(20 + Math.floor((0.75 - 20 * perCall) / perCall + 1e-9));
     // The same load with the set-ups over is all settled calls: less room.
-    expect(room.room(20, 0.5, 0)).toBe(40);
+    expect(room.room(20, 0.5, 0)).toBe(20 + Math.floor((0.75 - 0.5) / perCall + 1e-9));
+    expect(room.room(20, 0.5, 0)).toBeLessThan(room.room(20, 0.5, 20));
     // Never below the idle load, whatever the set-ups.
     expect(room.settledLoad(0.1, 20)).toBe(0);
   });

@@ -9,10 +9,12 @@
  * A call's cost is the load above the idle load (learnt while no call is held), divided by the
  * calls that made it, averaged over a few readings. A call being set up costs more than one that
  * is settled (webhooks, the greeting, new sockets, and on a shared machine the workflow start):
- * measured, about twice for its first few seconds. So a call in its set-up counts SETUP_WEIGHT
- * calls while the cost is learnt, and the room is judged on the load the calls will make once
- * their set-ups are over — otherwise the first burst a gateway sees reads every call as twice its
- * cost and refuses half the calls the machine can carry.
+ * measured on the all-in-one 2-core install, about six times for its first few seconds since turn
+ * runs made a settled call cheap (twice before them; docs/performance.md, "Set-ups weigh four
+ * settled calls"). So a call in its set-up counts SETUP_WEIGHT calls while the cost is learnt — 4,
+ * below the measured six, so a burst is judged on the cautious side — and the room is judged on
+ * the load the calls will make once their set-ups are over; otherwise the first burst a gateway
+ * sees reads every call as several times its cost and refuses calls the machine can carry.
  */
 
 /** Below this many calls the idle load swamps the per-call figure: nothing is learnt. */
@@ -20,7 +22,7 @@ export const MIN_CALLS_TO_LEARN = 5;
 /** Weight of the newest reading in the cost and the idle load (one reading a second). */
 export const READING_WEIGHT = 0.3;
 /** A call in its set-up (SETUP_SECS after its stream connected) costs this many settled calls. */
-export const SETUP_WEIGHT = 2;
+export const SETUP_WEIGHT = 4;
 /** How long a call counts as being set up, from its stream's connection. */
 export const SETUP_SECS = 3;
 
