@@ -233,7 +233,7 @@ async function main(): Promise<void> {
       said = Date.now();
       console.log(`  … ${Math.round((Date.now() - started) / 1000)} s: ${done}/${N} calls done, ${turns}/${N * script.length} turns spoken`);
     };
-    const { results, gc, loopP99Ms, loopMaxMs } = await phone.run(Array.from({ length: N }, (_, i) => callSpec(i)), staggerMs, { measure: true, progress });
+    const { results, gc, stalls, loopP99Ms, loopMaxMs } = await phone.run(Array.from({ length: N }, (_, i) => callSpec(i)), staggerMs, { measure: true, progress });
     const host = hostUse(hostFrom, hostTicks());
     admission.stop();
     const callsSecs = (Date.now() - started) / 1000;
@@ -366,7 +366,7 @@ async function main(): Promise<void> {
     console.log(`- event-loop delay of the callers' thread (their clock): p99 ${loopP99Ms.toFixed(0)} ms, max ${loopMaxMs.toFixed(0)} ms`);
     console.log(`- run: ${callsSecs.toFixed(0)} s of calls; command: npm run bench:voice -- --calls ${N} --turns ${K} --barge-ins ${bargeIns} --provider ${provider} --nice ${nice} --gateway-nice ${gatewayNiceNow} --warmup ${warmup}`);
     const gatewayGc = metricsBefore && metricsAfter ? gatewayGcSummary(metricsBefore, metricsAfter) : null;
-    const lateOwnGc = printStalls({ gc, gatewayGc, bargeInTurns, frames, results, startedMs: started, presenceAround: (secs) => admission.around(secs) });
+    const lateOwn = printStalls({ gc, stalls, gatewayGc, bargeInTurns, frames, results, startedMs: started, presenceAround: (secs) => admission.around(secs) });
     const cost = printCostReport(monitor, admitted, admittedChecks, started, started + callsSecs * 1000);
     const failed = checks.flatMap((c, i) => (c && !c.ok ? [{ i, ...c }] : []));
     if (failed.length) {
@@ -378,7 +378,7 @@ async function main(): Promise<void> {
       `SUMMARY calls=${N} turns=${latencies.length} completed=${okCalls} dropped=${totals.dropped} late=${totals.late} ` +
       `p50_ms=${int(percentile(latencies, 50))} p95_ms=${int(percentile(latencies, 95))} p99_ms=${int(percentile(latencies, 99))} ` +
       `greeting_p50_ms=${int(percentile(greetings, 50))} bargein_p50_ms=${int(percentile(bargeInLatencies, 50))} bargein_max_ms=${int(Math.max(...bargeInLatencies))} ` +
-      `refused=${refused} busy=${busyAnswers} redial=${redial} orchestration_pct=${int(cost.orchestrationPercent)} late_rampup=${lateRampup} late_callers_gc=${lateOwnGc} steal_pct=${int(host.stealPercent)} ` +
+      `refused=${refused} busy=${busyAnswers} redial=${redial} orchestration_pct=${int(cost.orchestrationPercent)} late_rampup=${lateRampup} late_callers_gc=${lateOwn.gc} late_callers_stall=${lateOwn.stall} steal_pct=${int(host.stealPercent)} ` +
       `vad_start_lag_p95_ms=${gw ? int(histogramQuantileMs(gw.vadLagStart, 0.95)) : 'NA'}`;
   } finally {
     for (const stop of stops) await stop().catch((err: Error) => console.error(`(stopping: ${err.message})`));

@@ -12,6 +12,7 @@ import { startFakeTelephony } from '../../test/fakes/telephony-fakes';
 import { runCall, type CallResult, type CallSpec } from './bench-caller';
 import { loadClip } from './caller-audio';
 import { GcPauses } from './gc-pauses';
+import { LoopStalls } from './loop-stalls';
 import type { CallersInit, FromCallers, ToCallers } from './callers';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -27,9 +28,11 @@ async function main(): Promise<void> {
   const run = async (specs: CallSpec[], staggerMs: number, measure: boolean) => {
     const loop = monitorEventLoopDelay({ resolution: 10 });
     const gc = new GcPauses();
+    const stalls = new LoopStalls();
     if (measure) {
       loop.enable();
       gc.start();
+      stalls.start();
     }
     const live: CallResult[] = [];
     let done = 0;
@@ -44,7 +47,8 @@ async function main(): Promise<void> {
     clearInterval(progress);
     loop.disable();
     gc.stop();
-    send({ type: 'results', results, gcPauses: gc.pauses, gcSummary: gc.summary(), loopP99Ms: loop.percentile(99) / 1e6, loopMaxMs: loop.max / 1e6 });
+    stalls.stop();
+    send({ type: 'results', results, gcPauses: gc.pauses, gcSummary: gc.summary(), loopStalls: stalls.stalls, loopP99Ms: loop.percentile(99) / 1e6, loopMaxMs: loop.max / 1e6 });
   };
 
   port.on('message', (m: ToCallers) => {

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { CallResult, CallSpec } from './bench-caller';
 import { type GcPause, type PauseLog, pauseLog } from './gc-pauses';
+import { stallLog } from './loop-stalls';
 
 export interface CallersInit {
   provider: string;
@@ -21,7 +22,7 @@ export type ToCallers = { type: 'run'; specs: CallSpec[]; staggerMs: number; mea
 export type FromCallers =
   | { type: 'ready'; env: Record<string, string>; settings: Record<string, unknown> }
   | { type: 'progress'; done: number; turns: number }
-  | { type: 'results'; results: CallResult[]; gcPauses: GcPause[]; gcSummary: string; loopP99Ms: number; loopMaxMs: number }
+  | { type: 'results'; results: CallResult[]; gcPauses: GcPause[]; gcSummary: string; loopStalls: GcPause[]; loopP99Ms: number; loopMaxMs: number }
   | { type: 'stopped' }
   | { type: 'failed'; error: string };
 
@@ -29,6 +30,8 @@ export interface CallsRun {
   results: CallResult[];
   /** The callers' thread's garbage collections during the calls. */
   gc: PauseLog;
+  /** Stalls of the callers' thread that are not collections (loop-stalls.ts). */
+  stalls: PauseLog;
   /** Event-loop delay of the callers' thread (their clock), ms. */
   loopP99Ms: number;
   loopMaxMs: number;
@@ -67,7 +70,7 @@ export async function startCallers(init: CallersInit): Promise<Callers> {
       const reply = next('results', (m) => m.type === 'progress' && opts.progress?.(m.done, m.turns));
       send({ type: 'run', specs, staggerMs, measure: opts.measure ?? false });
       const r = await reply;
-      return { results: r.results, gc: pauseLog(r.gcPauses, r.gcSummary), loopP99Ms: r.loopP99Ms, loopMaxMs: r.loopMaxMs };
+      return { results: r.results, gc: pauseLog(r.gcPauses, r.gcSummary), stalls: stallLog(r.loopStalls), loopP99Ms: r.loopP99Ms, loopMaxMs: r.loopMaxMs };
     },
     async stop() {
       const stopped = next('stopped');
