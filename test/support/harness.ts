@@ -74,6 +74,9 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     // A gateway started by a test shares this process's event loop with the API, the worker, the
     // fakes and the callers: its load is the test's, not the gateway's. Room is counted in calls.
     GATEWAY_MAX_LOAD: '100',
+    // For the same reason turn runs would start and stop with the test's own load (a CI run once
+    // held a browser test's turn for seconds): never, unless a test asks for them ('0': always).
+    GATEWAY_TURN_RUN_LOAD: '100',
     // A test's teardown must not wait the production grace for requests and activities it left.
     SHUTDOWN_GRACE_SECS: '2',
     ...overrides,
