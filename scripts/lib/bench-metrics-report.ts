@@ -25,6 +25,8 @@ export interface GatewayFigures {
   /** Arrival of the audio that let the VAD decide → the decision. */
   vadLagStart: HistogramDelta;
   vadLagStop: HistogramDelta;
+  /** Stream start → the call's workflow first asked the gateway anything. */
+  workflowFirst: HistogramDelta;
 }
 
 export function gatewayFigures(before: Scrape, after: Scrape): GatewayFigures {
@@ -36,6 +38,7 @@ export function gatewayFigures(before: Scrape, after: Scrape): GatewayFigures {
     bargeInFromSpeech: histogramDelta(before, after, 'voice_barge_in_from_speech_seconds'),
     vadLagStart: histogramDelta(before, after, 'voice_vad_decision_lag_seconds', { decision: 'start' }),
     vadLagStop: histogramDelta(before, after, 'voice_vad_decision_lag_seconds', { decision: 'stop' }),
+    workflowFirst: histogramDelta(before, after, 'voice_workflow_first_request_seconds'),
   };
 }
 
@@ -50,6 +53,7 @@ export function printGatewayMetrics(before: Scrape, after: Scrape): GatewayFigur
   console.log(row('turn: caller\'s last speech frame → first agent audio sent', f.turnSpeechEnd));
   console.log(row('turn: VAD stop decision → first agent audio sent', f.turnVadStop));
   console.log(row('greeting: stream start → first greeting audio sent', f.greeting));
+  console.log(row("set-up: stream start → the workflow's first request to the gateway", f.workflowFirst));
   console.log(row('barge-in: VAD start decision → `clear` sent', f.bargeIn));
   console.log(row('barge-in: arrival of the speech onset (as the VAD places it) → `clear` sent', f.bargeInFromSpeech));
   console.log(row('VAD decision lag, speech start: arrival of the deciding audio → decision', f.vadLagStart));

@@ -9,6 +9,7 @@
 import { ApplicationFailure, CompleteAsyncError, Context } from '@temporalio/activity';
 import type OpenAI from 'openai';
 import { llmFailure } from '../providers/llm/llm-activity-support';
+import { observeWorkflowFirstRequest } from '../observability/metrics';
 import type { GatewayActivities, MediaSessionResult, VoiceTurnRequest } from '../../workflows/call-definitions';
 import type { CallMedia, MediaClosure } from './call-media';
 import type { CallRegistry } from './call-registry';
@@ -50,6 +51,11 @@ async function heartbeating<T>(work: (cancel: AbortSignal) => Promise<T>): Promi
  */
 async function answer<T>(calls: CallRegistry, callId: string, what: string, work: (cancel: AbortSignal) => Promise<T>): Promise<T> {
   const ctx = Context.current();
+  const call = calls.get(callId);
+  if (call && !call.heardFromWorkflow) {
+    call.heardFromWorkflow = true;
+    observeWorkflowFirstRequest(performance.now() - call.startPerf);
+  }
   const reports = calls.reportsOf(callId);
   if (ctx.info.heartbeatTimeoutMs) {
     const result = await heartbeating(work);

@@ -154,6 +154,9 @@ export class CallMedia {
     return this.opts.startPerf;
   }
 
+  /** Whether the call's workflow has asked this gateway anything yet (voice_workflow_first_request_seconds). */
+  heardFromWorkflow = false;
+
   constructor(opts: CallMediaOptions) {
     this.opts = opts;
     this.callId = opts.callId;

@@ -42,6 +42,12 @@ const greetingLatency = new Histogram({
   buckets: LATENCY_BUCKETS,
 });
 
+const workflowFirstRequest = new Histogram({
+  name: 'voice_workflow_first_request_seconds',
+  help: "Media stream start → the call's workflow first asks the gateway anything (its media session, the greeting, the first turn): how far the worker and Temporal lag new calls.",
+  buckets: LATENCY_BUCKETS,
+});
+
 const bargeInLatency = new Histogram({
   name: 'voice_barge_in_latency_seconds',
   help: 'VAD speech-start decision over agent speech → `clear` sent to the provider.',
@@ -215,6 +221,11 @@ export function observeTurnLatency(ms: number, from: TurnLatencyFrom = 'speech_e
 /** Stream start → the greeting's first audio frame went out. */
 export function observeGreetingLatency(ms: number): void {
   if (valid(ms)) greetingLatency.observe(ms / 1000);
+}
+
+/** Stream start → the call's workflow first asked the gateway anything. */
+export function observeWorkflowFirstRequest(ms: number): void {
+  if (valid(ms)) workflowFirstRequest.observe(ms / 1000);
 }
 
 /** The VAD decided the caller started speaking over the agent → `clear` went to the provider. */

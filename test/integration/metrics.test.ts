@@ -129,6 +129,9 @@ describe('GET /metrics', () => {
     const greetingSecs = sample(body, 'voice_greeting_latency_seconds_sum');
     expect(greetingSecs).toBeGreaterThan(0);
     expect(greetingSecs).toBeLessThan(5);
+    // The workflow asked the gateway for the media session and the greeting: once for the call.
+    expect(sample(body, 'voice_workflow_first_request_seconds_count')).toBe(1);
+    expect(sample(body, 'voice_workflow_first_request_seconds_sum')).toBeLessThan(10);
     expect(sample(body, 'voice_turn_latency_seconds_count{from="speech_end"}')).toBeGreaterThanOrEqual(1);
     expect(sample(body, 'voice_turn_latency_seconds_count{from="vad_stop"}')).toBeGreaterThanOrEqual(1);
     expect(sample(body, 'voice_barge_in_latency_seconds_count')).toBeGreaterThanOrEqual(1);
