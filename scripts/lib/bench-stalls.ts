@@ -53,7 +53,8 @@ export function printStalls({ gc, stalls, gatewayGc, bargeInTurns, frames, resul
       console.log(`  ${secs(l.atMs)} s: ${Math.round(l.gapMs)} ms gap, ${Math.abs(delta).toFixed(2)} s ${delta >= 0 ? 'after' : 'before'} ${near.what}${ownPause(l.atMs - l.gapMs, l.atMs)}`);
     }
   }
-  const inGc = lateAt.filter((l) => gc.within(l.atMs - l.gapMs, l.atMs).length > 0);
-  const inStall = lateAt.filter((l) => !inGc.includes(l) && stalls.within(l.atMs - l.gapMs, l.atMs).length > 0);
-  return { gc: inGc.length, stall: inStall.length };
+  const inGc = (l: (typeof lateAt)[number]) => gc.within(l.atMs - l.gapMs, l.atMs).length > 0;
+  const gcCount = lateAt.filter(inGc).length;
+  const stallCount = lateAt.filter((l) => !inGc(l) && stalls.within(l.atMs - l.gapMs, l.atMs).length > 0).length;
+  return { gc: gcCount, stall: stallCount };
 }

@@ -31,7 +31,7 @@ export interface PauseLog {
 }
 
 /** Pauses of at least STALL_MS that overlap [fromMs, toMs]. */
-const overlapping = (pauses: GcPause[], fromMs: number, toMs: number) => pauses.filter((p) => p.ms >= STALL_MS && p.atMs + p.ms >= fromMs && p.atMs <= toMs);
+export const overlapping = (pauses: GcPause[], fromMs: number, toMs: number) => pauses.filter((p) => p.ms >= STALL_MS && p.atMs + p.ms >= fromMs && p.atMs <= toMs);
 
 /** Pauses recorded elsewhere (the callers' thread), with the summary it wrote. */
 export function pauseLog(pauses: GcPause[], summary: string): PauseLog {

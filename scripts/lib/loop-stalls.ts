@@ -4,14 +4,11 @@
  * stops every simulated caller's clock at once, so frames played then look late although the
  * platform sent them on time. A ticker every TICK_MS records how late it fired.
  */
-import type { GcPause, PauseLog } from './gc-pauses';
+import { overlapping, type GcPause, type PauseLog } from './gc-pauses';
 
 const TICK_MS = 5;
 /** A tick this late is a stall: it can make a 20 ms frame read as a gap over 40 ms. */
 const STALL_MS = 20;
-
-/** Stalls overlapping [fromMs, toMs]. */
-const overlapping = (stalls: GcPause[], fromMs: number, toMs: number) => stalls.filter((s) => s.atMs + s.ms >= fromMs && s.atMs <= toMs);
 
 /** Stalls recorded elsewhere (the callers' thread), read back. */
 export function stallLog(stalls: GcPause[]): PauseLog {
