@@ -25,6 +25,8 @@ const KEY = 'demo-key';
 const OUR_NUMBER = '+15005550006';
 const MACHINE = '+14155550311';
 const PERSON = '+14155550312';
+/** How long the person listens for the whole greeting (3.5 s of fake TTS) before hanging up anyway. */
+const GREETING_PATIENCE_MS = 15_000;
 
 export interface VoicemailDemoOptions {
   startPlatform(env: Record<string, string>): Promise<Harness>;
@@ -34,7 +36,7 @@ export interface VoicemailDemoOptions {
 
 export interface VoicemailDemoResult {
   machine: { call: Record<string, any>; events: Array<{ event_type: string; data: any }>; messageAfterBeepMs: number | null };
-  person: { call: Record<string, any>; greetingHeardMs: number };
+  person: { call: Record<string, any>; events: Array<{ event_type: string; data: any }>; greetingHeardMs: number };
 }
 
 interface Phone {
@@ -148,14 +150,19 @@ export async function runVoicemailDemo(options: VoicemailDemoOptions): Promise<V
     const t1 = personCall.caller.connectedAtMs;
     const first = await waitFor(() => personCall.caller.speechFrames()[0], 15_000);
     print(`  the greeting reaches the person ${Math.round(first.playedAtMs - t1)} ms after the stream connected (detection adds nothing)`);
-    await sleep(6000);
+    // The person listens until the greeting has played to its end (its end mark comes back), then
+    // hangs up; a greeting cut short never sends that mark, and shows as the little that was heard.
+    const greetingEnd = () => personCall.caller.marksEchoed.some((m) => m.name.endsWith(':end') && !m.cleared);
+    await waitFor(() => greetingEnd() || Date.now() - first.playedAtMs > GREETING_PATIENCE_MS, GREETING_PATIENCE_MS + 5000);
+    await sleep(300);
     await personCall.caller.hangup();
     const call2 = await finalCall(api, personCall.callId);
     const heard = personCall.caller.speechFrames().length * FRAME_MS;
+    const events2 = (await api('GET', `/api/calls/${personCall.callId}/events`)) as Array<{ event_type: string; data: any }>;
     print(`  → heard ${(heard / 1000).toFixed(1)} s of greeting; status ${call2.status}, end_reason ${call2.end_reason}, answered_by ${call2.answered_by}`);
     return {
       machine: { call: call1, events: events1, messageAfterBeepMs: afterBeep ? Math.round(afterBeep.start - beep.endedAtMs) : null },
-      person: { call: call2, greetingHeardMs: heard },
+      person: { call: call2, events: events2, greetingHeardMs: heard },
     };
   } finally {
     for (const stop of stops) await stop().catch(() => undefined);

@@ -55,5 +55,8 @@ it('`--scenario voicemail`: the machine gets the message after its beep, the per
   expect(result.machine.messageAfterBeepMs).not.toBeNull();
   expect(result.machine.messageAfterBeepMs!).toBeGreaterThanOrEqual(0);
   expect(result.person.call).toMatchObject({ status: 'completed', end_reason: 'user_ended', answered_by: 'human' });
+  // The greeting played to its end: not cut by the detector (shown with its events if it was).
+  const greetingStops = result.person.events.filter((e) => e.event_type === 'tts_stopped').map((e) => e.data);
+  expect(greetingStops[0]).toMatchObject({ interrupted: false });
   expect(result.person.greetingHeardMs).toBeGreaterThan(3000);
 }, 90_000);
