@@ -9,33 +9,23 @@ import {
   continueAsNew,
   ContinueAsNew,
   isCancellation,
-  proxyActivities,
   proxyLocalActivities,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { substitute } from '../src/shared/template';
-import {
-  GATEWAY_HEARTBEAT_TIMEOUT_SECS,
-  GATEWAY_PROBE_TIMEOUT_SECS,
-  type CallWorkflowInput,
-  type GatewayActivities,
-  type MediaSessionResult,
-  type RunTurn,
-} from './call-definitions';
+import type { CallWorkflowInput, RunTurn } from './call-definitions';
 import { GatewayLost, LlmUnavailable, SpeechUnavailable, VoiceChannel } from './channels';
 import { isFinal } from './call-status';
 import { hangUpProviderCall } from './provider-hangup';
 import { initialNode, trimHistory, wordCount } from './conversation';
-import { TransferTurns } from './call-transfer';
+import { CallMediaSession } from './call-media-session';
 import { runLimits } from './turn-arming';
 import { plannedAnalysis, runPostCallAnalysis } from './post-call-analysis';
 import {
   CLIENT_MANAGED_SAFETY_LIMIT_SECS,
   HISTORY_KEPT_ON_CONTINUE,
   IDLE_PROMPT,
-  MEDIA_CLOSE_WAIT,
-  MEDIA_CONNECT_TIMEOUT,
   type CallSummary,
   type Utterance,
 } from './call-state';
@@ -45,7 +35,7 @@ export { CLIENT_MANAGED_SAFETY_LIMIT_SECS } from './call-state';
 
 const { readRunJournal } = proxyLocalActivities<Activities>({ startToCloseTimeout: '10s', retry: { initialInterval: '500ms', maximumAttempts: 5 } });
 
-export class CallSession extends TransferTurns {
+export class CallSession extends CallMediaSession {
   /** The call's final state is in PostgreSQL (what POST /api/calls/end waits for; the analysis comes after). */
   finalRecorded = false;
 
@@ -132,7 +122,6 @@ export class CallSession extends TransferTurns {
    * LLM or gateway failures end the call as failed. So does anything unexpected: failing the
    * workflow task instead would retry it for ever, leaving the call open and its line off-hook.
    */
-
   private failOn(err: unknown): void {
     if (err instanceof ContinueAsNew || isCancellation(err)) throw err;
     if (err instanceof LlmUnavailable) this.fail(err.message, 'llm');
@@ -142,107 +131,6 @@ export class CallSession extends TransferTurns {
       if (!(this.presenceLiveness && isFinal(this.status))) this.fail(err.message, 'gateway');
     }
     else this.fail(`internal error: ${err instanceof Error ? err.message : String(err)}`, 'workflow');
-  }
-
-  /** PostgreSQL refused a write of this call (retrying cannot fix that): the call ends failed. */
-
-  protected async connectMedia(): Promise<void> {
-    if (isFinal(this.status) || this.endRequest !== null) return;
-    const connected = await condition(() => this.gatewayTaskQueue !== null || this.endRequest !== null || isFinal(this.status), MEDIA_CONNECT_TIMEOUT);
-    if (!connected) return this.fail('the audio stream never connected to a media gateway', 'gateway');
-    if (this.gatewayTaskQueue === null) return;
-    if (this.presenceLiveness) return this.holdMediaSession();
-    if (this.recordingPath) void this.recorder.flush({ recording_path: this.recordingPath });
-    const { mediaSession } = proxyActivities<GatewayActivities>({
-      taskQueue: this.gatewayTaskQueue,
-      scheduleToStartTimeout: '5s',
-      startToCloseTimeout: '24h',
-      heartbeatTimeout: GATEWAY_HEARTBEAT_TIMEOUT_SECS * 1000,
-      retry: { maximumAttempts: 1 },
-    });
-    const generation = this.mediaGeneration;
-    mediaSession({ callId: this.input.callId }).then(
-      (result) => this.onMediaSessionEnd(result, generation),
-      (err: Error) => {
-        if (generation !== this.mediaGeneration) return; // a stream the call left for a transfer
-        this.mediaClosed = true;
-        if (!isFinal(this.status)) this.fail(`media gateway lost: ${(err.cause as Error | undefined)?.message ?? err.message}`, 'gateway');
-      },
-    );
-  }
-
-  /** Presence liveness: the media session waits on the gateway without heartbeats. */
-  private holdMediaSession(): void {
-    const channel = this.channel as VoiceChannel;
-    void this.recorder.flush({ ...(this.recordingPath ? { recording_path: this.recordingPath } : {}), gateway_id: this.gatewayTaskQueue });
-    const generation = this.mediaGeneration;
-    channel.mediaSession().then(
-      (result) => this.onMediaSessionEnd(result, generation),
-      (err: unknown) => {
-        if (generation !== this.mediaGeneration) return; // a stream the call left for a transfer
-        this.mediaClosed = true;
-        const message = err instanceof GatewayLost ? err.message : `media gateway lost: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`;
-        if (!isFinal(this.status)) this.fail(message, 'gateway');
-      },
-    );
-  }
-
-  private onMediaSessionEnd(result: MediaSessionResult, generation = this.mediaGeneration): void {
-    this.recordGatewayEvents(result.events);
-    this.arming?.releaseWithMedia(result.releasedArm);
-    // The stream the vendor closed to dial a transfer destination: not the caller hanging up.
-    if (generation !== this.mediaGeneration || (this.transferring && result.reason === 'hangup')) return;
-    this.mediaClosed = true;
-    if (result.reason === 'hangup') this.requestEnd('user_ended');
-    // Histories recorded before a gateway could fail a call never hold this reason; the
-    // marker keeps their replay on the old path should one ever carry it.
-    else if (result.reason === 'failed' && this.patches.has('gateway-failure-fails-call') && !isFinal(this.status)) {
-      this.fail(result.error?.message ?? 'the media gateway gave up on the call', result.error?.context ?? 'gateway');
-    }
-    // Only gateways that detect voicemail report this; calls recorded before them never hold it.
-    else if (result.reason === 'voicemail' && this.patches.has('voicemail-ends-call') && !isFinal(this.status)) {
-      if (result.goodbye) {
-        this.recorder.record('agent_spoke', { text: result.goodbye });
-        this.conv.history.push({ role: 'assistant', content: result.goodbye });
-      }
-      this.requestEnd('voicemail');
-    }
-    // Only gateways that drain report this; calls recorded before them never hold it.
-    else if (result.reason === 'drained' && this.patches.has('gateway-drained-ends-call') && !isFinal(this.status)) this.onDrained(result.goodbye);
-  }
-
-  /**
-   * The call's gateway drained (a deploy, a scale-down) and its deadline passed: it said goodbye
-   * and closed the stream. The call ends as the agent's decision, with an event saying why.
-   */
-  private onDrained(goodbye: string | undefined): void {
-    if (goodbye) {
-      this.recorder.record('agent_spoke', { text: goodbye });
-      this.conv.history.push({ role: 'assistant', content: goodbye });
-    }
-    this.recorder.record('call_status', { status: 'drained', source: 'gateway' });
-    this.requestEnd('agent_ended');
-  }
-
-  /**
-   * Presence liveness: when the watchdog reports the gateway lost, ask the gateway itself. One that
-   * answers keeps the call (it only lost the database for a moment); one that does not is gone,
-   * and everything waiting on it is released with GatewayLost (the call ends failed, once).
-   */
-  private async watchGateway(): Promise<void> {
-    for (;;) {
-      await condition(() => this.gatewaySuspect !== null || isFinal(this.status));
-      const suspect = this.gatewaySuspect;
-      if (!suspect || isFinal(this.status)) return;
-      const channel = this.channel instanceof VoiceChannel && suspect.gatewayTaskQueue === this.gatewayTaskQueue ? this.channel : null;
-      const alive = channel ? await channel.probe() : true;
-      this.gatewaySuspect = null;
-      if (alive) {
-        this.recorder.record('call_status', { status: 'gateway_probed', source: 'watchdog', alive: true, reason: suspect.reason });
-        continue;
-      }
-      channel!.abandon(`${suspect.reason}; the gateway did not answer a probe within ${GATEWAY_PROBE_TIMEOUT_SECS} s`);
-    }
   }
 
   private async waitForAnswer(): Promise<void> {
@@ -395,34 +283,6 @@ export class CallSession extends TransferTurns {
     return { status: this.status, end_reason: this.endReason, duration, totals: this.totals };
   }
 
-  /** Voice calls: let the goodbye play, then close the provider stream (which hangs up). */
-  private async closeMedia(): Promise<void> {
-    if (this.gatewayTaskQueue === null || this.mediaClosed) return;
-    if (this.presenceLiveness) {
-      const channel = this.channel as VoiceChannel;
-      if (channel.isAbandoned) return;
-      try {
-        await channel.endMedia(this.endReason ?? 'user_ended');
-        await condition(() => this.mediaClosed, MEDIA_CLOSE_WAIT);
-      } catch {
-        // The gateway is gone; its socket went with it.
-      }
-      return;
-    }
-    const { endMedia } = proxyActivities<GatewayActivities>({
-      taskQueue: this.gatewayTaskQueue,
-      scheduleToStartTimeout: '5s',
-      startToCloseTimeout: '20s',
-      retry: { maximumAttempts: 1 },
-    });
-    try {
-      await endMedia({ callId: this.input.callId, reason: this.endReason ?? 'user_ended' });
-      // The last utterance's gateway events come with the media session's result.
-      await condition(() => this.mediaClosed, MEDIA_CLOSE_WAIT);
-    } catch {
-      // The gateway is gone; its socket went with it.
-    }
-  }
 
 
   private shouldContinueAsNew(): boolean {

@@ -1,0 +1,143 @@
+/**
+ * A voice call's audio stream on its media gateway, as the workflow sees it: waiting for the stream
+ * to connect, holding the media session while it lasts (heartbeats, or the gateway's presence),
+ * what its end means for the call (hang-up, a gateway failure, voicemail, a drain), probing a
+ * gateway the watchdog suspects, and closing the stream at the end. Workflow code: deterministic,
+ * no I/O.
+ */
+import { condition, proxyActivities } from '@temporalio/workflow';
+import { GATEWAY_HEARTBEAT_TIMEOUT_SECS, GATEWAY_PROBE_TIMEOUT_SECS, type GatewayActivities, type MediaSessionResult } from './call-definitions';
+import { GatewayLost, VoiceChannel } from './channels';
+import { isFinal } from './call-status';
+import { TransferTurns } from './call-transfer';
+import { MEDIA_CLOSE_WAIT, MEDIA_CONNECT_TIMEOUT } from './call-state';
+
+export abstract class CallMediaSession extends TransferTurns {
+  protected async connectMedia(): Promise<void> {
+    if (isFinal(this.status) || this.endRequest !== null) return;
+    const connected = await condition(() => this.gatewayTaskQueue !== null || this.endRequest !== null || isFinal(this.status), MEDIA_CONNECT_TIMEOUT);
+    if (!connected) return this.fail('the audio stream never connected to a media gateway', 'gateway');
+    if (this.gatewayTaskQueue === null) return;
+    if (this.presenceLiveness) return this.holdMediaSession();
+    if (this.recordingPath) void this.recorder.flush({ recording_path: this.recordingPath });
+    const { mediaSession } = proxyActivities<GatewayActivities>({
+      taskQueue: this.gatewayTaskQueue,
+      scheduleToStartTimeout: '5s',
+      startToCloseTimeout: '24h',
+      heartbeatTimeout: GATEWAY_HEARTBEAT_TIMEOUT_SECS * 1000,
+      retry: { maximumAttempts: 1 },
+    });
+    const generation = this.mediaGeneration;
+    mediaSession({ callId: this.input.callId }).then(
+      (result) => this.onMediaSessionEnd(result, generation),
+      (err: Error) => {
+        if (generation !== this.mediaGeneration) return; // a stream the call left for a transfer
+        this.mediaClosed = true;
+        if (!isFinal(this.status)) this.fail(`media gateway lost: ${(err.cause as Error | undefined)?.message ?? err.message}`, 'gateway');
+      },
+    );
+  }
+
+  /** Presence liveness: the media session waits on the gateway without heartbeats. */
+  private holdMediaSession(): void {
+    const channel = this.channel as VoiceChannel;
+    void this.recorder.flush({ ...(this.recordingPath ? { recording_path: this.recordingPath } : {}), gateway_id: this.gatewayTaskQueue });
+    const generation = this.mediaGeneration;
+    channel.mediaSession().then(
+      (result) => this.onMediaSessionEnd(result, generation),
+      (err: unknown) => {
+        if (generation !== this.mediaGeneration) return; // a stream the call left for a transfer
+        this.mediaClosed = true;
+        const message = err instanceof GatewayLost ? err.message : `media gateway lost: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`;
+        if (!isFinal(this.status)) this.fail(message, 'gateway');
+      },
+    );
+  }
+
+  private onMediaSessionEnd(result: MediaSessionResult, generation = this.mediaGeneration): void {
+    this.recordGatewayEvents(result.events);
+    this.arming?.releaseWithMedia(result.releasedArm);
+    // The stream the vendor closed to dial a transfer destination: not the caller hanging up.
+    if (generation !== this.mediaGeneration || (this.transferring && result.reason === 'hangup')) return;
+    this.mediaClosed = true;
+    if (result.reason === 'hangup') this.requestEnd('user_ended');
+    // Histories recorded before a gateway could fail a call never hold this reason; the
+    // marker keeps their replay on the old path should one ever carry it.
+    else if (result.reason === 'failed' && this.patches.has('gateway-failure-fails-call') && !isFinal(this.status)) {
+      this.fail(result.error?.message ?? 'the media gateway gave up on the call', result.error?.context ?? 'gateway');
+    }
+    // Only gateways that detect voicemail report this; calls recorded before them never hold it.
+    else if (result.reason === 'voicemail' && this.patches.has('voicemail-ends-call') && !isFinal(this.status)) {
+      if (result.goodbye) {
+        this.recorder.record('agent_spoke', { text: result.goodbye });
+        this.conv.history.push({ role: 'assistant', content: result.goodbye });
+      }
+      this.requestEnd('voicemail');
+    }
+    // Only gateways that drain report this; calls recorded before them never hold it.
+    else if (result.reason === 'drained' && this.patches.has('gateway-drained-ends-call') && !isFinal(this.status)) this.onDrained(result.goodbye);
+  }
+
+  /**
+   * The call's gateway drained (a deploy, a scale-down) and its deadline passed: it said goodbye
+   * and closed the stream. The call ends as the agent's decision, with an event saying why.
+   */
+  private onDrained(goodbye: string | undefined): void {
+    if (goodbye) {
+      this.recorder.record('agent_spoke', { text: goodbye });
+      this.conv.history.push({ role: 'assistant', content: goodbye });
+    }
+    this.recorder.record('call_status', { status: 'drained', source: 'gateway' });
+    this.requestEnd('agent_ended');
+  }
+
+  /**
+   * Presence liveness: when the watchdog reports the gateway lost, ask the gateway itself. One that
+   * answers keeps the call (it only lost the database for a moment); one that does not is gone,
+   * and everything waiting on it is released with GatewayLost (the call ends failed, once).
+   */
+  protected async watchGateway(): Promise<void> {
+    for (;;) {
+      await condition(() => this.gatewaySuspect !== null || isFinal(this.status));
+      const suspect = this.gatewaySuspect;
+      if (!suspect || isFinal(this.status)) return;
+      const channel = this.channel instanceof VoiceChannel && suspect.gatewayTaskQueue === this.gatewayTaskQueue ? this.channel : null;
+      const alive = channel ? await channel.probe() : true;
+      this.gatewaySuspect = null;
+      if (alive) {
+        this.recorder.record('call_status', { status: 'gateway_probed', source: 'watchdog', alive: true, reason: suspect.reason });
+        continue;
+      }
+      channel!.abandon(`${suspect.reason}; the gateway did not answer a probe within ${GATEWAY_PROBE_TIMEOUT_SECS} s`);
+    }
+  }
+
+  /** Voice calls: let the goodbye play, then close the provider stream (which hangs up). */
+  protected async closeMedia(): Promise<void> {
+    if (this.gatewayTaskQueue === null || this.mediaClosed) return;
+    if (this.presenceLiveness) {
+      const channel = this.channel as VoiceChannel;
+      if (channel.isAbandoned) return;
+      try {
+        await channel.endMedia(this.endReason ?? 'user_ended');
+        await condition(() => this.mediaClosed, MEDIA_CLOSE_WAIT);
+      } catch {
+        // The gateway is gone; its socket went with it.
+      }
+      return;
+    }
+    const { endMedia } = proxyActivities<GatewayActivities>({
+      taskQueue: this.gatewayTaskQueue,
+      scheduleToStartTimeout: '5s',
+      startToCloseTimeout: '20s',
+      retry: { maximumAttempts: 1 },
+    });
+    try {
+      await endMedia({ callId: this.input.callId, reason: this.endReason ?? 'user_ended' });
+      // The last utterance's gateway events come with the media session's result.
+      await condition(() => this.mediaClosed, MEDIA_CLOSE_WAIT);
+    } catch {
+      // The gateway is gone; its socket went with it.
+    }
+  }
+}
