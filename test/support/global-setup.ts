@@ -17,7 +17,19 @@ import { adminQuery, canConnect, DEFAULT_TEST_PG, withDatabase } from './postgre
 
 const log = createLogger('test-setup');
 
+export interface TestServicesOptions {
+  /**
+   * Temporal's state in a SQLite file, as `npm start` keeps it (the benchmark: its figures are what
+   * a single-machine install gets). Tests keep it in memory.
+   */
+  temporalOnDisk?: boolean;
+}
+
 export default async function globalSetup(): Promise<void> {
+  await startTestServices();
+}
+
+export async function startTestServices(options: TestServicesOptions = {}): Promise<void> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vap-test-'));
   const state: Record<string, unknown> = { tmp };
   (globalThis as Record<string, unknown>).__VAP_TEST__ = state;
@@ -44,6 +56,7 @@ export default async function globalSetup(): Promise<void> {
     cliPath,
     port,
     headless: true,
+    ...(options.temporalOnDisk ? { dbFile: path.join(tmp, 'temporal.db') } : {}),
     // Small histories in tests exercise continue-as-new quickly.
     extraArgs: ['--dynamic-config-value', 'limit.historyCount.suggestContinueAsNew=400'],
   });
