@@ -1,7 +1,7 @@
 /**
  * `npm run bench:voice [-- --calls N --turns K --barge-ins B --provider twilio|exotel|plivo
- * --nice P --gateway-nice G --warmup 0|1 --cpu-prof worker|gateway|api --redial R]` (defaults 50,
- * 3, 1, twilio, 10, -6, 1; no profile; 0): after one warm-up call (reported
+ * --nice P --gateway-nice G --warmup 0|1 --cpu-prof worker|gateway|api --redial R --temporal disk|memory]`
+ * (defaults 50, 3, 1, twilio, 10, -6, 1; no profile; 0; disk): after one warm-up call (reported
  * apart), N simultaneous simulated phone calls through the real API, call
  * workflow and media gateway, with zero-latency vendor fakes, measured from the callers' side,
  * from the gateway's /metrics and from /proc. Ends with one machine-readable `SUMMARY` line.
@@ -101,7 +101,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 // ---- main -----------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const { calls: N, turns: K, bargeIns, staggerMs, limitMinutes, provider, nice, gatewayNice, warmup, cpuProf, redial } = benchArgs(process.argv.slice(2), { limitMinutes: DEFAULT_LIMIT_MINUTES, nice: PLATFORM_NICE, gatewayNice: GATEWAY_NICE });
+  const { calls: N, turns: K, bargeIns, staggerMs, limitMinutes, provider, nice, gatewayNice, warmup, cpuProf, redial, temporal } = benchArgs(process.argv.slice(2), { limitMinutes: DEFAULT_LIMIT_MINUTES, nice: PLATFORM_NICE, gatewayNice: GATEWAY_NICE });
   // A CPU profile of one platform process, written when it stops (open it in Chrome DevTools).
   const profDir = cpuProf ? fs.mkdtempSync(path.join(os.tmpdir(), `bench-prof-${cpuProf}-`)) : null;
   const profArgs = (who: string) => (who === cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
@@ -112,8 +112,8 @@ async function main(): Promise<void> {
   console.log(`Voice benchmark: ${N} simultaneous ${provider} calls × ${K} turns + ${bargeIns} barge-in(s), on ${cores()} cores (${cpu}), Node ${process.version}\n\nStarting:`);
 
   const clip = loadClip(CLIP_PATH);
-  // Temporal on disk, as `npm start` runs it: in memory it answered a 100-call burst seconds sooner.
-  const services = await startLocalServices((l) => console.log(l), { temporalOnDisk: true });
+  // Temporal on disk by default, as `npm start` runs it: in memory it answers a burst of set-ups sooner.
+  const services = await startLocalServices((l) => console.log(l), { temporalOnDisk: temporal === 'disk' });
   const stops: Array<() => Promise<void>> = [];
   let summary = '';
   // Past the limit the run gives up, but still stops what it started (no orphaned processes).
@@ -365,7 +365,7 @@ async function main(): Promise<void> {
 
     printMachineUse({ monitor, calls: N, windowFrom, windowTo, rampupFrom: started, rampupTo: rampupEnd, host });
     console.log(`- event-loop delay of the callers' thread (their clock): p99 ${loopP99Ms.toFixed(0)} ms, max ${loopMaxMs.toFixed(0)} ms`);
-    console.log(`- run: ${callsSecs.toFixed(0)} s of calls; command: npm run bench:voice -- --calls ${N} --turns ${K} --barge-ins ${bargeIns} --provider ${provider} --nice ${nice} --gateway-nice ${gatewayNiceNow} --warmup ${warmup}`);
+    console.log(`- run: ${callsSecs.toFixed(0)} s of calls; command: npm run bench:voice -- --calls ${N} --turns ${K} --barge-ins ${bargeIns} --provider ${provider} --nice ${nice} --gateway-nice ${gatewayNiceNow} --warmup ${warmup} --temporal ${temporal}`);
     const gatewayGc = metricsBefore && metricsAfter ? gatewayGcSummary(metricsBefore, metricsAfter) : null;
     const lateOwn = printStalls({ gc, stalls, gatewayGc, bargeInTurns, frames, results, startedMs: started, presenceAround: (secs) => admission.around(secs) });
     const cost = printCostReport(monitor, admitted, admittedChecks, started, started + callsSecs * 1000);
@@ -380,7 +380,7 @@ async function main(): Promise<void> {
       `p50_ms=${int(percentile(latencies, 50))} p95_ms=${int(percentile(latencies, 95))} p99_ms=${int(percentile(latencies, 99))} ` +
       `greeting_p50_ms=${int(percentile(greetings, 50))} bargein_p50_ms=${int(percentile(bargeInLatencies, 50))} bargein_max_ms=${int(Math.max(...bargeInLatencies))} ` +
       `refused=${refused} busy=${busyAnswers} redial=${redial} orchestration_pct=${int(cost.orchestrationPercent)} late_rampup=${lateRampup} late_callers_gc=${lateOwn.gc} late_callers_stall=${lateOwn.stall} steal_pct=${int(host.stealPercent)} ` +
-      `vad_start_lag_p95_ms=${gw ? int(histogramQuantileMs(gw.vadLagStart, 0.95)) : 'NA'}`;
+      `vad_start_lag_p95_ms=${gw ? int(histogramQuantileMs(gw.vadLagStart, 0.95)) : 'NA'} temporal=${temporal}`;
   } finally {
     for (const stop of stops) await stop().catch((err: Error) => console.error(`(stopping: ${err.message})`));
     await services.stop();

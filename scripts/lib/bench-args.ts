@@ -18,6 +18,8 @@ export interface BenchArgs {
   cpuProf: string | null;
   /** Times a caller answered busy dials again, after the platform's Retry-After (0: never). */
   redial: number;
+  /** Where Temporal keeps its state: on disk, as `npm start` does (default), or in memory (the benchmark before 2026-11-27 16:40). */
+  temporal: 'disk' | 'memory';
 }
 
 export function benchArgs(argv: string[], defaults: { limitMinutes: number; nice: number; gatewayNice: number }): BenchArgs {
@@ -33,6 +35,8 @@ export function benchArgs(argv: string[], defaults: { limitMinutes: number; nice
   };
   const cpuProf = value('cpu-prof');
   if (cpuProf !== null && !(PROFILED as readonly string[]).includes(cpuProf)) throw new Error(`--cpu-prof must be one of ${PROFILED.join(', ')}`);
+  const temporal = value('temporal') ?? 'disk';
+  if (temporal !== 'disk' && temporal !== 'memory') throw new Error('--temporal must be disk or memory');
   return {
     calls: int('calls', 50),
     turns: int('turns', 3),
@@ -45,5 +49,6 @@ export function benchArgs(argv: string[], defaults: { limitMinutes: number; nice
     warmup: int('warmup', 1, 0, 1),
     cpuProf,
     redial: int('redial', 0, 0, 10),
+    temporal,
   };
 }
