@@ -115,8 +115,9 @@ describe('turn runs', () => {
     expect(results.length).toBeLessThanOrEqual(2);
     expect(results.flatMap((r) => [...r.earlier!.map((t) => t.utterance.text), ...(r.utterance ? [r.utterance.text] : [])])).toEqual(ASKED);
     const tasks = history.filter((e) => e.eventType === T.EVENT_TYPE_WORKFLOW_TASK_COMPLETED).length;
-    console.log(`turn runs: ${tasks} workflow tasks, ${history.length} history events for a greeting and 3 turns`);
-    expect(tasks).toBeLessThanOrEqual(6);
+    console.log(`turn runs: ${tasks} workflow tasks, ${history.length} history events for a greeting and 3 turns, in ${results.length} run result(s)`);
+    // Set-up, greeting and end take 5; each run's result one more (a run cut in two costs one task more).
+    expect(tasks).toBeLessThanOrEqual(5 + results.length);
     // The stream ended normally: the run journal holds nothing of the call any more.
     await eventually(async () => (await journalRows(h, callId)) === 0, 5000, 50);
   }, 90_000);
