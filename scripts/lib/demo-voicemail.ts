@@ -154,6 +154,7 @@ export async function runVoicemailDemo(options: VoicemailDemoOptions): Promise<V
     // hangs up; a greeting cut short never sends that mark, and shows as the little that was heard.
     const greetingEnd = () => personCall.caller.marksEchoed.some((m) => m.name.endsWith(':end') && !m.cleared);
     await waitFor(() => greetingEnd() || Date.now() - first.playedAtMs > GREETING_PATIENCE_MS, GREETING_PATIENCE_MS + 5000);
+    // The echoed mark reaches the gateway before the hang-up: the greeting ends whole, not cut by it.
     await sleep(300);
     await personCall.caller.hangup();
     const call2 = await finalCall(api, personCall.callId);

@@ -42,7 +42,7 @@ import { finishSignal, gatewayProbeWorkflow, probeStateQuery, voiceTurnUpdate } 
 import { sleep } from '../support/speech';
 import { PCM16_16K } from '../../src/audio/format';
 import { GcPauses } from '../../scripts/lib/gc-pauses';
-import { LoopStalls } from '../../scripts/lib/loop-stalls';
+import { LoopStalls, stallLog } from '../../scripts/lib/loop-stalls';
 
 const STOP_WAV = path.join(__dirname, '..', 'fixtures', 'audio', 'stop-wait.wav');
 /** The gateway's share on top of the VAD's own onset: sockets, the VAD job, the `clear`. */
@@ -204,7 +204,7 @@ async function bargeIn(vendor: Vendor, pcm: Int16Array, bound: number): Promise<
   const from = speechStart + sentBy + phoneLate;
   const paused = gc.within(from, clear!.atMs).reduce((n, p) => n + Math.min(p.atMs + p.ms, clear!.atMs) - Math.max(p.atMs, from), 0);
   const gatewayMs = ms - sentBy - phoneLate - paused;
-  const stalled = stalls.stalls.filter((x) => x.atMs + x.ms > from && x.atMs < clear!.atMs && x.kind === 'other');
+  const stalled = stallLog(stalls.stalls).within(from, clear!.atMs);
   console.log(
     `${vendor.name}: clear ${ms.toFixed(0)} ms after speech start; the audio that lets the VAD decide is sent at most ${sentBy.toFixed(0)} ms after it` +
       `${phoneLate > 5 ? ` (here ${phoneLate.toFixed(0)} ms later than its turn)` : ''}` +
