@@ -69,6 +69,7 @@ import { printStalls } from './lib/bench-stalls';
 import { printMachineUse } from './lib/bench-machine-report';
 import { startLocalServices } from './lib/local-services';
 import type { HandoffSteps } from './lib/turn-handoff';
+import { printSetupSteps } from './lib/setup-steps';
 import { childPids, cores, hostTicks, hostUse, mb, pct, ProcMonitor } from './lib/proc-stats';
 
 const ROOT = path.join(__dirname, '..');
@@ -356,6 +357,8 @@ async function main(): Promise<void> {
         console.log(`| ${label} | ${p(step(k), 50)} | ${p(step(k), 95)} |`);
       }
     }
+
+    printSetupSteps(admittedChecks.flatMap((c) => (c.setup ? [c.setup] : [])), p);
 
     let gw: GatewayFigures | null = null;
     if (metricsBefore && metricsAfter) gw = printGatewayMetrics(metricsBefore, metricsAfter);

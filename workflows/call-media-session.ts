@@ -6,13 +6,41 @@
  * no I/O.
  */
 import { condition, proxyActivities } from '@temporalio/workflow';
-import { GATEWAY_HEARTBEAT_TIMEOUT_SECS, GATEWAY_PROBE_TIMEOUT_SECS, type GatewayActivities, type MediaSessionResult } from './call-definitions';
+import { GATEWAY_HEARTBEAT_TIMEOUT_SECS, GATEWAY_PROBE_TIMEOUT_SECS, type CallRecordPatch, type GatewayActivities, type MediaSessionResult } from './call-definitions';
 import { GatewayLost, VoiceChannel } from './channels';
 import { isFinal } from './call-status';
 import { TransferTurns } from './call-transfer';
 import { MEDIA_CLOSE_WAIT, MEDIA_CONNECT_TIMEOUT } from './call-state';
 
 export abstract class CallMediaSession extends TransferTurns {
+  /**
+   * While a call greeted by its gateway sets up: its writes join the one after the greeting
+   * (CallRecorder.defer), so the workflow task that answers `mediaConnected` sends the greeting and
+   * the first turn to the gateway at once. The gateway wrote `in_progress` and itself as the call's
+   * gateway at stream start (src/gateway/answered-calls.ts): the watchdog knows the call already.
+   */
+  protected deferSetupWrites = false;
+
+  /** Calls whose set-up writes are deferred (calls started since `setup-writes-deferred`). */
+  protected greetedByGateway(): boolean {
+    const { input } = this;
+    return (
+      input.channel === 'voice' &&
+      this.presenceLiveness &&
+      !input.carried &&
+      !!input.agent.greeting &&
+      !this.clientManaged &&
+      !this.voicemail.detects &&
+      this.patches.has('setup-writes-deferred')
+    );
+  }
+
+  /** A write of the set-up: deferred (see deferSetupWrites) or queued now. */
+  protected setupWrite(patch: CallRecordPatch): void {
+    if (this.deferSetupWrites && !isFinal(this.status)) this.recorder.defer(patch);
+    else void this.recorder.flush(patch);
+  }
+
   protected async connectMedia(): Promise<void> {
     if (isFinal(this.status) || this.endRequest !== null) return;
     const connected = await condition(() => this.gatewayTaskQueue !== null || this.endRequest !== null || isFinal(this.status), MEDIA_CONNECT_TIMEOUT);
@@ -41,7 +69,7 @@ export abstract class CallMediaSession extends TransferTurns {
   /** Presence liveness: the media session waits on the gateway without heartbeats. */
   private holdMediaSession(): void {
     const channel = this.channel as VoiceChannel;
-    void this.recorder.flush({ ...(this.recordingPath ? { recording_path: this.recordingPath } : {}), gateway_id: this.gatewayTaskQueue });
+    this.setupWrite({ ...(this.recordingPath ? { recording_path: this.recordingPath } : {}), gateway_id: this.gatewayTaskQueue });
     const generation = this.mediaGeneration;
     channel.mediaSession().then(
       (result) => this.onMediaSessionEnd(result, generation),

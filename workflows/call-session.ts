@@ -64,10 +64,13 @@ export class CallSession extends CallMediaSession {
     if (!this.input.carried && this.input.initialStatus === 'in_progress') this.recorder.record('call_started', {});
     if (this.input.carried) void this.recorder.flush(this.patch());
     if (!this.input.carried) await this.waitForAnswer();
-    // Make an answered (or unanswered) call visible at once, not only after the greeting.
-    if (this.status !== this.input.initialStatus) void this.recorder.flush(this.patch());
+    this.deferSetupWrites = this.greetedByGateway();
+    // Make an answered (or unanswered) call visible at once, not only after the greeting (a call
+    // its gateway greets is visible already: the gateway marked it at stream start).
+    if (this.status !== this.input.initialStatus) this.setupWrite(this.patch());
     if (this.input.channel === 'voice') await this.connectMedia();
     if (this.status === 'in_progress' && !this.input.carried && this.endRequest === null) await this.begin();
+    this.deferSetupWrites = false;
     if (this.arming) return this.converseArmed();
     while (this.status === 'in_progress' && this.endRequest === null) {
       if (this.shouldContinueAsNew()) await this.continueAsNew();
@@ -171,6 +174,7 @@ export class CallSession extends CallMediaSession {
       this.failOn(err);
     }
     this.greetingDone = true;
+    this.deferSetupWrites = false;
     this.lastActivityMs = Date.now();
     // Arming the first turn does not wait for this write: under load that round trip took longer
     // than the caller's pause after the greeting. Writes stay in order (the recorder chains them).

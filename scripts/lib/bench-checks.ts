@@ -9,6 +9,7 @@ import type { Harness } from '../../test/support/harness';
 import { callWorkflowId } from '../../workflows/call-definitions';
 import { transcriptDifference, type CallFrames, type CallResult, type ScriptedTurn } from './bench-caller';
 import { historyCost, noCost, type TemporalCost } from './temporal-cost';
+import { setupSteps, type SetupSteps } from './setup-steps';
 import { handoffSteps, type HandoffSteps } from './turn-handoff';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -24,6 +25,8 @@ export interface CallCheck {
   steps: HandoffSteps[];
   /** What the call cost Temporal (its workflow history). */
   cost: TemporalCost;
+  /** Its set-up split at the Temporal hand-offs (null if the history lacks one). */
+  setup: SetupSteps | null;
 }
 
 export interface ExpectedCall {
@@ -33,7 +36,7 @@ export interface ExpectedCall {
 }
 
 export async function checkCall(h: Harness, r: CallResult, frames: CallFrames, expected: ExpectedCall): Promise<CallCheck> {
-  if (!r.callId) return { ok: false, why: r.error ?? 'no call', tail: '', metrics: [], steps: [], cost: noCost() };
+  if (!r.callId) return { ok: false, why: r.error ?? 'no call', tail: '', metrics: [], steps: [], cost: noCost(), setup: null };
   let call: any;
   for (let attempt = 0; attempt < 100; attempt++) {
     call = (await h.request('GET', `/api/calls/${r.callId}`)).body;
@@ -61,6 +64,7 @@ export async function checkCall(h: Harness, r: CallResult, frames: CallFrames, e
     .catch(() => null);
   const steps = history ? handoffSteps(history, e2e) : [];
   const cost = history ? historyCost(history) : noCost();
+  const setup = history && r.connectedAtMs !== undefined ? setupSteps(history, r.connectedAtMs) : null;
   // For a failed call: its last events, to see what the platform did (types and the key fields).
   const tail = problems.length
     ? events
@@ -69,5 +73,5 @@ export async function checkCall(h: Harness, r: CallResult, frames: CallFrames, e
         .map((e) => `${e.event_type}${e.data?.text ? `(${String(e.data.text).slice(0, 12)})` : e.data?.status ? `(${e.data.status})` : ''}`)
         .join(' ')
     : '';
-  return { ok: problems.length === 0, why: problems.join(', '), tail, metrics: events.filter((e) => e.event_type === 'ttfb_metric').map((e) => e.data), steps, cost };
+  return { ok: problems.length === 0, why: problems.join(', '), tail, metrics: events.filter((e) => e.event_type === 'ttfb_metric').map((e) => e.data), steps, cost, setup };
 }

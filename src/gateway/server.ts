@@ -215,7 +215,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   log.info('media gateway listening', { port: actualPort, taskQueue });
   const databaseUrl = deps.databaseUrl ?? deps.config.DATABASE_URL;
   const database = databaseUrl ? openGatewayDatabase(databaseUrl, log) : null;
-  if (database) answered = new AnsweredCalls(database, log);
+  if (database) answered = new AnsweredCalls(database, taskQueue, log);
   if (database) runJournal = new RunJournal(database, log);
   presence = database
     ? new GatewayPresence({ pool: database, id: taskQueue, url, maxCalls: deps.config.GATEWAY_MAX_CALLS, maxLoad: deps.config.GATEWAY_MAX_LOAD, maxHostCpu: deps.config.GATEWAY_MAX_HOST_CPU, calls: () => calls.size, settingUp: () => calls.connectedWithin(SETUP_SECS * 1000), log })

@@ -92,6 +92,16 @@ describe('an inbound call through the media gateway and the call workflow', () =
     if (verb.verb !== 'Connect') throw new Error(`expected <Connect>, got ${fake.twiml}`);
     const callId = verb.stream.parameters.call_id!;
 
+    // The gateway marks the call in progress, and itself as the call's gateway (what the gateway
+    // watchdog reads), when the stream starts: long before the workflow's write after the greeting.
+    await eventually(async () => heardMs(caller) > 0, 10_000, 10);
+    const early = await eventually(async () => {
+      const call = await h.db.models.Call.findByPk(callId);
+      return call?.get('gateway_id') ? { status: call.get('status'), gatewayId: call.get('gateway_id'), heard: heardMs(caller) } : null;
+    }, 2000, 10);
+    expect(early).toMatchObject({ status: 'in_progress', gatewayId: gateway.taskQueue });
+    expect(early.heard).toBeLessThan(1000);
+
     // The greeting is heard as audio.
     await eventually(async () => heardMs(caller) >= (greeting.length - 2) * MS_PER_CHAR - 100, 15_000, 20);
     await eventually(async () => (await events(callId)).some((e) => e.event_type === 'agent_spoke'), 5000, 50);
@@ -138,6 +148,14 @@ describe('an inbound call through the media gateway and the call workflow', () =
     const sessionEnd = completedAt.get(scheduled('mediaSession')[0]!)!;
     expect(history.slice(sessionEnd).filter((e) => e.eventType === T.EVENT_TYPE_WORKFLOW_TASK_STARTED)).toHaveLength(1);
     expect(history[history.length - 1]!.eventType).toBe(T.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+    // The workflow task that answers mediaConnected sends the greeting and the first turn to the
+    // gateway without waiting for a write (a local activity would hold its commands back).
+    const connected = history.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'mediaConnected');
+    const taskDone = history.findIndex((e, i) => i > connected && e.eventType === T.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+    const nextTask = history.findIndex((e, i) => i > taskDone && e.eventType === T.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED);
+    const commands = history.slice(taskDone, nextTask);
+    expect(commands.filter((e) => e.eventType === T.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name)).toEqual(['mediaSession', 'speak', 'armedTurn']);
+    expect(commands.filter((e) => e.eventType === T.EVENT_TYPE_MARKER_RECORDED)).toEqual([]);
     expect(row.recording_path).toBe(path.join(h.config.dataDir, 'recordings', `${callId}.wav`));
 
     const list = await events(callId);
