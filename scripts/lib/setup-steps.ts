@@ -10,6 +10,7 @@
  * All processes run on one machine, so server and caller timestamps share a clock.
  */
 import { temporal } from '@temporalio/proto';
+import { msOf } from './turn-handoff';
 
 const T = temporal.api.enums.v1.EventType;
 
@@ -27,9 +28,6 @@ export interface SetupSteps {
   /** The stream opened → the first gateway activity started: the sum, as the gateway sees it. */
   totalMs: number;
 }
-
-type Ts = { seconds?: unknown; nanos?: number | null } | null | undefined;
-const msOf = (t: Ts): number => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
 
 /** Null when the history does not hold the whole set-up (a refused call, a call that failed first). */
 export function setupSteps(history: temporal.api.history.v1.IHistory, streamOpenedMs: number): SetupSteps | null {

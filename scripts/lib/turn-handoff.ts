@@ -25,7 +25,8 @@ export interface HandoffSteps {
 }
 
 type Ts = { seconds?: unknown; nanos?: number | null } | null | undefined;
-const msOf = (t: Ts): number => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
+/** A history event's time, epoch ms. */
+export const msOf = (t: Ts): number => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
 
 /**
  * One entry per turn that got an e2e metric: `e2e` are the call's ttfb_metric e2e events in order
