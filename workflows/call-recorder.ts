@@ -85,7 +85,7 @@ export class CallRecorder {
    * gives: a write in the task that answers `mediaConnected` held the greeting's and the first
    * turn's activities back from the gateway (p50 361 ms, p95 803 ms in a 100-call burst).
    */
-  defer(patch: CallRecordPatch = {}): void {
+  defer(patch: CallRecordPatch): void {
     this.deferred = { ...this.deferred, ...patch };
   }
 

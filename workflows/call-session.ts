@@ -174,7 +174,6 @@ export class CallSession extends CallMediaSession {
       this.failOn(err);
     }
     this.greetingDone = true;
-    this.deferSetupWrites = false;
     this.lastActivityMs = Date.now();
     // Arming the first turn does not wait for this write: under load that round trip took longer
     // than the caller's pause after the greeting. Writes stay in order (the recorder chains them).
