@@ -49,7 +49,7 @@ export interface Turn {
 }
 
 /** A frame the caller heard, without its audio: what the analysis needs, cheap to pass between threads. */
-export type HeardFrame = Omit<PlayedFrame, 'audio'>;
+export type HeardFrame = Omit<PlayedFrame, 'audio' | 'dueAtMs'>;
 
 /** What one call measured: plain data (it crosses from the callers' thread, scripts/lib/callers.ts). */
 export interface CallResult {

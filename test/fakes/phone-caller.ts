@@ -207,6 +207,11 @@ export class PhoneCaller implements Paced {
     return this.played.filter((f) => f.peak > peak);
   }
 
+  /** When the message carrying `offsetMs` of an utterance left: later than its turn if this process stalled. */
+  sentAtOffset(span: SpeechSpan, offsetMs: number): number {
+    return span.sentAtMs[Math.floor(offsetMs / this.wire.frameMs)] ?? span.startedAtMs + offsetMs;
+  }
+
   /** Milliseconds of agent audio received but not yet played. */
   bufferedMs(): number {
     return (this.bufferedBytes / this.playBytes) * FRAME_MS;
@@ -258,12 +263,13 @@ export class PhoneCaller implements Paced {
 
   private step(perfNow: number): void {
     const at = nowMs();
+    const dueAtMs = performance.timeOrigin + this.startedPerf + (this.ticksDone - 1) * this.tickMs;
     // Marks reached during the previous frame: its audio has now finished playing.
     for (const name of this.reachedMarks) this.echoMark(name, at, false);
     this.reachedMarks = [];
     this.echoMarksAtHead(at);
     if ((this.ticksDone - 1) % this.ticksPerMessage === 0) this.sendMedia(at);
-    this.playFrame(perfNow, at);
+    this.playFrame(perfNow, at, dueAtMs);
   }
 
   private sendMedia(at: number): void {
@@ -286,7 +292,7 @@ export class PhoneCaller implements Paced {
     this.send(this.wire.media(audio, ++this.chunk));
   }
 
-  private playFrame(perfNow: number, at: number): void {
+  private playFrame(perfNow: number, at: number, dueAtMs: number): void {
     const parts: Buffer[] = [];
     let bytes = 0;
     let receivedAtMs = 0;
@@ -308,7 +314,7 @@ export class PhoneCaller implements Paced {
     this.bufferedBytes -= bytes;
     const audio = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
     const peak = pcmPeak(toPcm16(audio, this.format, audio.length <= this.peakScratch.length ? this.peakScratch : undefined));
-    this.played.push({ receivedAtMs, playedAtMs: at, audio: this.keepMediaEvents ? Buffer.from(audio) : NO_AUDIO, peak });
+    this.played.push({ receivedAtMs, playedAtMs: at, dueAtMs, audio: this.keepMediaEvents ? Buffer.from(audio) : NO_AUDIO, peak });
     this.playingUntilPerf = perfNow + (bytes / this.playBytes) * this.tickMs;
   }
 

@@ -66,6 +66,11 @@ export interface PlayedFrame {
   receivedAtMs: number;
   /** When this 20 ms frame started playing to the caller. */
   playedAtMs: number;
+  /**
+   * When it was due by the phone's own clock. Earlier than playedAtMs when this process stalled
+   * and played overdue frames at once; a real phone's playout does not stall.
+   */
+  dueAtMs: number;
   /** The frame as received, in the stream's format. */
   audio: Buffer;
   /** Largest absolute sample of the frame (speech vs silence). */

@@ -22,6 +22,7 @@ import { startFakeCartesia, type FakeCartesia } from '../fakes/cartesia-server';
 import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { connectTwilioCaller, FRAME_MS, loadSpeechWav, newSid, nowMs, type TwilioCaller } from '../fakes/twilio-caller';
+import { lineSilentAfterMs } from '../support/barge-in-silence';
 import { startHarness, type Harness } from '../support/harness';
 import { killHard } from '../support/worker-process-control';
 import {
@@ -340,11 +341,8 @@ describe('media gateway', () => {
     await eventually(async () => heardSpeechMs(call.caller) >= 1500, 10_000, 'agent audio');
     const span = await call.caller.say(STOP_WAV);
     const result = await turn;
-    const speechStart = span.startedAtMs + STOP_ONSET_MS;
-
-    const agentFrames = call.caller.speechFrames();
-    const lastAgentAudioEnd = agentFrames[agentFrames.length - 1]!.playedAtMs + FRAME_MS;
-    const silentAfterMs = lastAgentAudioEnd - speechStart;
+    const speechStart = call.caller.sentAtOffset(span, STOP_ONSET_MS);
+    const silentAfterMs = lineSilentAfterMs(call.caller, span, STOP_ONSET_MS);
     console.log(`barge-in: caller's line silent ${silentAfterMs.toFixed(0)} ms after speech start (clear sent ${(call.caller.clears[0]!.atMs - speechStart).toFixed(0)} ms after)`);
     expect(silentAfterMs).toBeLessThanOrEqual(300);
     expect(call.caller.clears).toHaveLength(1);
