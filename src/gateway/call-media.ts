@@ -14,102 +14,28 @@
  */
 import path from 'node:path';
 import { setImmediate as setImmediatePromise } from 'node:timers/promises';
-import type { AsyncCompletionClient, WorkflowHandle } from '@temporalio/client';
 import { toPcm16, type AudioFormat } from '../audio/format';
-import type { Config } from '../config';
 import type { Logger } from '../shared/logger';
 import { ApplicationFailure } from '@temporalio/common';
 import { DTMF_DIGITS, dtmfAudio } from '../audio/dtmf';
-import type { EndReason, GatewayEvent, SendDtmfResult, SpeechOutcome, VoiceConfig } from '../../workflows/call-definitions';
-import type OpenAI from 'openai';
+import type { EndReason, GatewayEvent, SendDtmfResult, SpeechOutcome } from '../../workflows/call-definitions';
 import { observeVadDecisionLag } from '../observability/metrics';
 import { ArrivalClock } from './arrival-clock';
+import type { CallMediaOptions, CloseReason, MediaClosure } from './call-media-options';
 import { ConversationMirror } from './conversation-mirror';
 import { DtmfGatherer, dtmfInputText } from './dtmf-gatherer';
+import { GOODBYE_AFTER_SPEECH_MS, sayGoodbye } from './goodbye';
 import { LatencyMetrics } from './latency-metrics';
 import type { PipelineObserver } from './pipeline-observer';
 import { WavRecorder } from './recording/wav-recorder';
 import { SpeechOut } from './speech-out';
 import { SttLink } from './stt-link';
-import type { TtsSpares } from './tts-spares';
 import { TurnDetector, type CompletedTurn } from './turn-detector';
 import { UtteranceDelivery } from './utterance-delivery';
-import type { RunJournal } from './run-journal';
 import { vadParamsFromPipeline, VadAnalyzer } from './vad/vad-analyzer';
-import type { SpeechProbability } from './vad/silero';
 import { runVoiceTurn } from './voice-turn';
-import type { TemporalReachability } from './workflow-outbox';
 import { WorkflowReports } from './workflow-reports';
 import { VoicemailWatch, type VoicemailCall } from './voicemail-watch';
-
-/** How the call talks to its provider socket (the vendor's framing lives in the stream's codec). */
-export interface StreamOutput {
-  media(frame: Buffer): void;
-  mark(name: string): void;
-  clear(): void;
-  close(code: number, reason: string): void;
-}
-
-export interface CallMediaOptions {
-  callId: string;
-  streamSid: string;
-  /** The stream's audio format, both ways. */
-  format: AudioFormat;
-  /** Length of each outgoing media frame (default 20 ms). */
-  frameMs?: number;
-  voice: VoiceConfig;
-  config: Config;
-  workflow: WorkflowHandle;
-  /** Completes the activities run for the call (asynchronously, through its outbox). */
-  activities: AsyncCompletionClient;
-  /** Per-call speech model streams at the stream's rate (the gateway's shared, batched Silero). */
-  vad: { createStream(sampleRate: 8000 | 16000): SpeechProbability };
-  out: StreamOutput;
-  log: Logger;
-  /** performance.now() when the stream started: time 0 of the recording and media timestamps. */
-  startPerf: number;
-  /** The gateway's ready TTS sessions (see tts-spares.ts). */
-  ttsSpares?: TtsSpares;
-  /** Whether Temporal takes the gateway's reports (shared by its calls). */
-  reachability?: TemporalReachability;
-  /** The LLM client of a provider, for replies the gateway gives alone while Temporal is away. */
-  llm?: (provider: string) => OpenAI;
-  /** Whether an armed turn may carry on as a turn run now (default: always). */
-  runsTurns?: () => boolean;
-  /** Where a run's unreported turns are kept (none without a database). */
-  runJournal?: RunJournal;
-  /**
-   * A stream re-attached after a transfer that did not reach anyone: recorded to its own file
-   * (`<call id>-<n>.wav`) so the first part of the call is kept.
-   */
-  recordingPart?: number;
-}
-
-/**
- * `hangup`: the provider ended the stream; `closed`: the platform did; `shutdown`: this gateway
- * stopped; `failed`: the call cannot go on (its STT is gone for good); `drained`: this gateway's
- * drain deadline passed and it said goodbye; `voicemail`: a machine answered (voicemail-watch.ts).
- */
-export type CloseReason = 'hangup' | 'closed' | 'shutdown' | 'failed' | 'drained' | 'voicemail';
-
-export interface MediaClosure {
-  reason: CloseReason;
-  /** Events reported after the last activity result (e.g. tts_stopped of speech cut by the hang-up). */
-  events: GatewayEvent[];
-  /** With `failed`: why, and which part failed (`stt`). */
-  error?: { message: string; context: string };
-  /** With `drained`: what the caller heard of the goodbye; with `voicemail`: the message left. */
-  goodbye?: string;
-  /** The armed turn the stream closed with, untaken, that only this result completes. */
-  releasedArm?: string;
-}
-
-/** Speech still playing when a call must end gets this long to finish before the goodbye. */
-const GOODBYE_AFTER_SPEECH_MS = 10_000;
-/** A goodbye whose TTS hangs must not hold the call (nor a draining gateway) open. */
-const GOODBYE_MAX_MS = 20_000;
-/** The longest a call takes to end once told to (endForDrain): speech finishing, then the goodbye. */
-export const ENDING_MAX_MS = GOODBYE_AFTER_SPEECH_MS + GOODBYE_MAX_MS;
 
 export class CallMedia {
   readonly callId: string;
@@ -359,22 +285,9 @@ export class CallMedia {
   }
 
   /** No further turns; speech playing gets `afterSpeechMs`, then `text` plays (undefined: it could not). */
-  private async leave(utteranceId: string, text: string, afterSpeechMs: number): Promise<SpeechOutcome | undefined> {
+  private leave(utteranceId: string, text: string, afterSpeechMs: number): Promise<SpeechOutcome | undefined> {
     this.leaving = true;
-    if (afterSpeechMs > 0) await this.speech.playback.idle(afterSpeechMs);
-    let timer: NodeJS.Timeout | undefined;
-    const cancel = new AbortController();
-    const timeout = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => {
-        cancel.abort();
-        resolve(undefined);
-      }, GOODBYE_MAX_MS);
-    });
-    try {
-      return await Promise.race([this.speech.speak({ callId: this.callId, utteranceId, text }, cancel.signal).catch(() => undefined), timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return sayGoodbye(this.speech, { callId: this.callId, utteranceId, text }, afterSpeechMs);
   }
 
   /** `endMedia`: lets queued speech finish (bounded), then closes the stream and the recording. */

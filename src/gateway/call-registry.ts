@@ -3,7 +3,8 @@
  * that ended: a stream that reconnects for a finished call is refused, and a `mediaSession`
  * that starts after its stream already closed still learns how it ended.
  */
-import type { CallMedia, MediaClosure } from './call-media';
+import type { CallMedia } from './call-media';
+import type { MediaClosure } from './call-media-options';
 import type { WorkflowReports } from './workflow-reports';
 
 const RECENT_LIMIT = 1000;

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Logger } from '../shared/logger';
 import { callWorkflowId, finalRecordUpdate } from '../../workflows/call-definitions';
-import { ENDING_MAX_MS } from './call-media';
+import { ENDING_MAX_MS } from './goodbye';
 import type { CallRegistry } from './call-registry';
 import type { GatewayPresence } from './presence/presence';
 

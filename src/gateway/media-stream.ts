@@ -21,7 +21,8 @@ import type { MediaStreamCodec, MediaStreamProtocol, StreamStart, StreamUpgrade 
 import type { Logger } from '../shared/logger';
 import { callWorkflowId, voiceConfigQuery, type VoiceConfig } from '../../workflows/call-definitions';
 import { voiceSetupFromMemo } from '../../workflows/voice-setup';
-import { CallMedia, type StreamOutput } from './call-media';
+import { CallMedia } from './call-media';
+import type { StreamOutput } from './call-media-options';
 import { epochMs } from './events';
 import { ANSWERED_WRITE_WAIT_MS, type AnsweredCalls } from './answered-calls';
 import type { CallRegistry } from './call-registry';
