@@ -18,7 +18,9 @@ import {
   toolArguments,
   toolResultText,
 } from './conversation';
-import { CallState, MAX_TOOL_ROUNDS_PER_TURN, type Utterance } from './call-state';
+import { CallState } from './call-state';
+import { MAX_TOOL_ROUNDS_PER_TURN } from './call-limits';
+import type { Utterance } from './utterance';
 import { mockedToolOutcome } from './tool-mocks';
 import { TRANSFER_CALL } from '../src/shared/transfer';
 

@@ -10,7 +10,7 @@ import { GATEWAY_HEARTBEAT_TIMEOUT_SECS, GATEWAY_PROBE_TIMEOUT_SECS, type CallRe
 import { GatewayLost, VoiceChannel } from './channels';
 import { isFinal } from './call-status';
 import { TransferTurns } from './call-transfer';
-import { MEDIA_CLOSE_WAIT, MEDIA_CONNECT_TIMEOUT } from './call-state';
+import { MEDIA_CLOSE_WAIT, MEDIA_CONNECT_TIMEOUT } from './call-limits';
 
 export abstract class CallMediaSession extends TransferTurns {
   /**

@@ -22,16 +22,13 @@ import { initialNode, trimHistory, wordCount } from './conversation';
 import { CallMediaSession } from './call-media-session';
 import { runLimits } from './turn-arming';
 import { plannedAnalysis, runPostCallAnalysis } from './post-call-analysis';
-import {
-  CLIENT_MANAGED_SAFETY_LIMIT_SECS,
-  HISTORY_KEPT_ON_CONTINUE,
-  IDLE_PROMPT,
-  type CallSummary,
-  type Utterance,
-} from './call-state';
+import type { CallSummary } from './call-state';
+import { CLIENT_MANAGED_SAFETY_LIMIT_SECS, HISTORY_KEPT_ON_CONTINUE, IDLE_PROMPT } from './call-limits';
+import type { Utterance } from './utterance';
 
-export type { CallSummary, Utterance } from './call-state';
-export { CLIENT_MANAGED_SAFETY_LIMIT_SECS } from './call-state';
+export type { CallSummary } from './call-state';
+export type { Utterance } from './utterance';
+export { CLIENT_MANAGED_SAFETY_LIMIT_SECS } from './call-limits';
 
 const { readRunJournal } = proxyLocalActivities<Activities>({ startToCloseTimeout: '10s', retry: { initialInterval: '500ms', maximumAttempts: 5 } });
 

@@ -25,52 +25,17 @@ import {
   type VoiceConfig,
 } from './call-definitions';
 import { CallRecorder } from './call-recorder';
-import { GatewayLost, TextChannel, VoiceChannel, type CallChannel, type Spoken, type Thought } from './channels';
+import { GatewayLost, TextChannel, VoiceChannel, type CallChannel, type Spoken } from './channels';
 import { canMove, isFinal } from './call-status';
 import { TurnArming } from './turn-arming';
 import { detectsVoicemail, voiceSetup } from './voice-setup';
 import type { AnsweredByVerdict } from '../src/voicemail/settings';
 import { CallVoicemail } from './call-voicemail';
 import type { ConversationState } from './conversation';
+import { answeredAt, type ArmedTurn, type Utterance } from './utterance';
 
 // Enough to recognise any report an outbox could deliver twice (it redelivers only its head).
 const RECENT_SEQS_KEPT = 64;
-// A runaway tool loop must not keep the caller waiting forever.
-export const MAX_TOOL_ROUNDS_PER_TURN = 6;
-// Enough context for the LLM to carry on naturally; the full transcript stays in PostgreSQL.
-export const HISTORY_KEPT_ON_CONTINUE = 60;
-export const IDLE_PROMPT =
-  'The caller has been silent for a while. Briefly and politely ask whether they are still there. Do not call any tool.';
-// A client-managed call (POST /api/calls/start) ends when the client says so; this only stops a
-// call its client forgot from running for ever.
-export const CLIENT_MANAGED_SAFETY_LIMIT_SECS = 24 * 3600;
-
-export interface Utterance {
-  id: number;
-  text: string;
-  duringAgentSpeech: boolean;
-  /** The gateway's utterance number (voice calls). */
-  seq?: number;
-  /** Gateway events that came with it, recorded when it is handled (a turn run's later turns). */
-  events?: GatewayEvent[];
-  /** An armed turn's reply, started by the gateway the moment the caller stopped. */
-  prepared?: {
-    thought: Thought | null;
-    failure: { type: string; message: string } | null;
-    /** The armed turn's speech id and request (absent for a reply the gateway gave alone). */
-    utteranceId?: string;
-    request?: LlmTurnRequest;
-    /** When the gateway had the utterance: its reply's events come after. */
-    atMs: number;
-    /** A turn run's earlier turn: when its reply had played (its events are recorded at that time). */
-    answeredAtMs?: number;
-  };
-}
-
-/** One turn of an armed activity's result: its own, or one of a run's earlier turns. */
-type ArmedTurn = Omit<ArmedTurnResult, 'events' | 'earlier'> & { answeredAtMs?: number };
-
-const answeredAt = (ms: number | undefined) => (ms !== undefined && Number.isFinite(ms) ? { answeredAtMs: ms } : {});
 
 export interface CallSummary {
   status: CallStatus;
@@ -78,11 +43,6 @@ export interface CallSummary {
   duration: number | null;
   totals: UsageTotals;
 }
-
-// How long a voice call may wait, once answered, for the provider's audio stream to connect.
-export const MEDIA_CONNECT_TIMEOUT = '30s';
-// After endMedia the session reports within a heartbeat; don't hold the call's end for longer.
-export const MEDIA_CLOSE_WAIT = '5s';
 
 export abstract class CallState {
   status: CallStatus;
@@ -128,7 +88,6 @@ export abstract class CallState {
   protected readonly voicemail: CallVoicemail;
   /** Utterance numbers received lately: a report the gateway's outbox delivered twice counts once. */
   private readonly recentSeqs: number[] = [];
-
 
   /** Which changes this call's workflow took (call-patches.ts). */
   protected readonly patches = new CallPatches();
@@ -344,7 +303,6 @@ export abstract class CallState {
     }
   }
 
-
   protected onRecordRefused(reason: string, refusedEvents: number[]): void {
     this.recorder.record('error', { message: `could not record the call: ${reason}`, context: 'persistence', refused_events: refusedEvents });
     if (!isFinal(this.status)) this.moveTo('failed', 'error');
@@ -374,7 +332,6 @@ export abstract class CallState {
     return this.channel;
   }
 
-
   // ---- status ----------------------------------------------------------------------------------
 
   protected moveTo(next: CallStatus, reason?: EndReason, atMs = Date.now()): boolean {
@@ -397,7 +354,6 @@ export abstract class CallState {
     this.recorder.record('error', { message, context });
     this.moveTo('failed', 'error');
   }
-
 
   // ---- helpers -------------------------------------------------------------------------------
 
