@@ -27,8 +27,6 @@ import { CLIENT_MANAGED_SAFETY_LIMIT_SECS, HISTORY_KEPT_ON_CONTINUE, IDLE_PROMPT
 import type { Utterance } from './utterance';
 
 export type { CallSummary } from './call-state';
-export type { Utterance } from './utterance';
-export { CLIENT_MANAGED_SAFETY_LIMIT_SECS } from './call-limits';
 
 const { readRunJournal } = proxyLocalActivities<Activities>({ startToCloseTimeout: '10s', retry: { initialInterval: '500ms', maximumAttempts: 5 } });
 
