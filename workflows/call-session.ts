@@ -98,6 +98,12 @@ export class CallSession extends CallMediaSession {
       if (this.queue.length) await this.onUtterance(this.queue.shift()!);
       else if (!woke && this.status === 'in_progress' && this.endRequest === null) await this.onIdle();
     }
+    // Ended before the loop ran (a hang-up whose report overtook the greeting's): the turn armed
+    // during the greeting may have been taken and its reply heard, so it is settled here too. Only
+    // such calls ask for the patch (a marker costs every call that asks), and older ones replay without it.
+    if (arming.armed && this.patches.has('disarm-after-greeting-end')) {
+      await arming.disarm();
+    }
   }
 
   /**

@@ -2,6 +2,8 @@
  * The caller hangs up right after hearing an armed turn's reply, and the hang-up reaches the call
  * workflow before the armed turn's result does (under load the two arrive in either order). The
  * reply was heard, so it is part of the call: the transcript has the caller's words and the reply.
+ * Under load the hang-up may even overtake the report that the greeting finished playing (the first
+ * turn is armed while the greeting plays); the turn counts then too.
  *
  * The real API, call worker, PostgreSQL and Temporal; the media gateway is replaced by a worker on
  * a gateway task queue of the test's own, so the test decides which result the workflow sees
@@ -9,16 +11,10 @@
  */
 import crypto from 'node:crypto';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import {
-  callWorkflowId,
-  mediaConnectedSignal,
-  type ArmedTurnRequest,
-  type ArmedTurnResult,
-  type GatewayActivities,
-  type MediaSessionResult,
-} from '../../workflows/call-definitions';
+import { callWorkflowId, mediaConnectedSignal } from '../../workflows/call-definitions';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { eventually } from '../support/fixtures';
+import { gatewayActivitiesStandIn, takenTurn } from '../support/gateway-activities-stand-in';
 import { startHarness, type Harness } from '../support/harness';
 import { startMediaStandIn, type MediaStandIn, STAND_IN_ENV } from '../support/media-stand-in';
 import { defaultProviderEnv, FakePool } from '../support/speech-vendors';
@@ -50,69 +46,40 @@ afterAll(async () => {
   await speechFakes.stopAll();
 });
 
-/** The gateway's side of the contract, each result released by the test. */
-function gatewayStandIn() {
-  let hangup!: (r: MediaSessionResult) => void;
-  const session = new Promise<MediaSessionResult>((resolve) => (hangup = resolve));
-  const armed: Array<{ req: ArmedTurnRequest; resolve: (r: ArmedTurnResult) => void; taken: boolean }> = [];
-  const disarmed: string[] = [];
-  const activities: GatewayActivities = {
-    speak: async (req) => ({ heardText: req.text, interrupted: false, characters: req.text.length, events: [] }),
-    voiceTurn: async () => ({ content: '', toolCalls: [], usage: { prompt_tokens: 0, completion_tokens: 0 }, ttfbMs: null, heardText: '', interrupted: true, characters: 0, events: [] }),
-    sendDtmf: async () => ({ method: 'inband', playedMs: 0, events: [] }),
-    armedTurn: (req) => new Promise((resolve) => armed.push({ req, resolve, taken: false })),
-    disarmTurn: async ({ armId }) => {
-      disarmed.push(armId);
-      const a = armed.find((x) => x.req.armId === armId && !x.taken);
-      a?.resolve({ utterance: null, thought: null, failure: null, events: [] });
-    },
-    mediaSession: () => session,
-    endMedia: async () => undefined,
-    probe: async () => ({ holds: true }),
-    voicemail: async () => undefined,
-  };
-  return { activities, armed, disarmed, hangup };
-}
-
 describe('an armed turn whose result comes after the hang-up', () => {
-  it('keeps the words the caller said and the reply they heard in the transcript', async () => {
-    const res = await h.request('POST', '/api/agents', { body: { name: 'late-result', prompt: 'Be brief.', greeting: 'Hello, table bookings.' } });
+  it.each([
+    ['after the greeting was reported', false],
+    ['before the greeting was reported', true],
+  ])('keeps the words the caller said and the reply they heard in the transcript (hang-up %s)', async (_order, hangUpFirst) => {
+    const agentName = `late-result-${hangUpFirst ? 'early' : 'late'}`;
+    const res = await h.request('POST', '/api/agents', { body: { name: agentName, prompt: 'Be brief.', greeting: 'Hello, table bookings.' } });
     expect(res.status).toBe(201);
     const queue = `gateway-test-${crypto.randomBytes(4).toString('hex')}`;
-    const gw = gatewayStandIn();
+    let reportGreeting!: () => void;
+    const greetingReport = hangUpFirst ? new Promise<void>((resolve) => (reportGreeting = resolve)) : undefined;
+    const gw = gatewayActivitiesStandIn({ speechReport: greetingReport });
     const connection = await NativeConnection.connect({ address: h.config.TEMPORAL_ADDRESS! });
     const worker = await Worker.create({ connection, taskQueue: queue, activities: gw.activities });
     const running = worker.run();
     try {
-      const placed = await h.request('POST', '/api/calls/outbound', { body: { phone_number: '+14155550142', agent_name: 'late-result' } });
+      const placed = await h.request('POST', '/api/calls/outbound', { body: { phone_number: '+14155550142', agent_name: agentName } });
       expect(placed.status).toBe(201);
       const callId = placed.body.call_id as string;
       const workflow = h.temporal.workflow.getHandle(callWorkflowId(callId));
       await workflow.signal(mediaConnectedSignal, { gatewayTaskQueue: queue, streamSid: 'MZtest', recordingPath: null, events: [] });
 
-      // After the greeting the workflow arms the first turn on "the gateway".
+      // While the greeting plays the workflow arms the first turn on "the gateway".
       const first = await eventually(async () => gw.armed[0], 15_000);
       expect(first.req.messages.at(-1)).toMatchObject({ role: 'assistant', content: 'Hello, table bookings.' });
       // The caller speaks, the reply plays (the gateway took the armed turn) …
       first.taken = true;
       // … and the caller hangs up: the workflow hears of it first and takes the turn back.
       gw.hangup({ reason: 'hangup', events: [] });
+      // The greeting's report comes after the hang-up's (most of the time: Temporal may still hand
+      // the workflow both at once, which is the other order).
+      if (hangUpFirst) setTimeout(reportGreeting, 500);
       await eventually(async () => gw.disarmed.includes(first.req.armId), 15_000);
-      first.resolve({
-        utterance: { text: 'A table for two tonight, please.', duringAgentSpeech: false, seq: 1, events: [], timestampMs: Date.now() - 1500 },
-        thought: {
-          content: 'Done, two at eight.',
-          toolCalls: [],
-          usage: { prompt_tokens: 40, completion_tokens: 6 },
-          ttfbMs: 5,
-          heardText: 'Done, two at eight.',
-          interrupted: false,
-          characters: 19,
-          events: [],
-        },
-        failure: null,
-        events: [],
-      });
+      first.resolve(takenTurn('A table for two tonight, please.', 'Done, two at eight.'));
 
       const call = await api.finalCall(callId);
       expect(call).toMatchObject({ status: 'completed', end_reason: 'user_ended' });
@@ -125,6 +92,8 @@ describe('an armed turn whose result comes after the hang-up', () => {
       expect(types.indexOf('user_spoke')).toBeGreaterThan(-1);
       expect(types.lastIndexOf('agent_spoke')).toBeGreaterThan(types.indexOf('user_spoke'));
     } finally {
+      reportGreeting?.();
+      gw.release();
       worker.shutdown();
       await running;
       await connection.close();

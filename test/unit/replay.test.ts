@@ -24,6 +24,9 @@ describe('workflow replay', () => {
     expect(files).toContain('voice-temporal-outage.binpb');
     // Outbound calls an answering machine took: the vendor's AMD, the gateway's detector (docs/phone-operations.md#voicemail-on-outbound-calls).
     expect(files).toEqual(expect.arrayContaining(['voice-voicemail-vendor.binpb', 'voice-voicemail-message.binpb']));
+    // A hang-up that overtook the greeting's report, before and since the turn armed meanwhile is
+    // settled (scripts/record-hangup-race-history.ts).
+    expect(files).toEqual(expect.arrayContaining(['voice-hangup-before-greeting-report.binpb', 'voice-hangup-before-greeting-report-call-patches-4.binpb']));
   });
 
   it('replays every recorded history without nondeterminism', async () => {
