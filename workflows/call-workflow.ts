@@ -6,7 +6,7 @@
  * fail again on every retry: the call would be wedged for good. So a signal that cannot be handled
  * (malformed, from a sender of another version) is recorded as an `error` event and ignored.
  */
-import { condition, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
 import {
   endCallUpdate,
   gatewayLostSignal,
@@ -26,6 +26,9 @@ import { isFinal } from './call-status';
 import { CallSession, type CallSummary } from './call-session';
 
 export async function callWorkflow(input: CallWorkflowInput): Promise<CallSummary> {
+  // Only a gateway's signal-with-start can start one without input (a call whose workflow had
+  // gone, src/gateway/workflow-reports.ts): there is no call to run.
+  if (!input?.callId) throw ApplicationFailure.nonRetryable('a call workflow needs its input; this one was started by a signal alone');
   const session = new CallSession(input);
   const ended = () => isFinal(session.status) || session.endRequest !== null;
 

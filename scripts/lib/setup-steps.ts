@@ -15,7 +15,10 @@ import { msOf } from './turn-handoff';
 const T = temporal.api.enums.v1.EventType;
 
 export interface SetupSteps {
-  /** Workflow started → its first workflow task started (the call worker's poll, its CPU). */
+  /**
+   * Workflow started → its first workflow task started. An incoming call's workflow waits for its
+   * stream (a start delay the gateway's signal-with-start ends), so this includes that wait.
+   */
   firstTaskWaitMs: number;
   /** The stream opened → mediaConnected in the history (the gateway's look-up, its outbox, the RPC). */
   toSignalMs: number;
@@ -64,8 +67,8 @@ export function printSetupSteps(all: SetupSteps[], p: (xs: number[], q: number) 
   console.log('| step | p50 | p95 | max |');
   console.log('|---|---|---|---|');
   for (const [k, label] of [
-    ['firstTaskWaitMs', '(earlier) workflow started by the API → its first task started on the call worker'],
-    ['toSignalMs', 'stream opened → mediaConnected in the history (gateway look-up, outbox, signal RPC)'],
+    ['firstTaskWaitMs', '(earlier) workflow started by the API → its first task started (an incoming call\'s waits for the stream)'],
+    ['toSignalMs', 'stream opened → mediaConnected in the history (gateway look-up, outbox, signal-with-start RPC)'],
     ['toWorkflowTaskMs', 'mediaConnected → workflow task started on the call worker'],
     ['workflowTaskMs', 'workflow task (media session, greeting, first turn decided)'],
     ['toActivityStartMs', 'first gateway activity scheduled → started on the gateway'],

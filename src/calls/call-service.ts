@@ -99,6 +99,12 @@ export function analysisRetryOptions(config: Config): AnalysisRetryOptions {
   };
 }
 
+/**
+ * How long an incoming call's workflow waits for its stream before it starts anyway. Plain signals
+ * (the provider's hang-up before the stream, an end request) wait for it too: a few seconds at most.
+ */
+export const INBOUND_STREAM_WAIT = '5s' as const;
+
 export async function startCall(deps: CallDeps, req: StartCallRequest): Promise<{ callId: string; greeting: string | null }> {
   const { db, temporal, config } = deps;
   const agent = req.agent ?? (await loadAgentSnapshot(db, req.agentName));
@@ -156,6 +162,11 @@ export async function startCall(deps: CallDeps, req: StartCallRequest): Promise<
     // The media gateway reads the voice setup from here when the stream connects (no worker round trip).
     ...(input.channel === 'voice' ? { memo: { [VOICE_MEMO_KEY]: voiceSetup(input) } } : {}),
     staticSummary: `${req.direction} ${req.channel} call ${req.phoneNumber} · agent ${agent.name} v${agent.version}`,
+    // An incoming call's stream (the provider's, the browser's) connects next, and the gateway's
+    // mediaConnected is a signal-with-start: the workflow's first task then has the stream too,
+    // where it used to be a task of its own with nothing to do but wait (workflow-reports.ts).
+    // A stream that never comes: the workflow starts after the delay and ends the call as before.
+    ...(req.direction === 'inbound' && input.channel === 'voice' && !req.awaitGreeting ? { startDelay: INBOUND_STREAM_WAIT } : {}),
   };
   try {
     if (req.awaitGreeting) {

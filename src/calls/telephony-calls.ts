@@ -3,7 +3,7 @@
  * workflow: the URLs handed to the provider, the stream connection of a call, status signals to
  * the workflow, and hanging a provider's call up. Vendor-specific work goes through the registry.
  */
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Config } from '../config';
 import type { Database } from '../db/database';
 import { plain } from '../db/database';
@@ -61,13 +61,30 @@ export function streamConnection(
 /**
  * Signals a call's workflow with a provider status. A workflow that has already finished is not
  * an error: late and repeated callbacks are normal. Returns whether the signal was delivered.
+ *
+ * A call that ended (`taskQueue` given) is signalled with start: an incoming call's workflow still
+ * waiting for its stream (call-service.ts, INBOUND_STREAM_WAIT) runs at once to record the end,
+ * instead of after the wait. It never starts a workflow: the one found running or none (refused).
  */
-export async function signalTelephonyStatus(temporal: Client, callId: string, signal: TelephonyStatusSignal): Promise<boolean> {
+export async function signalTelephonyStatus(temporal: Client, callId: string, signal: TelephonyStatusSignal, taskQueue?: string): Promise<boolean> {
+  const workflowId = callWorkflowId(callId);
+  const ended = signal.status !== 'ringing' && signal.status !== 'answered';
   try {
-    await temporal.workflow.getHandle(callWorkflowId(callId)).signal(telephonyStatusSignal, signal);
+    if (ended && taskQueue) {
+      await temporal.workflow.signalWithStart('callWorkflow', {
+        workflowId,
+        taskQueue,
+        args: [],
+        signal: telephonyStatusSignal,
+        signalArgs: [signal],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      });
+    } else {
+      await temporal.workflow.getHandle(workflowId).signal(telephonyStatusSignal, signal);
+    }
     return true;
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return false;
+    if (err instanceof WorkflowNotFoundError || err instanceof WorkflowExecutionAlreadyStartedError) return false;
     throw err;
   }
 }

@@ -7,7 +7,7 @@ import type OpenAI from 'openai';
 import type { AudioFormat } from '../audio/format';
 import type { Config } from '../config';
 import type { Logger } from '../shared/logger';
-import type { GatewayEvent, VoiceConfig } from '../../workflows/call-definitions';
+import type { GatewayEvent, MediaConnectedSignal, VoiceConfig } from '../../workflows/call-definitions';
 import type { RunJournal } from './run-journal';
 import type { TtsSpares } from './tts-spares';
 import type { SpeechProbability } from './vad/silero';
@@ -31,6 +31,8 @@ export interface CallMediaOptions {
   voice: VoiceConfig;
   config: Config;
   workflow: WorkflowHandle;
+  /** Sends `mediaConnected` (see WorkflowReportsOptions.sendConnected). */
+  sendConnected?: (signal: MediaConnectedSignal) => Promise<unknown>;
   /** Completes the activities run for the call (asynchronously, through its outbox). */
   activities: AsyncCompletionClient;
   /** Per-call speech model streams at the stream's rate (the gateway's shared, batched Silero). */

@@ -94,6 +94,7 @@ export class CallMedia {
     this.reports = new WorkflowReports({
       callId,
       workflow: opts.workflow,
+      ...(opts.sendConnected ? { sendConnected: opts.sendConnected } : {}),
       activities: opts.activities,
       reachability: opts.reachability,
       log,

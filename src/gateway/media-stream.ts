@@ -31,6 +31,7 @@ import type { StreamStats } from './stream-stats';
 import { verifyStreamToken } from './stream-token';
 import type { TtsSpares } from './tts-spares';
 import type { TemporalReachability } from './workflow-outbox';
+import { connectedWithStart, type WorkflowStarted } from './workflow-reports';
 import type { SileroBatcher } from './vad/silero-batch';
 
 /** Close codes (RFC 6455) used when refusing a stream. */
@@ -214,6 +215,7 @@ class MediaStream {
     const callId = this.callId;
     const workflow = this.ctx.temporal.workflow.getHandle(callWorkflowId(callId));
     let voice: VoiceConfig;
+    let started: WorkflowStarted = { type: 'callWorkflow', taskQueue: this.ctx.config.TEMPORAL_TASK_QUEUE };
     try {
       // The server answers describe; the voiceConfig query needs a call worker, so it is only asked
       // for calls started without the voice setup in their memo.
@@ -221,6 +223,7 @@ class MediaStream {
         (async () => {
           const description = await workflow.describe();
           if (description.status.name !== 'RUNNING') throw new Error(`call is ${description.status.name.toLowerCase()}`);
+          started = { type: description.type, taskQueue: description.taskQueue };
           // A second stream of a call is the workflow's to accept: only a transfer that came back awaits one.
           if (this.reattach) {
             const current = await workflow.query(voiceConfigQuery);
@@ -250,6 +253,7 @@ class MediaStream {
       voice,
       config: this.ctx.config,
       workflow,
+      sendConnected: connectedWithStart(this.ctx.temporal, callWorkflowId(callId), started),
       activities: this.ctx.temporal.activity,
       vad: this.ctx.vad,
       out: this.output(),

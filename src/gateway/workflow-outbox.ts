@@ -172,7 +172,9 @@ export class WorkflowOutbox {
       this.opts.log.warn('the activity a report answers no longer exists; dropped', { callId: this.opts.callId, what: head.what });
       return true;
     }
-    if (err instanceof WorkflowNotFoundError || (err as Error)?.name === 'WorkflowNotFoundError') {
+    // Already started: a signal-with-start (mediaConnected) to a call workflow that has ended.
+    const name = (err as Error)?.name;
+    if (err instanceof WorkflowNotFoundError || name === 'WorkflowNotFoundError' || name === 'WorkflowExecutionAlreadyStartedError') {
       this.opts.log.error('the call workflow is gone; its stream is closed', { callId: this.opts.callId, what: head.what });
       this.opts.orphaned();
       return true;

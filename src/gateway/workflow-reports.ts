@@ -5,7 +5,7 @@
  * asynchronously so that they queue behind earlier reports and survive a Temporal outage. The
  * gateway events ride along with those (`events`, see events.ts).
  */
-import type { AsyncCompletionClient, WorkflowHandle } from '@temporalio/client';
+import type { AsyncCompletionClient, Client, WorkflowHandle } from '@temporalio/client';
 import type { Logger } from '../shared/logger';
 import type { AnsweredByVerdict } from '../voicemail/settings';
 import { answeredBySignal, mediaConnectedSignal, utteranceSignal, type MediaConnectedSignal, type UtteranceSignal, type VoiceTurnResult } from '../../workflows/call-definitions';
@@ -29,6 +29,37 @@ export interface WorkflowReportsOptions {
   reachability?: TemporalReachability;
   /** The workflow is gone: the stream must close. */
   orphaned(): void;
+  /**
+   * Sends `mediaConnected` (default: a plain signal). The media stream sends it as a
+   * signal-with-start, which also starts a call workflow still waiting out its start delay.
+   */
+  sendConnected?: (signal: MediaConnectedSignal) => Promise<unknown>;
+}
+
+/** Which workflow a call's is, as the stream's lookup described it. */
+export interface WorkflowStarted {
+  type: string;
+  taskQueue: string;
+}
+
+/**
+ * `mediaConnected` as a signal-with-start. An incoming call's workflow is started with a delay
+ * (call-service.ts): a plain signal would wait the delay out, a signal-with-start runs the workflow
+ * at once with the signal in its first task — one workflow task per call fewer. The workflow
+ * exists (the stream's lookup found it running); should it have ended meanwhile, the reuse policy
+ * refuses a new one, which the outbox takes as the workflow gone. `args` are never used: the
+ * workflow is never started from here.
+ */
+export function connectedWithStart(temporal: Client, workflowId: string, started: WorkflowStarted) {
+  return (signal: MediaConnectedSignal) =>
+    temporal.workflow.signalWithStart(started.type, {
+      workflowId,
+      taskQueue: started.taskQueue,
+      args: [],
+      signal: mediaConnectedSignal,
+      signalArgs: [signal],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    });
 }
 
 export class WorkflowReports {
@@ -52,7 +83,10 @@ export class WorkflowReports {
   /** `mediaConnected`, carrying the events so far. */
   connected(stream: Omit<MediaConnectedSignal, 'events'>): void {
     const signal = { ...stream, events: this.events.drain() };
-    this.outbox.push('mediaConnected', () => this.opts.workflow.signal(mediaConnectedSignal, signal));
+    const send = this.opts.sendConnected ?? ((s: MediaConnectedSignal) => this.opts.workflow.signal(mediaConnectedSignal, s));
+    this.outbox.push('mediaConnected', async () => {
+      await send(signal);
+    });
   }
 
   /** Who answered (voicemail detection), with the events so far, in the call's order. */

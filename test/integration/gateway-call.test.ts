@@ -148,14 +148,18 @@ describe('an inbound call through the media gateway and the call workflow', () =
     const sessionEnd = completedAt.get(scheduled('mediaSession')[0]!)!;
     expect(history.slice(sessionEnd).filter((e) => e.eventType === T.EVENT_TYPE_WORKFLOW_TASK_STARTED)).toHaveLength(1);
     expect(history[history.length - 1]!.eventType).toBe(T.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
-    // The workflow task that answers mediaConnected sends the greeting and the first turn to the
-    // gateway without waiting for a write (a local activity would hold its commands back).
+    // The incoming call's workflow waited for its stream (a start delay), and the gateway's
+    // mediaConnected (a signal-with-start) is in its first workflow task: a call's set-up is one task.
     const connected = history.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'mediaConnected');
     const taskDone = history.findIndex((e, i) => i > connected && e.eventType === T.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+    expect(history.slice(0, taskDone).filter((e) => e.eventType === T.EVENT_TYPE_WORKFLOW_TASK_STARTED)).toHaveLength(1);
+    expect(history[0]!.workflowExecutionStartedEventAttributes!.firstWorkflowTaskBackoff?.seconds).toBeTruthy();
+    // That task sends the greeting and the first turn to the gateway without waiting for a write
+    // (a local activity would hold its commands back); its one marker is the call's patch.
     const nextTask = history.findIndex((e, i) => i > taskDone && e.eventType === T.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED);
     const commands = history.slice(taskDone, nextTask);
     expect(commands.filter((e) => e.eventType === T.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name)).toEqual(['mediaSession', 'speak', 'armedTurn']);
-    expect(commands.filter((e) => e.eventType === T.EVENT_TYPE_MARKER_RECORDED)).toEqual([]);
+    expect(commands.filter((e) => e.eventType === T.EVENT_TYPE_MARKER_RECORDED).map((e) => e.markerRecordedEventAttributes!.markerName)).toEqual(['core_patch']);
     expect(row.recording_path).toBe(path.join(h.config.dataDir, 'recordings', `${callId}.wav`));
 
     const list = await events(callId);

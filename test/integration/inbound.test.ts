@@ -285,6 +285,22 @@ describe('status callbacks and TwiML fetches', () => {
     expect((await callRow(callId)).status).toBe('completed');
   });
 
+  it('end a call at once when the caller hangs up before its stream connects, and on an operator request', async () => {
+    const { callId, fake } = await connectedCall('+14155550134');
+    const started = Date.now();
+    expect((await status(callId, { CallSid: fake.sid, AccountSid: ACCOUNT_SID, CallStatus: 'completed', SequenceNumber: '1' })).status).toBe(204);
+    await eventually(async () => ['completed', 'no_answer'].includes((await callRow(callId)).status), 15_000, 50);
+    // The workflow waits up to 5 s for the stream (INBOUND_STREAM_WAIT); an end does not wait it out.
+    expect(Date.now() - started).toBeLessThan(4000);
+
+    const other = await connectedCall('+14155550135');
+    const asked = Date.now();
+    const ended = await h.request('POST', '/api/calls/end', { body: { call_id: other.callId } });
+    expect(ended.status).toBeLessThan(300);
+    expect(['completed', 'no_answer']).toContain((await callRow(other.callId)).status);
+    expect(Date.now() - asked).toBeLessThan(4000);
+  });
+
   it('find the call by CallSid on the number-level callback URL', async () => {
     const { callId, fake } = await connectedCall('+14155550132');
     expect((await status(null, { CallSid: fake.sid, CallStatus: 'canceled' })).status).toBe(204);

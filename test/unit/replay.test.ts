@@ -27,6 +27,8 @@ describe('workflow replay', () => {
     // A hang-up that overtook the greeting's report, before and since the turn armed meanwhile is
     // settled (scripts/record-hangup-race-history.ts).
     expect(files).toEqual(expect.arrayContaining(['voice-hangup-before-greeting-report.binpb', 'voice-hangup-before-greeting-report-call-patches-4.binpb']));
+    // Incoming phone calls from before their workflow started with the stream (call-lifecycle.md).
+    expect(files).toEqual(expect.arrayContaining(['voice-armed-turns-2026-11-27.binpb', 'voice-turn-run-2026-11-27.binpb', 'voice-transfer-busy-2026-11-27.binpb']));
   });
 
   it('replays every recorded history without nondeterminism', async () => {

@@ -3,7 +3,7 @@
  * Temporal is unreachable, reports whose content comes later, deliveries that can never succeed,
  * and the utterance Temporal stopped taking just before the outage showed, answered by the gateway.
  */
-import { ActivityNotFoundError, WorkflowNotFoundError } from '@temporalio/client';
+import { ActivityNotFoundError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { AsyncCompletionClient, WorkflowHandle } from '@temporalio/client';
 import { ConversationMirror } from '../../src/gateway/conversation-mirror';
 import { UtteranceDelivery } from '../../src/gateway/utterance-delivery';
@@ -67,6 +67,15 @@ describe('the workflow outbox', () => {
     box.push('next', async () => void sent.push('next'));
     await box.drained();
     expect(sent).toEqual(['next']);
+    expect(orphaned).toHaveBeenCalledTimes(1);
+  });
+
+  it('takes a mediaConnected signal-with-start refused because the call workflow has ended as the workflow gone', async () => {
+    const { box, orphaned } = outbox();
+    box.push('mediaConnected', async () => {
+      throw new WorkflowExecutionAlreadyStartedError('Workflow execution already started', 'call-1', 'callWorkflow');
+    });
+    await box.drained();
     expect(orphaned).toHaveBeenCalledTimes(1);
   });
 });

@@ -127,7 +127,9 @@ export function telephonyRoutes(ctx: ApiContext): AnyRoute[] {
     if (update.durationSecs !== undefined) detail.duration = update.durationSecs;
     Object.assign(detail, update.detail);
     try {
-      await signalTelephonyStatus(temporal, call.id, { status: update.status, detail });
+      // A call the record says is over has no workflow to wake (a late callback): a plain signal.
+      const taskQueue = FINAL_CALL_STATUSES.has(call.status) ? undefined : config.TEMPORAL_TASK_QUEUE;
+      await signalTelephonyStatus(temporal, call.id, { status: update.status, detail }, taskQueue);
     } catch (err) {
       log.error('could not deliver a provider status to the call workflow', { call_id: call.id, status: update.status, error: err });
       res.status(503).json({ detail: 'The call workflow could not be reached' });
