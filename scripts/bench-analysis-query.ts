@@ -17,6 +17,7 @@ import type { Database } from '../src/db/database';
 import { migrate } from '../src/db/migrate';
 import { defineModels } from '../src/db/models';
 import { adminQuery, DEFAULT_TEST_PG, withDatabase } from '../test/support/postgres';
+import { runScript } from './lib/run-script';
 
 const SCRATCH = 'vap_bench_analysis';
 const BATCH_ROWS = 100_000;
@@ -148,10 +149,4 @@ async function time(db: Database, filters: CallListFilters, page: typeof PAGE & 
   return { ...result, timings };
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runScript(main);

@@ -24,6 +24,7 @@ import { startHarness } from '../test/support/harness';
 import { startMediaStandIn, STAND_IN_ENV } from '../test/support/media-stand-in';
 import { defaultProviderEnv, FakePool } from '../test/support/speech-vendors';
 import { configureTwilio } from '../test/support/telephony';
+import { runScript } from './lib/run-script';
 
 const NAME = process.argv[2] ?? 'voice-hangup-before-greeting-report';
 const OUT = path.join(__dirname, '..', 'test', 'replay', 'histories', `${NAME}.binpb`);
@@ -75,10 +76,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runScript(main);

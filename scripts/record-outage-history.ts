@@ -24,6 +24,7 @@ import globalSetup from '../test/support/global-setup';
 import globalTeardown from '../test/support/global-teardown';
 import { startHarness } from '../test/support/harness';
 import { configureTwilio } from '../test/support/telephony';
+import { runScript } from './lib/run-script';
 
 const OUT = path.join(__dirname, '..', 'test', 'replay', 'histories', 'voice-temporal-outage.binpb');
 const HELLO_WAV = path.join(__dirname, '..', 'test', 'fixtures', 'audio', 'hello-appointment.wav');
@@ -95,10 +96,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runScript(main);

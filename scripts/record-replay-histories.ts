@@ -32,6 +32,7 @@ import { machineGreeting, pauseAndBeep } from '../test/support/voicemail-audio';
 import globalSetup from '../test/support/global-setup';
 import globalTeardown from '../test/support/global-teardown';
 import { startHarness } from '../test/support/harness';
+import { runScript } from './lib/run-script';
 
 const OUT = path.join(__dirname, '..', 'test', 'replay', 'histories');
 const HELLO_WAV = path.join(__dirname, '..', 'test', 'fixtures', 'audio', 'hello-appointment.wav');
@@ -377,10 +378,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runScript(main);
