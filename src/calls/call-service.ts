@@ -100,8 +100,9 @@ export function analysisRetryOptions(config: Config): AnalysisRetryOptions {
 }
 
 /**
- * How long an incoming call's workflow waits for its stream before it starts anyway. Plain signals
- * (the provider's hang-up before the stream, an end request) wait for it too: a few seconds at most.
+ * How long an incoming call's workflow waits for its stream before it starts anyway. A plain
+ * signal waits too (a vendor's `answered` before the stream); a final status is sent with start
+ * (telephony-calls.ts) and an end request (an update) is not held, so a call still ends at once.
  */
 export const INBOUND_STREAM_WAIT = '5s' as const;
 
