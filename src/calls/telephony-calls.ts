@@ -5,6 +5,7 @@
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Config } from '../config';
+import { signalWithStartExisting } from '../temporal/signal-with-start';
 import type { Database } from '../db/database';
 import { plain } from '../db/database';
 import type { CallRow } from '../db/models';
@@ -71,14 +72,7 @@ export async function signalTelephonyStatus(temporal: Client, callId: string, si
   const ended = signal.status !== 'ringing' && signal.status !== 'answered';
   try {
     if (ended && taskQueue) {
-      await temporal.workflow.signalWithStart('callWorkflow', {
-        workflowId,
-        taskQueue,
-        args: [],
-        signal: telephonyStatusSignal,
-        signalArgs: [signal],
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      });
+      await signalWithStartExisting(temporal, { workflowType: 'callWorkflow', workflowId, taskQueue }, telephonyStatusSignal, signal);
     } else {
       await temporal.workflow.getHandle(workflowId).signal(telephonyStatusSignal, signal);
     }

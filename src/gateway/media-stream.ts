@@ -31,7 +31,7 @@ import type { StreamStats } from './stream-stats';
 import { verifyStreamToken } from './stream-token';
 import type { TtsSpares } from './tts-spares';
 import type { TemporalReachability } from './workflow-outbox';
-import { connectedWithStart, type WorkflowStarted } from './workflow-reports';
+import { connectedWithStart } from './workflow-reports';
 import type { SileroBatcher } from './vad/silero-batch';
 
 /** Close codes (RFC 6455) used when refusing a stream. */
@@ -215,7 +215,7 @@ class MediaStream {
     const callId = this.callId;
     const workflow = this.ctx.temporal.workflow.getHandle(callWorkflowId(callId));
     let voice: VoiceConfig;
-    let started: WorkflowStarted = { type: 'callWorkflow', taskQueue: this.ctx.config.TEMPORAL_TASK_QUEUE };
+    let started = { workflowType: 'callWorkflow', workflowId: workflow.workflowId, taskQueue: this.ctx.config.TEMPORAL_TASK_QUEUE };
     try {
       // The server answers describe; the voiceConfig query needs a call worker, so it is only asked
       // for calls started without the voice setup in their memo.
@@ -223,7 +223,7 @@ class MediaStream {
         (async () => {
           const description = await workflow.describe();
           if (description.status.name !== 'RUNNING') throw new Error(`call is ${description.status.name.toLowerCase()}`);
-          started = { type: description.type, taskQueue: description.taskQueue };
+          started = { workflowType: description.type, workflowId: workflow.workflowId, taskQueue: description.taskQueue };
           // A second stream of a call is the workflow's to accept: only a transfer that came back awaits one.
           if (this.reattach) {
             const current = await workflow.query(voiceConfigQuery);
@@ -253,7 +253,7 @@ class MediaStream {
       voice,
       config: this.ctx.config,
       workflow,
-      sendConnected: connectedWithStart(this.ctx.temporal, callWorkflowId(callId), started),
+      sendConnected: connectedWithStart(this.ctx.temporal, started),
       activities: this.ctx.temporal.activity,
       vad: this.ctx.vad,
       out: this.output(),

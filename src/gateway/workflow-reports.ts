@@ -7,6 +7,7 @@
  */
 import type { AsyncCompletionClient, Client, WorkflowHandle } from '@temporalio/client';
 import type { Logger } from '../shared/logger';
+import { signalWithStartExisting, type WorkflowTarget } from '../temporal/signal-with-start';
 import type { AnsweredByVerdict } from '../voicemail/settings';
 import { answeredBySignal, mediaConnectedSignal, utteranceSignal, type MediaConnectedSignal, type UtteranceSignal, type VoiceTurnResult } from '../../workflows/call-definitions';
 import { GatewayEventLog } from './events';
@@ -36,30 +37,13 @@ export interface WorkflowReportsOptions {
   sendConnected?: (signal: MediaConnectedSignal) => Promise<unknown>;
 }
 
-/** Which workflow a call's is, as the stream's lookup described it. */
-export interface WorkflowStarted {
-  type: string;
-  taskQueue: string;
-}
-
 /**
- * `mediaConnected` as a signal-with-start. An incoming call's workflow is started with a delay
- * (call-service.ts): a plain signal would wait the delay out, a signal-with-start runs the workflow
- * at once with the signal in its first task — one workflow task per call fewer. The workflow
- * exists (the stream's lookup found it running); should it have ended meanwhile, the reuse policy
- * refuses a new one, which the outbox takes as the workflow gone. `args` are never used: the
- * workflow is never started from here.
+ * `mediaConnected` as a signal-with-start: an incoming call's workflow waits for its stream (a
+ * start delay) and runs at once with the signal in its first task — one workflow task per call
+ * fewer. Refused if the call has ended meanwhile, which the outbox takes as the workflow gone.
  */
-export function connectedWithStart(temporal: Client, workflowId: string, started: WorkflowStarted) {
-  return (signal: MediaConnectedSignal) =>
-    temporal.workflow.signalWithStart(started.type, {
-      workflowId,
-      taskQueue: started.taskQueue,
-      args: [],
-      signal: mediaConnectedSignal,
-      signalArgs: [signal],
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-    });
+export function connectedWithStart(temporal: Client, target: WorkflowTarget) {
+  return (signal: MediaConnectedSignal) => signalWithStartExisting(temporal, target, mediaConnectedSignal, signal);
 }
 
 export class WorkflowReports {
