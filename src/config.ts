@@ -129,6 +129,10 @@ export const coreConfigSchema = z.object({
   // needs no handshake) for up to this long without a call taking it; 0: no ready sessions
   // (docs/media-gateway.md, "Vendor connections").
   GATEWAY_TTS_SPARE_SECS: z.coerce.number().min(0).max(3600).default(50),
+  // `on`: call workflows keep the Temporal SDK's per-promise stack traces, which the Web UI's
+  // *Stack Trace* tab shows; they cost the worker a third of its CPU (docs/performance.md). The
+  // SDK has no switch for them: patches/ adds this one, read by the worker's workflow threads.
+  WORKFLOW_STACK_TRACES: z.enum(['on', 'off']).default('off'),
   // On SIGTERM a worker lets its in-flight activities finish, and the API its in-flight requests,
   // for up to this long (Temporal gives unfinished activities to other workers).
   SHUTDOWN_GRACE_SECS: z.coerce.number().int().min(0).max(3600).default(30),

@@ -5,10 +5,12 @@
  * turns' time went at the Temporal hand-off (turn-handoff.ts). A failed call also gets its last
  * events, to see what the platform did.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Harness } from '../../test/support/harness';
 import { callWorkflowId } from '../../workflows/call-definitions';
 import { transcriptDifference, type CallFrames, type CallResult, type ScriptedTurn } from './bench-caller';
-import { historyCost, noCost, type TemporalCost } from './temporal-cost';
+import { historyCost, historyTail, noCost, type TemporalCost } from './temporal-cost';
 import { setupSteps, type SetupSteps } from './setup-steps';
 import { handoffSteps, type HandoffSteps } from './turn-handoff';
 
@@ -20,6 +22,8 @@ export interface CallCheck {
   why: string;
   /** A failed call's last events (types and the key fields). */
   tail: string;
+  /** A failed call's last workflow history events (temporal-cost.ts historyTail). */
+  workflowTail: string;
   /** The data of its `ttfb_metric` events. */
   metrics: any[];
   steps: HandoffSteps[];
@@ -36,7 +40,7 @@ export interface ExpectedCall {
 }
 
 export async function checkCall(h: Harness, r: CallResult, frames: CallFrames, expected: ExpectedCall): Promise<CallCheck> {
-  if (!r.callId) return { ok: false, why: r.error ?? 'no call', tail: '', metrics: [], steps: [], cost: noCost(), setup: null };
+  if (!r.callId) return { ok: false, why: r.error ?? 'no call', tail: '', workflowTail: '', metrics: [], steps: [], cost: noCost(), setup: null };
   let call: any;
   for (let attempt = 0; attempt < 100; attempt++) {
     call = (await h.request('GET', `/api/calls/${r.callId}`)).body;
@@ -73,5 +77,9 @@ export async function checkCall(h: Harness, r: CallResult, frames: CallFrames, e
         .map((e) => `${e.event_type}${e.data?.text ? `(${String(e.data.text).slice(0, 12)})` : e.data?.status ? `(${e.data.status})` : ''}`)
         .join(' ')
     : '';
-  return { ok: problems.length === 0, why: problems.join(', '), tail, metrics: events.filter((e) => e.event_type === 'ttfb_metric').map((e) => e.data), steps, cost, setup };
+  const workflowTail = problems.length ? (history ? historyTail(history) : 'no workflow history') : '';
+  if (problems.length && history && process.env.BENCH_LOG_DIR) {
+    fs.writeFileSync(path.join(process.env.BENCH_LOG_DIR, `history-${r.callId}.json`), JSON.stringify(history, null, 1));
+  }
+  return { ok: problems.length === 0, why: problems.join(', '), tail, workflowTail, metrics: events.filter((e) => e.event_type === 'ttfb_metric').map((e) => e.data), steps, cost, setup };
 }

@@ -3,6 +3,7 @@
  * like `npm run gateway|worker|api`, so its CPU and memory can be read from /proc/<pid>.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -20,7 +21,14 @@ export async function spawnUntil(
 ): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
   // `node --import tsx`: the process measured is the service itself, not a tsx wrapper.
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, script)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // BENCH_LOG_DIR: each process's whole output in <dir>/<name>.log, to see why a call failed.
+  if (process.env.BENCH_LOG_DIR) {
+    const log = fs.createWriteStream(path.join(process.env.BENCH_LOG_DIR, `${name.replace(/\W+/g, '-')}.log`));
+    child.stdout!.pipe(log);
+    child.stderr!.pipe(log);
+  }
   let output = '';
+  let watchReady = (_: Buffer): void => undefined;
   const collect = (d: Buffer) => {
     output += d.toString();
     if (output.length > 20_000) output = output.slice(-10_000);
@@ -28,21 +36,22 @@ export async function spawnUntil(
   child.stderr!.on('data', collect);
   const match = await new Promise<RegExpExecArray>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} did not start within 60 s:\n${output}`)), 60_000);
-    child.stdout!.on('data', (d: Buffer) => {
+    watchReady = (d: Buffer) => {
       collect(d);
       const m = ready.exec(output);
       if (m) {
         clearTimeout(timer);
         resolve(m);
       }
-    });
+    };
+    child.stdout!.on('data', watchReady);
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`${name} exited (${code}):\n${output}`));
     });
   });
   child.removeAllListeners('exit');
-  child.stdout!.removeAllListeners('data');
+  child.stdout!.off('data', watchReady);
   child.stdout!.resume();
   return { child, match };
 }

@@ -70,3 +70,23 @@ export function costRows(total: TemporalCost, calls: number, turns: number): str
     row('markers (patches, local activities)', total.markers),
   ];
 }
+
+/**
+ * A failed call's last history events, named, with what explains a stuck call: a signal's name,
+ * an activity's type, a failed task's cause and message (e.g. a deadlock, a task timeout).
+ */
+export function historyTail(history: History, count = 12): string {
+  const name = (type: number | null | undefined) => (T[type ?? 0] ?? String(type)).replace(/^EVENT_TYPE_/, '').toLowerCase();
+  return (history.events ?? [])
+    .slice(-count)
+    .map((e) => {
+      const detail =
+        e.workflowExecutionSignaledEventAttributes?.signalName ??
+        e.activityTaskScheduledEventAttributes?.activityType?.name ??
+        e.workflowTaskFailedEventAttributes?.failure?.message?.slice(0, 80) ??
+        e.activityTaskFailedEventAttributes?.failure?.message?.slice(0, 80) ??
+        e.activityTaskTimedOutEventAttributes?.failure?.message?.slice(0, 80);
+      return detail ? `${name(e.eventType)}(${detail})` : name(e.eventType);
+    })
+    .join(' ');
+}

@@ -31,6 +31,8 @@ export interface WorkerSettings {
 export async function startWorker(settings: WorkerSettings): Promise<RunningWorker> {
   const connection = await NativeConnection.connect({ address: settings.address });
   await ensureSearchAttributes(connection, settings.namespace, settings.deps.log);
+  // Read by the workflow threads Worker.create starts (patches/: the SDK has no switch of its own).
+  process.env.WORKFLOW_STACK_TRACES = settings.deps.config.WORKFLOW_STACK_TRACES;
   const worker = await Worker.create({
     connection,
     namespace: settings.namespace,

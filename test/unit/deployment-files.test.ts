@@ -107,6 +107,9 @@ describe('deployment files', () => {
     const modules = final.steps.find((s) => s.op === 'COPY' && /\snode_modules\s*$/.test(s.args))!;
     const depsStage = stages.find((s) => s.name === /--from=(\S+)/.exec(modules.args)?.[1])!;
     expect(runs(depsStage).join(' ')).toMatch(/npm ci [^&]*--omit=dev/);
+    // The shipped modules carry the project's dependency patches (patches/, applied after npm ci).
+    expect(depsStage.steps.some((s) => s.op === 'COPY' && /^patches\s+patches\/?$/.test(s.args))).toBe(true);
+    expect(runs(depsStage).join(' ')).toMatch(/npm ci [^&]*&& npx --no-install patch-package --error-on-fail/);
     expect(final.steps.find((s) => s.op === 'COPY' && s.args.includes(`--from=${build.name}`) && s.args.includes('web/dist'))).toBeDefined();
     // A numeric, non-root user, so Kubernetes' runAsNonRoot can verify it.
     const user = final.steps.filter((s) => s.op === 'USER').pop()?.args ?? '0';
@@ -122,7 +125,7 @@ describe('deployment files', () => {
     const ignored = fs.readFileSync(path.join(root, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
     expect(ignored).toEqual(expect.arrayContaining(['.git', '.env', '**/node_modules', 'data', 'web/dist']));
     // What the build reads must not be ignored.
-    for (const needed of ['src', 'web', 'scripts', 'workflows', 'activities', 'package-lock.json', 'tsconfig.build.json']) {
+    for (const needed of ['src', 'web', 'scripts', 'workflows', 'activities', 'patches', 'package-lock.json', 'tsconfig.build.json']) {
       expect(ignored).not.toContain(needed);
     }
   });
