@@ -3,14 +3,15 @@
  * the workflow has written everything: did it complete with the expected transcript, no error
  * events, every barge-in cleared and no frame dropped; its `ttfb_metric` figures; and where its
  * turns' time went at the Temporal hand-off (turn-handoff.ts). A failed call also gets its last
- * events, to see what the platform did.
+ * events and the end of its workflow history, to see what the platform did (with BENCH_LOG_DIR,
+ * the whole history in that folder).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Harness } from '../../test/support/harness';
 import { callWorkflowId } from '../../workflows/call-definitions';
 import { transcriptDifference, type CallFrames, type CallResult, type ScriptedTurn } from './bench-caller';
-import { historyCost, historyTail, noCost, type TemporalCost } from './temporal-cost';
+import { historyCost, historyJson, historyTail, noCost, type TemporalCost } from './temporal-cost';
 import { setupSteps, type SetupSteps } from './setup-steps';
 import { handoffSteps, type HandoffSteps } from './turn-handoff';
 
@@ -79,7 +80,7 @@ export async function checkCall(h: Harness, r: CallResult, frames: CallFrames, e
     : '';
   const workflowTail = problems.length ? (history ? historyTail(history) : 'no workflow history') : '';
   if (problems.length && history && process.env.BENCH_LOG_DIR) {
-    fs.writeFileSync(path.join(process.env.BENCH_LOG_DIR, `history-${r.callId}.json`), JSON.stringify(history, null, 1));
+    fs.writeFileSync(path.join(process.env.BENCH_LOG_DIR, `history-${r.callId}.json`), historyJson(history));
   }
   return { ok: problems.length === 0, why: problems.join(', '), tail, workflowTail, metrics: events.filter((e) => e.event_type === 'ttfb_metric').map((e) => e.data), steps, cost, setup };
 }

@@ -90,3 +90,8 @@ export function historyTail(history: History, count = 12): string {
     })
     .join(' ');
 }
+
+/** A history as readable JSON (event types as names, 64-bit ids as strings), for BENCH_LOG_DIR. */
+export function historyJson(history: History): string {
+  return JSON.stringify(temporal.api.history.v1.History.fromObject(history).toJSON(), null, 1);
+}
