@@ -5,10 +5,10 @@
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Config } from '../config';
-import { signalWithStartExisting } from '../temporal/signal-with-start';
 import type { Database } from '../db/database';
 import { plain } from '../db/database';
 import type { CallRow } from '../db/models';
+import { signalWithStartExisting } from '../temporal/signal-with-start';
 import type { SecretBox } from '../security/crypto';
 import { streamToken } from '../gateway/stream-token';
 import { telephonyVendor } from '../providers/telephony/registry';
