@@ -303,7 +303,7 @@ async function main(): Promise<void> {
     console.log(`| calls completed correctly | ${okCalls} / ${admitted.length} admitted${refused ? ` (${refused} of ${N} refused at admission: no gateway had room)` : ''} | ${admitted.length} |`);
     const busyAnswers = results.reduce((n, r) => n + (r.busyAnswers ?? 0), 0);
     if (redial) console.log(`| busy answers (a caller answered busy dials again after ${GATEWAY_RETRY_AFTER_SECS} s, up to ${redial} times) | ${busyAnswers}; ${admitted.filter((r) => r.busyAnswers).length} calls got through on a redial | |`);
-    console.log(`| the gateway's presence each second from the first call (s:calls/room@load(loop lag ms,CPU cores), ! = not admitting) | ${admission.summary()} | |`);
+    console.log(`| the gateway's presence each second from the first call (s:calls/room@load(loop lag ms,CPU cores,hand-off lag), ! = not admitting) | ${admission.summary()} | |`);
     if (missingReplies) console.log(`| turns without an audible reply | ${missingReplies} | 0 |`);
     if (warm) {
       const warmTurn = warm.turns[0]?.latencyMs;

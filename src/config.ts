@@ -105,6 +105,9 @@ export const coreConfigSchema = z.object({
   // GATEWAY_MAX_LOAD: on a machine shared with the worker and Temporal, cores this busy starve
   // them first. Above 1 the machine's CPU never counts (a gateway with a machine of its own).
   GATEWAY_MAX_HOST_CPU: z.coerce.number().positive().max(100).default(0.8),
+  // No new call while a call connected here waits this long for its workflow's first request (the
+  // worker or Temporal falling behind, which the gateway's own load does not show). 0: never.
+  GATEWAY_MAX_HANDOFF_MS: z.coerce.number().int().min(0).max(600_000).default(2500),
   // Turn runs (docs/conversation-engine.md): while the gateway's smoothed load is at least this,
   // its calls' plain turns are reported to the workflow in runs (fewer workflow tasks; events up
   // to 10 s later); below it, each turn as it happens. 0: always; above 1: never.

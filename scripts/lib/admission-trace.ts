@@ -13,10 +13,13 @@ interface Sample {
   /** Event-loop delay p99 (ms) and process CPU (cores) of the last second: which drove the load. */
   lagMs: number;
   cpu: number;
+  /** The longest a call waited for its workflow's first request in the last second (ms). */
+  handoffMs: number;
   admitting: boolean;
 }
 
-const format = (s: Sample) => `${s.atSecs}s:${s.calls}/${s.room ?? '-'}@${s.load.toFixed(2)}(${Math.round(s.lagMs)},${s.cpu.toFixed(2)})${s.admitting ? '' : '!'}`;
+const format = (s: Sample) =>
+  `${s.atSecs}s:${s.calls}/${s.room ?? '-'}@${s.load.toFixed(2)}(${Math.round(s.lagMs)},${s.cpu.toFixed(2)},${(s.handoffMs / 1000).toFixed(1)}s)${s.admitting ? '' : '!'}`;
 
 export class AdmissionTrace {
   private readonly samples: Sample[] = [];
@@ -34,7 +37,7 @@ export class AdmissionTrace {
     if (this.timer) clearInterval(this.timer);
   }
 
-  /** One line: `s:calls/room@load(lag ms,cpu)` for each of the first `seconds` seconds (`!` = not admitting). */
+  /** One line: `s:calls/room@load(lag ms,cpu,hand-off lag)` for each of the first `seconds` seconds (`!` = not admitting). */
   summary(seconds = 20): string {
     return this.samples.slice(0, seconds).map(format).join(' ');
   }
@@ -46,8 +49,12 @@ export class AdmissionTrace {
 
   private async sample(): Promise<void> {
     const atSecs = Math.round((Date.now() - this.startedAt) / 1000);
-    const [rows] = await this.db.sequelize.query(`SELECT calls, room, load, loop_lag_ms, cpu, admitting FROM gateways WHERE state = 'active'`).catch(() => [[]]);
-    const row = (rows as Array<{ calls: number; room: number | null; load: number; loop_lag_ms: number; cpu: number; admitting: boolean }>)[0];
-    if (row) this.samples.push({ atSecs, calls: row.calls, room: row.room, load: row.load, lagMs: Number(row.loop_lag_ms), cpu: Number(row.cpu), admitting: row.admitting });
+    const [rows] = await this.db.sequelize.query(`SELECT calls, room, load, loop_lag_ms, cpu, handoff_lag_ms, admitting FROM gateways WHERE state = 'active'`).catch(() => [[]]);
+    type Row = { calls: number; room: number | null; load: number; loop_lag_ms: number; cpu: number; handoff_lag_ms: number | null; admitting: boolean };
+    const row = (rows as Row[])[0];
+    if (row) {
+      const { calls, room, load, admitting } = row;
+      this.samples.push({ atSecs, calls, room, load, lagMs: Number(row.loop_lag_ms), cpu: Number(row.cpu), handoffMs: Number(row.handoff_lag_ms ?? 0), admitting });
+    }
   }
 }

@@ -38,7 +38,7 @@ export function printStalls({ gc, stalls, gatewayGc, bargeInTurns, frames, resul
   console.log(`- slowest barge-ins: ${slowest.map((t) => `${Math.round(t.bargeInMs!)} ms at ${secs(t.speechStartMs)} s${ownPause(t.speechStartMs, t.speechStartMs + t.bargeInMs!)}`).join('; ')}`);
   // Whether the gateway was busy then (its CPU, loop lag): the barge-ins of a run fall within seconds of each other.
   const around = presenceAround?.(slowest.map((t) => Math.round((t.speechStartMs - startedMs) / 1000)));
-  if (around) console.log(`- the gateway's presence around them (s:calls/room@load(loop lag ms,CPU cores)): ${around}`);
+  if (around) console.log(`- the gateway's presence around them (s:calls/room@load(loop lag ms,CPU cores,hand-off lag)): ${around}`);
   const lateAt = frames.flatMap((f) => f.lateAt).sort((a, b) => a.atMs - b.atMs);
   if (lateAt.length) {
     // What else happened then: a call's stream connecting or closing.

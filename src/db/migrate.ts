@@ -20,6 +20,7 @@ import * as m0014 from './migrations/0014-call-verdict-fields';
 import * as m0015 from './migrations/0015-gateway-room';
 import * as m0016 from './migrations/0016-call-end-reason-index';
 import * as m0017 from './migrations/0017-call-turn-journal';
+import * as m0018 from './migrations/0018-gateway-handoff-lag';
 
 const MIGRATIONS = [
   { name: '0001-initial', module: m0001 },
@@ -37,6 +38,7 @@ const MIGRATIONS = [
   { name: '0015-gateway-room', module: m0015 },
   { name: '0016-call-end-reason-index', module: m0016 },
   { name: '0017-call-turn-journal', module: m0017 },
+  { name: '0018-gateway-handoff-lag', module: m0018 },
 ];
 
 // Any fixed number: several processes starting at once (API, workers) take turns migrating.

@@ -53,10 +53,8 @@ async function heartbeating<T>(work: (cancel: AbortSignal) => Promise<T>): Promi
 async function answer<T>(calls: CallRegistry, callId: string, what: string, work: (cancel: AbortSignal) => Promise<T>): Promise<T> {
   const ctx = Context.current();
   const call = calls.get(callId);
-  if (call && !call.heardFromWorkflow) {
-    call.heardFromWorkflow = true;
-    observeWorkflowFirstRequest(performance.now() - call.startPerf);
-  }
+  const waitedMs = call ? calls.heardFromWorkflow(call) : null;
+  if (waitedMs !== null) observeWorkflowFirstRequest(waitedMs);
   const reports = calls.reportsOf(callId);
   if (ctx.info.heartbeatTimeoutMs) {
     const result = await heartbeating(work);

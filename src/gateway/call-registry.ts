@@ -5,6 +5,7 @@
  */
 import type { CallMedia } from './call-media';
 import type { MediaClosure } from './call-media-options';
+import { HandoffLag } from './presence/handoff-lag';
 import type { WorkflowReports } from './workflow-reports';
 
 const RECENT_LIMIT = 1000;
@@ -19,6 +20,7 @@ export class CallRegistry {
   private readonly recent = new Map<string, { closure: MediaClosure; reports: WorkflowReports; atMs: number }>();
   /** Streams per call id, for calls re-attached after a transfer. */
   private readonly reattached = new Map<string, number>();
+  private readonly handoff = new HandoffLag();
 
   get size(): number {
     return this.active.size;
@@ -35,6 +37,25 @@ export class CallRegistry {
     let n = 0;
     for (const call of this.active.values()) if (call.startPerf >= since) n++;
     return n;
+  }
+
+  /**
+   * The call's workflow asked it something: the first time, how long after its stream connected
+   * (else null). That wait is the hand-off lag admission watches (presence/handoff-lag.ts).
+   */
+  heardFromWorkflow(call: CallMedia): number | null {
+    if (call.heardFromWorkflow) return null;
+    call.heardFromWorkflow = true;
+    const waitedMs = performance.now() - call.startPerf;
+    this.handoff.heard(waitedMs);
+    return waitedMs;
+  }
+
+  /** The longest a call waited, or still waits, for its workflow's first request since the last reading. */
+  readHandoffLagMs(): number {
+    const waiting: number[] = [];
+    for (const call of this.active.values()) if (!call.heardFromWorkflow) waiting.push(call.startPerf);
+    return this.handoff.read(performance.now(), waiting);
   }
 
   get(callId: string): CallMedia | undefined {

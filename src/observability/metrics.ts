@@ -116,7 +116,7 @@ new Gauge({
 });
 
 /** A gateway's presence, as it publishes it (src/gateway/presence/presence.ts). */
-type PresenceReading = { load: number; hostCpu: number; admitting: boolean; room: number };
+type PresenceReading = { load: number; hostCpu: number; handoffLagMs: number; admitting: boolean; room: number };
 const presenceSources = new Set<() => PresenceReading>();
 
 new Gauge({
@@ -138,8 +138,17 @@ new Gauge({
 });
 
 new Gauge({
+  name: 'voice_gateway_handoff_lag_seconds',
+  help: 'The longest a call connected to this gateway waited for its workflow\'s first request over the last second, waits still going included (admission closes at GATEWAY_MAX_HANDOFF_MS).',
+  collect() {
+    this.reset();
+    for (const source of presenceSources) this.set(source().handoffLagMs / 1000);
+  },
+});
+
+new Gauge({
   name: 'voice_gateway_admitting',
-  help: '1 while this gateway takes new calls (active, load under GATEWAY_MAX_LOAD, fewer than GATEWAY_MAX_CALLS), else 0.',
+  help: '1 while this gateway takes new calls (active, load under GATEWAY_MAX_LOAD, fewer than GATEWAY_MAX_CALLS, hand-off lag under GATEWAY_MAX_HANDOFF_MS), else 0.',
   collect() {
     this.reset();
     for (const source of presenceSources) this.set(source().admitting ? 1 : 0);

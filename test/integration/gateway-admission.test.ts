@@ -84,7 +84,7 @@ describe('admission by gateway room', () => {
       expect(row.load).toBeLessThan(1);
       expect(Number(row.age)).toBeLessThan(2.5);
       const health = (await (await fetch(`http://127.0.0.1:${gatewayPort}/healthz`)).json()) as { presence: unknown };
-      expect(health.presence).toMatchObject({ state: 'active', admitting: true, host_cpu: expect.any(Number) });
+      expect(health.presence).toMatchObject({ state: 'active', admitting: true, host_cpu: expect.any(Number), handoff_lag_ms: 0 });
       const metrics = await (await fetch(`http://127.0.0.1:${gatewayPort}/metrics`)).text();
       expect(metrics).toMatch(/^voice_gateway_admitting 1$/m);
       expect(Number(/^voice_gateway_load (\S+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(0);
@@ -92,6 +92,7 @@ describe('admission by gateway room', () => {
       const hostCpu = Number(/^voice_gateway_host_cpu (\S+)$/m.exec(metrics)?.[1]);
       expect(hostCpu).toBeGreaterThanOrEqual(0);
       expect(hostCpu).toBeLessThanOrEqual(1);
+      expect(metrics).toMatch(/^voice_gateway_handoff_lag_seconds 0$/m);
     });
 
     it('admits a call while there is room, refuses the next one, and admits again once it ended', async () => {
@@ -154,6 +155,38 @@ describe('admission by gateway room', () => {
       const third = await dial('+14155550333');
       expect(third.status).toBe(503);
       expect(third.body.detail).toMatch(/at capacity \(2 calls for room of 2\)/i);
+    });
+  });
+
+  describe('with a gateway whose calls wait for their workflows', () => {
+    // The presence writer with a quiet load and a scripted hand-off lag: a call connected 4 s ago
+    // still waits for its workflow's first request (a worker behind a burst), then the wait is over.
+    let pool: Pool;
+    let presence: GatewayPresence;
+    let lagMs = 4000;
+    beforeAll(async () => {
+      const log = createLogger('gateway-handoff-test');
+      pool = openGatewayDatabase(h.dbUrl, log);
+      const meter = { read: () => ({ load: 0.1, utilisation: 0.1, loopLagP99Ms: 0, cpu: 0.1, hostCpu: 0 }), stop: () => undefined };
+      presence = new GatewayPresence({ pool, id: 'gateway-handoff-test', url: 'ws://127.0.0.1:2', maxCalls: 100, maxLoad: 0.8, calls: () => 1, handoffLagMs: () => lagMs, maxHandoffMs: 3000, log, meter });
+      await presence.start();
+    });
+    afterAll(async () => {
+      await endActiveCalls();
+      await presence?.stop();
+      await pool?.end();
+    });
+
+    it('admits nothing while a call waits GATEWAY_MAX_HANDOFF_MS for its workflow, and admits again once the workflows catch up', async () => {
+      expect(presence.snapshot).toMatchObject({ admitting: false, room: 1, handoffLagMs: 4000 });
+      const refused = await dial('+14155550341');
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect(refused.body.detail).toMatch(/at capacity/i);
+      lagMs = 150;
+      await presence.setState('active');
+      expect(presence.snapshot).toMatchObject({ admitting: true, handoffLagMs: 150 });
+      expect((await dial('+14155550342')).status).toBe(201);
     });
   });
 });

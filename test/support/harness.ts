@@ -74,6 +74,9 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     // A gateway started by a test shares this process's event loop with the API, the worker, the
     // fakes and the callers: its load is the test's, not the gateway's. Room is counted in calls.
     GATEWAY_MAX_LOAD: '100',
+    // Likewise a test's workflows answer as fast as a machine running jest lets them: no hand-off
+    // lag closes the door (gateway-admission.test.ts drives it on its own).
+    GATEWAY_MAX_HANDOFF_MS: '0',
     // For the same reason turn runs would start and stop with the test's own load (a CI run once
     // held a browser test's turn for seconds): never, unless a test asks for them ('0': always).
     GATEWAY_TURN_RUN_LOAD: '100',

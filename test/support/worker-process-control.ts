@@ -49,6 +49,7 @@ export function harnessEnv(h: Harness): Record<string, string | undefined> {
     WEBHOOK_ALLOWED_NETWORKS: h.config.WEBHOOK_ALLOWED_NETWORKS,
     // A test's processes share the machine with the test itself: room is counted in calls.
     GATEWAY_MAX_LOAD: String(h.config.GATEWAY_MAX_LOAD),
+    GATEWAY_MAX_HANDOFF_MS: String(h.config.GATEWAY_MAX_HANDOFF_MS),
     GATEWAY_TURN_RUN_LOAD: String(h.config.GATEWAY_TURN_RUN_LOAD),
   };
 }

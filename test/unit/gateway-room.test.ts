@@ -1,5 +1,6 @@
 import { MIN_CALLS_TO_LEARN, READING_WEIGHT, RoomEstimate, SETUP_WEIGHT } from '../../src/gateway/presence/room-estimate';
 import { LoadMeter, withHostCpu } from '../../src/gateway/presence/load-meter';
+import { HANDOFF_WINDOW_MS, HandoffLag } from '../../src/gateway/presence/handoff-lag';
 
 describe('the room a gateway offers', () => {
   it('offers all of GATEWAY_MAX_CALLS until it has carried enough calls to learn their cost', () => {
@@ -92,5 +93,28 @@ describe('the machine\'s CPU as load (GATEWAY_MAX_HOST_CPU)', () => {
     meter.stop();
     expect(hostCpu).toBeGreaterThan(0);
     expect(hostCpu).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('the hand-off lag (GATEWAY_MAX_HANDOFF_MS)', () => {
+  it('reads the longest wait for a first request since the last reading, then forgets it', () => {
+    const lag = new HandoffLag();
+    lag.heard(400);
+    lag.heard(2600);
+    lag.heard(900);
+    expect(lag.read(10_000, [])).toBe(2600);
+    expect(lag.read(11_000, [])).toBe(0);
+  });
+
+  it('counts a call still waiting, so a worker that stopped answering closes the door before any call is heard', () => {
+    const lag = new HandoffLag();
+    lag.heard(500);
+    // Two calls connected at 6 s and 9.5 s, neither heard from by 10 s.
+    expect(lag.read(10_000, [6_000, 9_500])).toBe(4_000);
+  });
+
+  it('stops counting a call that waited past the window: one workflow that never asks does not close the door for good', () => {
+    const lag = new HandoffLag();
+    expect(lag.read(HANDOFF_WINDOW_MS + 5_000, [4_000, HANDOFF_WINDOW_MS + 4_000])).toBe(1_000);
   });
 });

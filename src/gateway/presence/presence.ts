@@ -33,6 +33,10 @@ export interface PresenceOptions {
   calls: () => number;
   /** Of those, the calls still being set up (connected within SETUP_SECS, room-estimate.ts). */
   settingUp?: () => number;
+  /** The longest a call waited for its workflow's first request since the last reading (handoff-lag.ts). */
+  handoffLagMs?: () => number;
+  /** GATEWAY_MAX_HANDOFF_MS: no new call while the hand-off lag is at least this (0: never). */
+  maxHandoffMs?: number;
   log: Logger;
   /** What measures the load: the process's own meter unless a test drives it. */
   meter?: Pick<LoadMeter, 'read' | 'stop'>;
@@ -43,6 +47,8 @@ export interface PresenceSnapshot extends LoadReading {
   calls: number;
   /** The load admission decides on (smoothed over a few seconds). */
   smoothedLoad: number;
+  /** The longest a call waited for its workflow's first request over the last interval (handoff-lag.ts). */
+  handoffLagMs: number;
   admitting: boolean;
   /** Calls it can hold now, counting those it holds (room-estimate.ts); its calls when not admitting. */
   room: number;
@@ -62,7 +68,7 @@ export class GatewayPresence {
   constructor(private readonly opts: PresenceOptions) {
     this.meter = opts.meter ?? new LoadMeter();
     this.estimate = new RoomEstimate(opts.maxCalls, opts.maxLoad);
-    this.snapshotValue = { load: 0, utilisation: 0, loopLagP99Ms: 0, cpu: 0, hostCpu: 0, state: 'active', calls: 0, smoothedLoad: 0, admitting: true, room: opts.maxCalls };
+    this.snapshotValue = { load: 0, utilisation: 0, loopLagP99Ms: 0, cpu: 0, hostCpu: 0, state: 'active', calls: 0, smoothedLoad: 0, handoffLagMs: 0, admitting: true, room: opts.maxCalls };
   }
 
   /** Writes the first row (best effort) and keeps it fresh. */
@@ -99,13 +105,17 @@ export class GatewayPresence {
     this.smoothed = this.smoothed * (1 - LOAD_SMOOTHING) + reading.load * LOAD_SMOOTHING;
     const calls = this.opts.calls();
     const settingUp = this.opts.settingUp?.() ?? 0;
+    const handoffLagMs = this.opts.handoffLagMs?.() ?? 0;
     this.estimate.observe(reading.load, calls, settingUp);
     // Judged on the load once the set-ups under way are over: a burst's set-ups pass, its calls stay.
     const settled = this.estimate.settledLoad(this.smoothed, settingUp);
-    const admitting = this.state === 'active' && settled < this.opts.maxLoad && calls < this.opts.maxCalls;
+    // The workflows falling behind is a full machine too, though this process's own figures say room.
+    const maxHandoffMs = this.opts.maxHandoffMs ?? 0;
+    const behind = maxHandoffMs > 0 && handoffLagMs >= maxHandoffMs;
+    const admitting = this.state === 'active' && settled < this.opts.maxLoad && calls < this.opts.maxCalls && !behind;
     // The room is projected from the newer of the two figures: in a burst the raw reading leads.
     const room = admitting ? this.estimate.room(calls, Math.max(reading.load, this.smoothed), settingUp) : calls;
-    this.snapshotValue = { ...reading, state: this.state, calls, smoothedLoad: this.smoothed, admitting, room };
+    this.snapshotValue = { ...reading, state: this.state, calls, smoothedLoad: this.smoothed, handoffLagMs, admitting, room };
     // One write at a time, in order: a slow database must not pile writes up.
     this.writing = this.writing.then(() => this.write(this.snapshotValue));
     return this.writing;
@@ -114,11 +124,11 @@ export class GatewayPresence {
   private async write(s: PresenceSnapshot): Promise<void> {
     try {
       await this.opts.pool.query(
-        `INSERT INTO gateways (id, url, state, started_at, seen_at, calls, max_calls, load, loop_lag_ms, cpu, admitting, room, lost_at, lost_handled)
-         VALUES ($1, $2, $3, $4, now(), $5, $6, $7, $8, $9, $10, $11, NULL, false)
+        `INSERT INTO gateways (id, url, state, started_at, seen_at, calls, max_calls, load, loop_lag_ms, cpu, admitting, room, handoff_lag_ms, lost_at, lost_handled)
+         VALUES ($1, $2, $3, $4, now(), $5, $6, $7, $8, $9, $10, $11, $12, NULL, false)
          ON CONFLICT (id) DO UPDATE SET url = $2, state = $3, seen_at = now(), calls = $5, max_calls = $6, load = $7,
-           loop_lag_ms = $8, cpu = $9, admitting = $10, room = $11, lost_at = NULL, lost_handled = false`,
-        [this.opts.id, this.opts.url, s.state, this.startedAt, s.calls, this.opts.maxCalls, s.smoothedLoad, s.loopLagP99Ms, s.cpu, s.admitting, s.room],
+           loop_lag_ms = $8, cpu = $9, admitting = $10, room = $11, handoff_lag_ms = $12, lost_at = NULL, lost_handled = false`,
+        [this.opts.id, this.opts.url, s.state, this.startedAt, s.calls, this.opts.maxCalls, s.smoothedLoad, s.loopLagP99Ms, s.cpu, s.admitting, s.room, s.handoffLagMs],
       );
       if (this.failing) this.opts.log.info('gateway presence: writing again');
       this.failing = false;
