@@ -2,6 +2,8 @@
  * `npm run demo [-- --provider <vendor>]` keeps working for every telephony vendor with a fake:
  * its call, with the short script (the caller hangs up after the barge-in), through the same real
  * pieces the script uses. `--scenario transfer` too, on every vendor that can transfer.
+ * Each demo starts its own platform and fakes, so they run side by side (`it.concurrent`): the
+ * calls run in real time, and one after the other they took over two minutes of CI's budget.
  */
 import { runDemo } from '../../scripts/demo';
 import { runTransferDemo, TRANSFER_PROVIDERS } from '../../scripts/lib/demo-transfer';
@@ -9,7 +11,7 @@ import { setLogLevel } from '../../src/shared/logger';
 import { fakeTelephonyProviders } from '../fakes/telephony-fakes';
 import { startHarness } from '../support/harness';
 
-it.each(fakeTelephonyProviders())('the demo call over %s completes with a transcript, a barge-in and a recording', async (provider) => {
+it.concurrent.each(fakeTelephonyProviders())('the demo call over %s completes with a transcript, a barge-in and a recording', async (provider) => {
   setLogLevel('error');
   const result = await runDemo({ startPlatform: (env) => startHarness({ env, worker: true }), script: 'short', print: () => undefined, provider });
   expect(result.call).toMatchObject({ status: 'completed', end_reason: 'user_ended' });
@@ -24,7 +26,7 @@ it.each(fakeTelephonyProviders())('the demo call over %s completes with a transc
   expect(result.recording!.seconds).toBeGreaterThan(10);
 }, 60_000);
 
-it.each(TRANSFER_PROVIDERS)('the transfer demo over %s hands the caller to billing: the fake dials it, the call ends completed/transferred', async (provider) => {
+it.concurrent.each(TRANSFER_PROVIDERS)('the transfer demo over %s hands the caller to billing: the fake dials it, the call ends completed/transferred', async (provider) => {
   setLogLevel('error');
   const result = await runTransferDemo({ startPlatform: (env) => startHarness({ env, worker: true }), print: () => undefined, provider });
   expect(result.call).toMatchObject({ status: 'completed', end_reason: 'transferred' });
@@ -46,7 +48,7 @@ it.each(TRANSFER_PROVIDERS)('the transfer demo over %s hands the caller to billi
   ]);
   expect(result.events.find((e) => e.event_type === 'transfer_started')!.data).toMatchObject({ mode: 'cold', to: '+14155550123' });
 }, 60_000);
-it('`--scenario voicemail`: the machine gets the message after its beep, the person the whole greeting', async () => {
+it.concurrent('`--scenario voicemail`: the machine gets the message after its beep, the person the whole greeting', async () => {
   setLogLevel('error');
   const { runVoicemailDemo } = await import('../../scripts/lib/demo-voicemail');
   const result = await runVoicemailDemo({ startPlatform: (env) => startHarness({ env, worker: true }), print: () => undefined });
