@@ -50,11 +50,7 @@ export class AdmissionTrace {
   private async sample(): Promise<void> {
     const atSecs = Math.round((Date.now() - this.startedAt) / 1000);
     const [rows] = await this.db.sequelize.query(`SELECT calls, room, load, loop_lag_ms, cpu, handoff_lag_ms, admitting FROM gateways WHERE state = 'active'`).catch(() => [[]]);
-    type Row = { calls: number; room: number | null; load: number; loop_lag_ms: number; cpu: number; handoff_lag_ms: number | null; admitting: boolean };
-    const row = (rows as Row[])[0];
-    if (row) {
-      const { calls, room, load, admitting } = row;
-      this.samples.push({ atSecs, calls, room, load, lagMs: Number(row.loop_lag_ms), cpu: Number(row.cpu), handoffMs: Number(row.handoff_lag_ms ?? 0), admitting });
-    }
+    const row = (rows as Array<{ calls: number; room: number | null; load: number; loop_lag_ms: number; cpu: number; handoff_lag_ms: number | null; admitting: boolean }>)[0];
+    if (row) this.samples.push({ atSecs, calls: row.calls, room: row.room, load: row.load, lagMs: Number(row.loop_lag_ms), cpu: Number(row.cpu), handoffMs: Number(row.handoff_lag_ms ?? 0), admitting: row.admitting });
   }
 }

@@ -18,7 +18,7 @@ export class HandoffLag {
 
   /** A call's workflow asked for the first time, `waitedMs` after the call's stream connected. */
   heard(waitedMs: number): void {
-    if (Number.isFinite(waitedMs)) this.slowestHeardMs = Math.max(this.slowestHeardMs, waitedMs);
+    this.slowestHeardMs = Math.max(this.slowestHeardMs, waitedMs);
   }
 
   /**
