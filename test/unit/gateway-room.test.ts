@@ -28,6 +28,22 @@ describe('the room a gateway offers', () => {
     expect(room.room(10, 0.3)).toBe(35);
   });
 
+  it('does not take a fresh gateway’s start-up for its idle load', () => {
+    const room = new RoomEstimate(1000, 0.6);
+    // Measured on a fresh gateway: its own start-up, the other processes starting, then quiet.
+    for (const load of [1.0, 0.5, 0.14, 0.01, 0.02, 0.02]) room.observe(load, 0);
+    room.observe(0.3, 100); // 100 settled calls
+    expect(room.costPerCall).toBeGreaterThan(0.0027);
+    expect(room.costPerCall).toBeLessThan(0.003);
+    // So 0.3 left under 0.6 pays for about 100 more, not the ~300 an idle load of 0.23 made it.
+    expect(room.room(100, 0.3)).toBeLessThan(210);
+    // A quieter reading still lowers the idle load, a busier one raises it only by the average.
+    room.observe(0.2, 0);
+    room.observe(0.005, 0);
+    room.observe(0.3, 100);
+    expect(room.costPerCall).toBeGreaterThan(0.0028);
+  });
+
   it('never offers more than GATEWAY_MAX_CALLS nor fewer than the calls it holds', () => {
     const room = new RoomEstimate(25, 0.8);
     room.observe(0.05, 10);

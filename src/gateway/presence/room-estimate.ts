@@ -15,6 +15,12 @@
  * below the measured six, so a burst is judged on the cautious side — and the room is judged on
  * the load the calls will make once their set-ups are over; otherwise the first burst a gateway
  * sees reads every call as several times its cost and refuses calls the machine can carry.
+ *
+ * The idle load drops to any lower reading at once and rises only by the average: a fresh
+ * gateway's first readings are its own start-up (module loading, compilation, and on the all-in-one
+ * install the other processes starting), measured at 1.0 and 0.5. Averaged in, they left the idle
+ * load at 0.23 when the first burst came, against 0.02 really, so every call was costed at the load
+ * above 0.23 — a third of its cost once settled — and the room overstated threefold.
  */
 
 /** Below this many calls the idle load swamps the per-call figure: nothing is learnt. */
@@ -27,6 +33,8 @@ export const SETUP_WEIGHT = 4;
 export const SETUP_SECS = 3;
 
 const average = (old: number | null, sample: number) => (old === null ? sample : old * (1 - READING_WEIGHT) + sample * READING_WEIGHT);
+/** The idle load: at once down to a lower reading, by the average up to a higher one. */
+const floor = (old: number | null, sample: number) => (old !== null && sample < old ? sample : average(old, sample));
 
 export class RoomEstimate {
   private perCall: number | null = null;
@@ -44,7 +52,7 @@ export class RoomEstimate {
 
   /** One reading: the load over the last interval, the calls held at its end and how many of them are being set up. */
   observe(load: number, calls: number, settingUp = 0): void {
-    if (calls === 0) this.idle = average(this.idle, load);
+    if (calls === 0) this.idle = floor(this.idle, load);
     if (calls < MIN_CALLS_TO_LEARN) return;
     const weighted = calls + (SETUP_WEIGHT - 1) * Math.min(settingUp, calls);
     this.perCall = average(this.perCall, Math.max(0, load - (this.idle ?? 0)) / weighted);
