@@ -43,6 +43,7 @@ import { sleep } from '../support/speech';
 import { PCM16_16K } from '../../src/audio/format';
 import { GcPauses } from '../../scripts/lib/gc-pauses';
 import { LoopStalls, stallLog } from '../../scripts/lib/loop-stalls';
+import { speechFakesEnv } from '../support/voice-stack';
 
 const STOP_WAV = path.join(__dirname, '..', 'fixtures', 'audio', 'stop-wait.wav');
 /** The gateway's share on top of the VAD's own onset: sockets, the VAD job, the `clear`. */
@@ -74,7 +75,7 @@ beforeAll(async () => {
   cartesia = await startFakeCartesia({ apiKey: 'ca-key' });
   openai = await startFakeOpenAI();
   h = await startHarness({
-    env: { DEEPGRAM_API_KEY: 'dg-key', DEEPGRAM_BASE_URL: deepgram.url, CARTESIA_API_KEY: 'ca-key', CARTESIA_BASE_URL: cartesia.url, OPENAI_BASE_URL: openai.url, OPENAI_API_KEY: 'sk-test' },
+    env: speechFakesEnv(deepgram, cartesia, openai),
   });
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../support/gateway-probe-workflow'),

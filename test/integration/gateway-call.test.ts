@@ -20,6 +20,7 @@ import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { createAgent, eventually } from '../support/fixtures';
 import { configureTwilio } from '../support/telephony';
 import { startHarness, type Harness } from '../support/harness';
+import { speechFakesEnv } from '../support/voice-stack';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'audio');
 const HELLO_WAV = path.join(FIXTURES, 'hello-appointment.wav');
@@ -48,12 +49,7 @@ beforeAll(async () => {
     env: {
       TWILIO_API_BASE_URL: twilio.apiBaseUrl,
       GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}`,
-      DEEPGRAM_API_KEY: 'dg-key',
-      DEEPGRAM_BASE_URL: deepgram.url,
-      CARTESIA_API_KEY: 'ca-key',
-      CARTESIA_BASE_URL: cartesia.url,
-      OPENAI_BASE_URL: openai.url,
-      OPENAI_API_KEY: 'sk-test',
+      ...speechFakesEnv(deepgram, cartesia, openai),
     },
   });
   gateway = await startGateway(

@@ -20,6 +20,7 @@ import { configureTwilio } from '../support/telephony';
 import { startTcpBalancer, type TcpBalancer } from '../support/tcp-proxy';
 import { voiceCallApi } from '../support/voice-call-api';
 import { killHard, spawnGatewayProcess, spawnWorkerProcess } from '../support/worker-process-control';
+import { speechFakesEnv } from '../support/voice-stack';
 
 const HELLO_WAV = path.join(__dirname, '..', 'fixtures', 'audio', 'hello-appointment.wav');
 const ACCOUNT_SID = `AC${'6b'.repeat(16)}`;
@@ -50,12 +51,7 @@ beforeAll(async () => {
   const vendorEnv = {
     TWILIO_API_BASE_URL: twilio.apiBaseUrl,
     GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${balancer.port}`,
-    DEEPGRAM_API_KEY: 'dg-key',
-    DEEPGRAM_BASE_URL: deepgram.url,
-    CARTESIA_API_KEY: 'ca-key',
-    CARTESIA_BASE_URL: cartesia.url,
-    OPENAI_BASE_URL: openai.url,
-    OPENAI_API_KEY: 'sk-test',
+    ...speechFakesEnv(deepgram, cartesia, openai),
   };
   h = await startHarness({ env: vendorEnv });
   for (let i = 0; i < 2; i++) workers.push(await spawnWorkerProcess(h, vendorEnv));

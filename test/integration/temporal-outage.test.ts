@@ -19,6 +19,7 @@ import { phoneTurns } from '../support/phone-turns';
 import { configureTwilio } from '../support/telephony';
 import { voiceCallApi } from '../support/voice-call-api';
 import { killHard, spawnGatewayProcess, spawnWorkerProcess } from '../support/worker-process-control';
+import { speechFakesEnv } from '../support/voice-stack';
 
 const ACCOUNT_SID = `AC${'5e'.repeat(16)}`;
 const AUTH_TOKEN = 'outage-test-auth-token-0123456789ab';
@@ -53,12 +54,7 @@ beforeAll(async () => {
     TWILIO_API_BASE_URL: twilio.apiBaseUrl,
     GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}`,
     GATEWAY_PORT: String(gatewayPort),
-    DEEPGRAM_API_KEY: 'dg-key',
-    DEEPGRAM_BASE_URL: deepgram.url,
-    CARTESIA_API_KEY: 'ca-key',
-    CARTESIA_BASE_URL: cartesia.url,
-    OPENAI_BASE_URL: openai.url,
-    OPENAI_API_KEY: 'sk-test',
+    ...speechFakesEnv(deepgram, cartesia, openai),
   };
   h = await startHarness({ env: { ...vendorEnv, TEMPORAL_ADDRESS: temporal.address } });
   worker = await spawnWorkerProcess(h, vendorEnv);

@@ -21,6 +21,7 @@ import { voiceCallApi } from '../support/voice-call-api';
 import { configureTwilio } from '../support/telephony';
 import { startHarness, type Harness } from '../support/harness';
 import { killHard, spawnGatewayProcess, spawnWorkerProcess } from '../support/worker-process-control';
+import { speechFakesEnv } from '../support/voice-stack';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'audio');
 const HELLO_WAV = path.join(FIXTURES, 'hello-appointment.wav'); // speech 500–3860 ms
@@ -53,12 +54,7 @@ beforeAll(async () => {
     TWILIO_API_BASE_URL: twilio.apiBaseUrl,
     GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}`,
     GATEWAY_PORT: String(gatewayPort),
-    DEEPGRAM_API_KEY: 'dg-key',
-    DEEPGRAM_BASE_URL: deepgram.url,
-    CARTESIA_API_KEY: 'ca-key',
-    CARTESIA_BASE_URL: cartesia.url,
-    OPENAI_BASE_URL: openai.url,
-    OPENAI_API_KEY: 'sk-test',
+    ...speechFakesEnv(deepgram, cartesia, openai),
   };
   h = await startHarness({ env: vendorEnv });
   worker = await spawnWorkerProcess(h, vendorEnv);

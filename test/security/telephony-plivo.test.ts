@@ -23,6 +23,7 @@ import { createAgent, eventually } from '../support/fixtures';
 import { startHarness, type Harness } from '../support/harness';
 import { configurePlivo } from '../support/telephony';
 import { killHard, spawnGatewayProcess } from '../support/worker-process-control';
+import { speechFakesEnv } from '../support/voice-stack';
 
 const AUTH_ID = 'MASECURITYTESTAUTHID';
 const AUTH_TOKEN = 'plivo-security-test-token-0123456';
@@ -42,14 +43,7 @@ beforeAll(async () => {
   cartesia = await startFakeCartesia({ apiKey: 'ca-key' });
   openai = await startFakeOpenAI();
   const gatewayPort = await getFreePort();
-  const vendors = {
-    DEEPGRAM_API_KEY: 'dg-key',
-    DEEPGRAM_BASE_URL: deepgram.url,
-    CARTESIA_API_KEY: 'ca-key',
-    CARTESIA_BASE_URL: cartesia.url,
-    OPENAI_BASE_URL: openai.url,
-    OPENAI_API_KEY: 'sk-test',
-  };
+  const vendors = speechFakesEnv(deepgram, cartesia, openai);
   h = await startHarness({ worker: true, env: { PLIVO_API_BASE_URL: plivo.apiBaseUrl, ...vendors, GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}` } });
   gateway = await spawnGatewayProcess(h, { ...vendors, GATEWAY_PORT: String(gatewayPort) });
   await configurePlivo(h, { authId: AUTH_ID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER });

@@ -51,6 +51,18 @@ export interface VoiceStack {
   stop(): Promise<void>;
 }
 
+/** Environment pointing the platform at the default speech and LLM fakes. */
+export function speechFakesEnv(deepgram: FakeDeepgram, cartesia: FakeCartesia, openai: FakeOpenAI): Record<string, string> {
+  return {
+    DEEPGRAM_API_KEY: 'dg-key',
+    DEEPGRAM_BASE_URL: deepgram.url,
+    CARTESIA_API_KEY: 'ca-key',
+    CARTESIA_BASE_URL: cartesia.url,
+    OPENAI_BASE_URL: openai.url,
+    OPENAI_API_KEY: 'sk-test',
+  };
+}
+
 export async function startVoiceStack(opts: VoiceStackOptions): Promise<VoiceStack> {
   const [deepgram, cartesia, openai] = await Promise.all([
     startFakeDeepgram({ apiKey: 'dg-key' }),
@@ -62,12 +74,7 @@ export async function startVoiceStack(opts: VoiceStackOptions): Promise<VoiceSta
   const env: Record<string, string> = {
     ...Object.assign({}, ...opts.telephony.map((t) => t.env)),
     GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}`,
-    DEEPGRAM_API_KEY: 'dg-key',
-    DEEPGRAM_BASE_URL: deepgram.url,
-    CARTESIA_API_KEY: 'ca-key',
-    CARTESIA_BASE_URL: cartesia.url,
-    OPENAI_BASE_URL: openai.url,
-    OPENAI_API_KEY: 'sk-test',
+    ...speechFakesEnv(deepgram, cartesia, openai),
     ...opts.env,
   };
   let h: Harness | undefined;
