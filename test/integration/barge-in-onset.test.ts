@@ -17,50 +17,29 @@
  * are reported and not counted: a gateway process alone has a small heap.
  */
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
-import type { WorkflowHandle } from '@temporalio/client';
-import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
-import { startGateway, type RunningGateway } from '../../src/gateway/server';
 import { streamToken } from '../../src/gateway/stream-token';
 import { sharedSileroModel } from '../../src/gateway/vad/silero';
 import { VadAnalyzer } from '../../src/gateway/vad/vad-analyzer';
 import { exotelStreamUrl } from '../../src/providers/telephony/exotel/stream-auth';
 import { plivoStreamExtraHeaders } from '../../src/providers/telephony/plivo/stream-auth';
 import { PIPELINE_DEFAULTS } from '../../src/shared/catalog';
-import { setLogLevel } from '../../src/shared/logger';
 import { callWorkflowId, type VoiceConfig } from '../../workflows/call-definitions';
-import { startFakeCartesia, type FakeCartesia } from '../fakes/cartesia-server';
-import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
 import { connectExotelCaller } from '../fakes/exotel-caller';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { FRAME_MS, loadSpeechWav, type PhoneCaller } from '../fakes/phone-caller';
 import { connectPlivoCaller } from '../fakes/plivo-caller';
 import { connectTwilioCaller } from '../fakes/twilio-caller';
-import { startHarness, type Harness } from '../support/harness';
-import { finishSignal, gatewayProbeWorkflow, probeStateQuery, voiceTurnUpdate } from '../support/gateway-probe-workflow';
+import { deepgram, gateway, h, openai, probeQueue, track, useGatewayProbe } from '../support/gateway-probe-stack';
+import { gatewayProbeWorkflow, probeStateQuery, voiceTurnUpdate } from '../support/gateway-probe-workflow';
 import { sleep } from '../support/speech';
 import { PCM16_16K } from '../../src/audio/format';
 import { GcPauses } from '../../scripts/lib/gc-pauses';
 import { LoopStalls, stallLog } from '../../scripts/lib/loop-stalls';
-import { speechFakesEnv } from '../support/voice-stack';
 
 const STOP_WAV = path.join(__dirname, '..', 'fixtures', 'audio', 'stop-wait.wav');
 /** The gateway's share on top of the VAD's own onset: sockets, the VAD job, the `clear`. */
 const GATEWAY_BUDGET_MS = 50;
 const VAD_START_SECS = 0.2;
-
-let deepgram: FakeDeepgram;
-let cartesia: FakeCartesia;
-let openai: FakeOpenAI;
-let h: Harness;
-let gateway: RunningGateway;
-let probeWorker: Worker;
-let probeRunning: Promise<void>;
-let probeConnection: NativeConnection;
-const probeQueue = `barge-in-probe-${crypto.randomBytes(4).toString('hex')}`;
-const callers: PhoneCaller[] = [];
-const workflows: WorkflowHandle[] = [];
 
 const voice: VoiceConfig = {
   agentName: 'barge-in-probe',
@@ -69,38 +48,7 @@ const voice: VoiceConfig = {
   pipeline: { ...PIPELINE_DEFAULTS, min_words: 1, vad_start_secs: VAD_START_SECS },
 };
 
-beforeAll(async () => {
-  setLogLevel('error');
-  deepgram = await startFakeDeepgram({ apiKey: 'dg-key' });
-  cartesia = await startFakeCartesia({ apiKey: 'ca-key' });
-  openai = await startFakeOpenAI();
-  h = await startHarness({
-    env: speechFakesEnv(deepgram, cartesia, openai),
-  });
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../support/gateway-probe-workflow'),
-    logger: { trace() {}, debug() {}, info() {}, warn() {}, error: (m: string) => console.error(m) } as never,
-  });
-  probeConnection = await NativeConnection.connect({ address: h.config.TEMPORAL_ADDRESS! });
-  probeWorker = await Worker.create({ connection: probeConnection, taskQueue: probeQueue, workflowBundle: { code } });
-  probeRunning = probeWorker.run();
-  gateway = await startGateway(h.gatewayDeps(), 0, '127.0.0.1');
-}, 120_000);
-
-afterEach(async () => {
-  for (const c of callers.splice(0)) if (c.isOpen) await c.hangup();
-  for (const w of workflows.splice(0)) await w.signal(finishSignal).catch(() => undefined);
-});
-
-afterAll(async () => {
-  await gateway?.stop();
-  probeWorker?.shutdown();
-  await probeRunning;
-  await probeConnection?.close();
-  await h?.stop();
-  await Promise.all([deepgram?.stop(), cartesia?.stop(), openai?.stop()]);
-  if (h?.config.dataDir.includes('vap-data-')) fs.rmSync(h.config.dataDir, { recursive: true, force: true });
-});
+useGatewayProbe();
 
 /** Where the speech in the clip starts: its first 20 ms frame above -40 dBFS, as the benchmark's callers count it. */
 function speechOnsetMs(pcm: Int16Array, rate: number): number {
@@ -165,9 +113,8 @@ const VENDORS: Vendor[] = [
 async function bargeIn(vendor: Vendor, pcm: Int16Array, bound: number): Promise<{ gatewayMs: number; interrupted: boolean }> {
   const callId = crypto.randomUUID();
   const handle = await h.temporal.workflow.start(gatewayProbeWorkflow, { taskQueue: probeQueue, workflowId: callWorkflowId(callId), args: [{ callId, voice }] });
-  workflows.push(handle);
   const caller = await vendor.connect(callId, streamToken(h.config.JWT_SECRET!, callId));
-  callers.push(caller);
+  track(handle, caller);
   const deadline = Date.now() + 10_000;
   while (!(await handle.query(probeStateQuery)).connected) {
     if (Date.now() > deadline) throw new Error('mediaConnected never came');

@@ -1,206 +1,39 @@
 /**
  * The media gateway end to end over real sockets: a simulated Twilio caller on the Media Streams
  * WebSocket, the Deepgram / Cartesia / OpenAI protocol fakes, a real Temporal server, and a
- * stand-in call workflow (test/support/gateway-probe-workflow.ts) that drives the gateway's
- * activities on the gateway's own task queue exactly as the call workflow does.
+ * stand-in call workflow that drives the gateway's activities as the call workflow does
+ * (test/support/gateway-probe-stack.ts). Speech both ways, turns, barge-in and the end of a call;
+ * what goes wrong (hang-ups, bad messages, vendor outages, a dead gateway) is in
+ * gateway-failures.test.ts.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import crypto from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
-import type { WorkflowHandle } from '@temporalio/client';
-import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import WebSocket from 'ws';
 import { rms } from '../../src/audio/pcm';
 import { readWavFile, channelOf } from '../../src/audio/wav';
-import { startGateway, type RunningGateway } from '../../src/gateway/server';
 import { streamToken, verifyStreamToken } from '../../src/gateway/stream-token';
-import { PIPELINE_DEFAULTS, type PipelineSettings } from '../../src/shared/catalog';
-import { setLogLevel } from '../../src/shared/logger';
-import { callWorkflowId, type GatewayEvent, type VoiceConfig } from '../../workflows/call-definitions';
-import { startFakeCartesia, type FakeCartesia } from '../fakes/cartesia-server';
-import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
-import { connectTwilioCaller, FRAME_MS, loadSpeechWav, newSid, nowMs, type TwilioCaller } from '../fakes/twilio-caller';
+import { loadSpeechWav, nowMs } from '../fakes/twilio-caller';
 import { lineSilentAfterMs } from '../support/barge-in-silence';
-import { startHarness, type Harness } from '../support/harness';
-import { killHard } from '../support/worker-process-control';
+import { endMediaUpdate } from '../support/gateway-probe-workflow';
 import {
-  endMediaUpdate,
-  finishSignal,
-  gatewayProbeWorkflow,
-  probeStateQuery,
-  speakUpdate,
-  voiceTurnUpdate,
-  type ProbeState,
-} from '../support/gateway-probe-workflow';
-import { sleep } from '../support/speech';
-import { maxMediaMessageBytes } from '../../src/providers/telephony/media-registry';
+  cartesia,
+  deepgram,
+  eventsOf,
+  eventually,
+  gateway,
+  h,
+  heardSpeechMs,
+  HELLO_WAV,
+  MS_PER_CHAR,
+  newCall,
+  openai,
+  speak,
+  STOP_ONSET_MS,
+  STOP_WAV,
+  useGatewayProbe,
+  voiceTurn,
+} from '../support/gateway-probe-stack';
 
-const FIXTURES = path.join(__dirname, '..', 'fixtures', 'audio');
-const HELLO_WAV = path.join(FIXTURES, 'hello-appointment.wav'); // speech 520–3860 ms
-const STOP_WAV = path.join(FIXTURES, 'stop-wait.wav'); // speech 300–1900 ms
-const STOP_ONSET_MS = 300;
-const MS_PER_CHAR = 60; // the TTS fakes' speaking rate
-
-const DEEPGRAM_KEY = 'dg-test-key';
-const CARTESIA_KEY = 'cartesia-test-key';
-
-let deepgram: FakeDeepgram;
-let cartesia: FakeCartesia;
-let openai: FakeOpenAI;
-let h: Harness;
-let gateway: RunningGateway;
-let probeWorker: Worker;
-let probeRunning: Promise<void>;
-let probeConnection: NativeConnection;
-const probeQueue = `gateway-probe-${crypto.randomBytes(4).toString('hex')}`;
-const callers: TwilioCaller[] = [];
-const workflows: WorkflowHandle[] = [];
-
-function voiceConfig(pipeline: Partial<PipelineSettings> = {}): VoiceConfig {
-  return {
-    agentName: 'gateway-probe',
-    stt: { provider: 'deepgram', model: null, language: 'en', mode: null, settings: {} },
-    tts: { provider: 'cartesia', model: null, voice: 'voice-1', language: null, settings: {} },
-    pipeline: { ...PIPELINE_DEFAULTS, ...pipeline },
-  };
-}
-
-async function eventually<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
-    await sleep(20);
-  }
-}
-
-const probeState = (handle: WorkflowHandle) => handle.query(probeStateQuery);
-
-interface TestCall {
-  callId: string;
-  handle: WorkflowHandle;
-  caller: TwilioCaller;
-  state(): Promise<ProbeState>;
-}
-
-async function startProbe(pipeline: Partial<PipelineSettings> = {}): Promise<{ callId: string; handle: WorkflowHandle }> {
-  const callId = crypto.randomUUID();
-  const handle = await h.temporal.workflow.start(gatewayProbeWorkflow, {
-    taskQueue: probeQueue,
-    workflowId: callWorkflowId(callId),
-    args: [{ callId, voice: voiceConfig(pipeline) }],
-  });
-  workflows.push(handle);
-  return { callId, handle };
-}
-
-async function connect(callId: string, url = `${gateway.url}/media/twilio`): Promise<TwilioCaller> {
-  const caller = await connectTwilioCaller({ url, customParameters: { call_id: callId, token: streamToken(h.config.JWT_SECRET!, callId) } });
-  callers.push(caller);
-  return caller;
-}
-
-async function newCall(pipeline: Partial<PipelineSettings> = {}): Promise<TestCall> {
-  const { callId, handle } = await startProbe(pipeline);
-  const caller = await connect(callId);
-  await eventually(async () => (await probeState(handle)).connected, 10_000, 'mediaConnected');
-  return { callId, handle, caller, state: () => probeState(handle) };
-}
-
-const speak = (call: TestCall, utteranceId: string, text: string) => call.handle.executeUpdate(speakUpdate, { args: [{ utteranceId, text }] });
-
-function voiceTurn(call: TestCall, utteranceId: string) {
-  return call.handle.executeUpdate(voiceTurnUpdate, {
-    args: [{ utteranceId, provider: 'openai', model: 'fake-model', messages: [{ role: 'user', content: 'Hi' }], tools: [] }],
-  });
-}
-
-const eventsOf = (events: GatewayEvent[], type: GatewayEvent['type']) => events.filter((e) => e.type === type);
-
-/** Milliseconds of agent speech the caller has heard (non-silent frames). */
-const heardSpeechMs = (caller: TwilioCaller) => caller.speechFrames().length * FRAME_MS;
-
-/** A raw socket on the stream endpoint, for protocol abuse; resolves the close code. */
-/** The gateway's /healthz (stream statistics per provider under `streams`). */
-async function health(): Promise<any> {
-  return (await fetch(`${gateway.url.replace('ws:', 'http:')}/healthz`)).json();
-}
-
-async function rawStream(): Promise<{ ws: WebSocket; closed: Promise<number> }> {
-  const ws = new WebSocket(`${gateway.url}/media/twilio`);
-  const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
-  ws.on('error', () => undefined);
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
-  return { ws, closed };
-}
-
-function startMessage(callId: string, token: string, streamSid = newSid('MZ')) {
-  return JSON.stringify({
-    event: 'start',
-    sequenceNumber: '1',
-    streamSid,
-    start: {
-      accountSid: newSid('AC'),
-      streamSid,
-      callSid: newSid('CA'),
-      tracks: ['inbound'],
-      customParameters: { call_id: callId, token },
-      mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
-    },
-  });
-}
-
-beforeAll(async () => {
-  setLogLevel('error'); // bad-input tests make the gateway warn on purpose
-  deepgram = await startFakeDeepgram({ apiKey: DEEPGRAM_KEY });
-  cartesia = await startFakeCartesia({ apiKey: CARTESIA_KEY });
-  openai = await startFakeOpenAI();
-  h = await startHarness({
-    env: {
-      DEEPGRAM_API_KEY: DEEPGRAM_KEY,
-      DEEPGRAM_BASE_URL: deepgram.url,
-      CARTESIA_API_KEY: CARTESIA_KEY,
-      CARTESIA_BASE_URL: cartesia.url,
-      OPENAI_BASE_URL: openai.url,
-      OPENAI_API_KEY: 'sk-test',
-    },
-  });
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../support/gateway-probe-workflow'),
-    logger: { trace() {}, debug() {}, info() {}, warn() {}, error: (m: string) => console.error(m) } as never,
-  });
-  probeConnection = await NativeConnection.connect({ address: h.config.TEMPORAL_ADDRESS! });
-  probeWorker = await Worker.create({ connection: probeConnection, taskQueue: probeQueue, workflowBundle: { code } });
-  probeRunning = probeWorker.run();
-  gateway = await startGateway(
-    h.gatewayDeps(),
-    0,
-    '127.0.0.1',
-  );
-}, 120_000);
-
-afterEach(async () => {
-  for (const c of callers.splice(0)) if (c.isOpen) await c.hangup();
-  for (const w of workflows.splice(0)) await w.signal(finishSignal).catch(() => undefined);
-  openai.reset();
-});
-
-afterAll(async () => {
-  await gateway?.stop();
-  probeWorker?.shutdown();
-  await probeRunning;
-  await probeConnection?.close();
-  await h?.stop();
-  await Promise.all([deepgram?.stop(), cartesia?.stop(), openai?.stop()]);
-  // Recordings of this file's calls live in the harness's temporary DATA_DIR.
-  if (h?.config.dataDir.includes('vap-data-')) fs.rmSync(h.config.dataDir, { recursive: true, force: true });
-});
+useGatewayProbe();
 
 describe('stream tokens', () => {
   it('accept only the HMAC of this call id under this secret', () => {
@@ -441,197 +274,4 @@ describe('media gateway', () => {
     expect(callerLoud.length * 20).toBeLessThanOrEqual((fixtureSpeech.length / 8) + 100);
   });
 
-  it('reports a caller hang-up to the media session', async () => {
-    const call = await newCall();
-    await sleep(200);
-    await call.caller.hangup();
-    const state = await eventually(async () => {
-      const s = await call.state();
-      return s.session && s;
-    });
-    expect(state.session!.result!.reason).toBe('hangup');
-    expect(gateway.calls.get(call.callId)).toBeUndefined();
-    // Speech requested after the hang-up is simply not heard (the call is over, not the gateway lost).
-    await expect(speak(call, 'late', 'Are you still there?')).resolves.toMatchObject({ heardText: '', interrupted: true });
-    // A stream for the finished call is refused.
-    const again = await connect(call.callId);
-    expect((await again.closed).code).toBe(1008);
-  });
-
-  it('finishes a valid recording when the connection drops without a stop', async () => {
-    const call = await newCall();
-    await speak(call, 'g', 'Hello there.');
-    call.caller.drop();
-    const state = await eventually(async () => {
-      const s = await call.state();
-      return s.session && s;
-    });
-    expect(state.session!.result!.reason).toBe('hangup');
-    const wav = readWavFile(state.connected!.recordingPath!);
-    expect(wav).toMatchObject({ channels: 2, sampleRate: 8000 });
-    expect(channelOf(wav, 1).some((s) => Math.abs(s) > 1000)).toBe(true);
-    // Finalised: the header's sizes match the file (not just readable by a tolerant parser).
-    const bytes = fs.readFileSync(state.connected!.recordingPath!);
-    expect(bytes.readUInt32LE(40)).toBe(bytes.length - 44);
-    expect(bytes.readUInt32LE(4)).toBe(bytes.length - 8);
-  });
-
-  it('closes only unauthenticated, flooding or unknown-call sockets; a live call ignores bad messages and goes on', async () => {
-    const good = await newCall();
-    const live = await newCall();
-
-    const cases: Array<[string, (ws: WebSocket) => void, number]> = [
-      ['malformed JSON before start', (ws) => ws.send('{"event": "media", oops'), 1008],
-      ['binary frame before start', (ws) => ws.send(Buffer.from([1, 2, 3])), 1008],
-      ['media before start', (ws) => ws.send(JSON.stringify({ event: 'media', sequenceNumber: '2', streamSid: 'MZ1', media: { track: 'inbound', chunk: '1', timestamp: '0', payload: '' } })), 1008],
-      ['bad token', (ws) => ws.send(startMessage(good.callId, 'not-the-token')), 1008],
-      ['unknown call', (ws) => ws.send(startMessage('no-such-call', streamToken(h.config.JWT_SECRET!, 'no-such-call'))), 1008],
-      ['call already streaming', (ws) => ws.send(startMessage(good.callId, streamToken(h.config.JWT_SECRET!, good.callId))), 1008],
-      ['oversized message', (ws) => ws.send(JSON.stringify({ event: 'media', pad: 'x'.repeat(maxMediaMessageBytes() + 1) })), 1009],
-      ['flood', (ws) => { for (let i = 0; i < 1000; i++) ws.send(JSON.stringify({ event: 'connected', protocol: 'Call', version: '1.0.0' })); }, 1008],
-    ];
-    for (const [name, abuse, code] of cases) {
-      const raw = await rawStream();
-      abuse(raw.ws);
-      await expect(raw.closed.then((c) => `${name}: ${c}`)).resolves.toBe(`${name}: ${code}`);
-    }
-
-    // On an authenticated, live call every kind of bad message is logged, counted and ignored.
-    const before = (await health()).streams.twilio;
-    const liveWs = (live.caller as unknown as { ws: WebSocket }).ws;
-    const sid = live.caller.streamSid;
-    const junk = [
-      JSON.stringify({ event: 'someFutureEvent', streamSid: sid }),
-      'not json at all',
-      Buffer.from([1, 2, 3]),
-      JSON.stringify({ event: 'mark', streamSid: sid, mark: { name: 'u1:end' } }), // a mark echo without sequenceNumber
-      JSON.stringify({ event: 'mark', streamSid: sid, mark: {} }),
-      JSON.stringify({ event: 'media', streamSid: 'MZ-another-stream', media: { track: 'inbound', chunk: '1', timestamp: '0', payload: 'AAAA' } }),
-      JSON.stringify({ event: 'media', streamSid: sid, media: { track: 'inbound', chunk: '1', timestamp: '0', payload: 'not base64!' } }),
-      startMessage(live.callId, 'a second start'),
-    ];
-    for (const message of junk) liveWs.send(message);
-    await sleep(200);
-    expect(live.caller.isOpen).toBe(true);
-    const after = (await health()).streams.twilio;
-    expect(after.invalid_messages - before.invalid_messages).toBe(6);
-    expect(after.ignored_messages - before.ignored_messages).toBe(1);
-    expect(after.rejected.unauthenticated).toBeGreaterThanOrEqual(4);
-    expect(after.rejected.flood).toBeGreaterThanOrEqual(1);
-    expect(after.rejected.unknown_or_finished_call).toBeGreaterThanOrEqual(2);
-    // The live call still hears the agent and is heard.
-    const heard = await speak(live, 'after-junk', 'Still talking to you.');
-    expect(heard.interrupted).toBe(false);
-    expect(live.caller.speechFrames().length).toBeGreaterThan(0);
-    expect(live.caller.isOpen).toBe(true);
-
-    const outcome = await speak(good, 'still-here', 'Still here.');
-    expect(outcome.interrupted).toBe(false);
-    expect(good.caller.speechFrames().length).toBeGreaterThan(0);
-    expect(good.caller.isOpen).toBe(true);
-  });
-
-  it('reports an STT outage as an error event and keeps hearing the caller', async () => {
-    const call = await newCall();
-    deepgram.dropConnections(1011, 'simulated outage');
-    await sleep(300);
-    deepgram.script(['I would like to book an appointment for tomorrow.']);
-    await call.caller.say(HELLO_WAV);
-    const state = await eventually(async () => {
-      const s = await call.state();
-      return s.utterances.length > 0 && s;
-    });
-    expect(state.utterances[0]!.text).toBe('I would like to book an appointment for tomorrow.');
-    const errors = eventsOf(state.utterances[0]!.events ?? [], 'error');
-    expect(errors[0]!.data).toMatchObject({ context: 'stt', message: expect.stringContaining('Deepgram') });
-  });
-
-  it('reports a TTS connection drop as an error event and speaks again afterwards', async () => {
-    const call = await newCall();
-    const text = 'This sentence plays while the TTS connection drops underneath it.';
-    const outcome = speak(call, 'cut', text);
-    await eventually(async () => cartesia.received.contexts.get('cut'));
-    cartesia.dropConnections(1011, 'simulated outage');
-    const first = await outcome;
-    expect(first.interrupted).toBe(false);
-    const later = await speak(call, 'after', 'I am back.');
-    expect(later).toMatchObject({ heardText: 'I am back.', interrupted: false });
-    const errors = eventsOf([...first.events, ...later.events], 'error');
-    expect(errors.length).toBeGreaterThan(0);
-    expect(errors[0]!.data).toMatchObject({ context: 'tts', message: expect.stringContaining('Cartesia') });
-  });
-
-  it('fails a voice turn whose LLM fails, for the workflow to retry, and reports it', async () => {
-    const call = await newCall();
-    openai.failNext(1, 503);
-    const failed = await voiceTurn(call, 'llm-down').then(
-      () => null,
-      (err: Error & { cause?: { cause?: { type?: string; nonRetryable?: boolean } } }) => err.cause?.cause,
-    );
-    expect(failed).toMatchObject({ type: 'LlmUnavailable', nonRetryable: false });
-    openai.enqueue({ status: 400, error_message: 'bad request' });
-    const rejected = await voiceTurn(call, 'llm-bad').then(
-      () => null,
-      (err: Error & { cause?: { cause?: { type?: string; nonRetryable?: boolean } } }) => err.cause?.cause,
-    );
-    expect(rejected).toMatchObject({ type: 'LlmRequestRejected', nonRetryable: true });
-    // The retry of a turn gets the same utterance id: it still speaks.
-    openai.enqueue({ content: 'Here you go.' });
-    const retried = await voiceTurn(call, 'llm-down');
-    expect(retried).toMatchObject({ heardText: 'Here you go.', interrupted: false });
-    const errors = eventsOf(retried.events, 'error').map((e) => e.data.context);
-    expect(errors).toEqual(['llm', 'llm']);
-    expect(call.caller.speechFrames().length * FRAME_MS).toBeLessThan(('Here you go.'.length + 2) * MS_PER_CHAR);
-  });
-
-  it('fails the media session by heartbeat timeout when the gateway process dies', async () => {
-    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', 'support', 'gateway-process.ts')], {
-      cwd: path.join(__dirname, '..', '..'),
-      env: {
-        ...process.env,
-        TEMPORAL_ADDRESS: h.config.TEMPORAL_ADDRESS,
-        JWT_SECRET: h.config.JWT_SECRET,
-        DATA_DIR: h.config.dataDir,
-        DEEPGRAM_API_KEY: DEEPGRAM_KEY,
-        DEEPGRAM_BASE_URL: deepgram.url,
-        CARTESIA_API_KEY: CARTESIA_KEY,
-        CARTESIA_BASE_URL: cartesia.url,
-        LOG_LEVEL: 'error',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    try {
-      let stderr = '';
-      child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-      const ready = await new Promise<{ url: string; taskQueue: string }>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`gateway process did not start: ${stderr}`)), 60_000);
-        child.stdout!.on('data', (d: Buffer) => {
-          const m = /gateway ready (\{.*\})/.exec(d.toString());
-          if (m) {
-            clearTimeout(timer);
-            resolve(JSON.parse(m[1]!) as { url: string; taskQueue: string });
-          }
-        });
-        child.once('exit', (code) => reject(new Error(`gateway process exited (${code}): ${stderr}`)));
-      });
-      const { callId, handle } = await startProbe();
-      const caller = await connect(callId, `${ready.url}/media/twilio`);
-      await eventually(async () => (await probeState(handle)).connected, 10_000, 'mediaConnected');
-      expect((await probeState(handle)).connected!.gatewayTaskQueue).toBe(ready.taskQueue);
-      await sleep(1500); // the media session is running and heartbeating
-      expect((await probeState(handle)).session).toBeNull();
-      const killedAt = Date.now();
-      await killHard(child);
-      await caller.closed;
-      const state = await eventually(async () => {
-        const s = await probeState(handle);
-        return s.session && s;
-      }, 20_000, 'media session failure');
-      expect(state.session!.error).toMatchObject({ cause: 'TimeoutFailure', timeoutType: 'HEARTBEAT' });
-      const noticedAfterMs = Date.now() - killedAt;
-      expect(noticedAfterMs).toBeLessThan(12_000);
-    } finally {
-      await killHard(child);
-    }
-  }, 90_000);
 });
