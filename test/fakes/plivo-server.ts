@@ -2,10 +2,7 @@
  * A fake Plivo on 127.0.0.1 speaking Plivo's real protocols, so the platform's Plivo adapter (the
  * official SDK), its webhooks and the media gateway can be exercised offline:
  *
- * - REST (JSON, HTTP Basic `auth_id:auth_token`): `POST /v1/Account/{auth_id}/Call/` → 201
- *   `{api_id, message: "call fired", request_uuid}`; `DELETE …/Call/{call_uuid}/` hangs up a live
- *   call (204); `DELETE …/Request/{request_uuid}/` cancels one still queued or ringing (204).
- *   Errors are Plivo's `{api_id, error}` with 400/401/404/405.
+ * - REST (./plivo-rest): create a call, transfer it, hang it up or cancel it.
  * - Then it plays the call like Plivo, every callback signed with X-Plivo-Signature-V3 (+ nonce):
  *   ring URL (`ringing`), answer URL once answered (`in-progress`; the XML it answers is
  *   executed), hangup URL with the final status (`completed`, `busy`, `no-answer`, `timeout`,
@@ -28,14 +25,14 @@ import { plivoContentTypeFormat } from '../../src/providers/telephony/plivo/medi
 import { connectPlivoCaller, type PlivoCaller } from './plivo-caller';
 import { parseXml, type XmlElement } from './twilio-twiml';
 import type { CallOutcome, CallbackDelivery, CallState, FakePlivo, FakePlivoCall, FakePlivoOptions, FakeStream, OutcomeScript, RecordedApiRequest } from './plivo-fake-types';
-import { deferred, jsonBody, plivoSignatureV3, readCreateCall, readStreamElement, sleep, sleepUnless } from './plivo-wire';
-import { plivoAmdProblem, simulatePlivoAmd } from './plivo-amd';
+import { deferred, jsonBody, plivoSignatureV3, readStreamElement, sleep, sleepUnless } from './plivo-wire';
+import { simulatePlivoAmd } from './plivo-amd';
+import { plivoError, plivoRestRoute, type PlivoCalls } from './plivo-rest';
 
 export * from './plivo-fake-types';
 export { plivoSignatureV3 } from './plivo-wire';
 
 const WEBHOOK_TIMEOUT_MS = 15_000;
-
 
 export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo> {
   const { authId, authToken } = opts;
@@ -52,13 +49,6 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
   let lastCaller: PlivoCaller | undefined;
   let stopping = false;
   let holdDropped = false;
-
-  const apiId = () => crypto.randomUUID();
-  const plivoError = (res: http.ServerResponse, status: number, error: string) => {
-    res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ api_id: apiId(), error }));
-    return status;
-  };
 
   const scripts = new WeakMap<CallState, OutcomeScript>();
 
@@ -138,8 +128,6 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
     s.hangupRequested.resolve();
     if (s.record.caller?.isOpen) void s.record.caller.hangup();
   }
-
-
 
   async function runStream(s: CallState, stream: FakeStream) {
     const c = s.record;
@@ -304,73 +292,36 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
     return s;
   }
 
-  // ---- REST API ----------------------------------------------------------------------------
+  // ---- REST API (plivo-rest.ts) ---------------------------------------------------------------
 
-  function createCall(res: http.ServerResponse, body: Record<string, unknown>): number {
-    const req = readCreateCall(body);
-    if ('error' in req) return plivoError(res, 400, req.error);
-    const { from, to, answerUrl, ringUrl, hangupUrl, ringTimeout, timeLimit } = req;
-    const amdProblem = plivoAmdProblem(body);
-    if (amdProblem) return plivoError(res, 400, amdProblem);
-    const requestUuid = crypto.randomUUID();
-    const s = newState(
-      { callUuid: crypto.randomUUID(), requestUuid, direction: 'outbound', to, from, status: 'queued', params: body },
-      { answerUrl, ringUrl, hangupUrl, ringTimeoutSecs: ringTimeout, timeLimitSecs: timeLimit },
-    );
-    res.writeHead(201, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ api_id: apiId(), message: 'call fired', request_uuid: requestUuid }));
-    const script = outcomes.get(to.replace(/^\+/, '')) ?? defaultOutcome;
-    scripts.set(s, script);
-    void simulateOutbound(s, script).catch((err) => {
-      s.record.errors.push(`simulation failed: ${(err as Error).message}`);
-      void finish(s, 'failed', 'INTERNAL_ERROR', 'Error');
-    });
-    return 201;
-  }
-
-  const noContent = (res: http.ServerResponse) => {
-    res.writeHead(204);
-    res.end();
-    return 204;
-  };
-
-  function route(req: http.IncomingMessage, res: http.ServerResponse, path: string, body: Record<string, unknown>): number {
-    const m = /^\/v1\/Account\/([^/]+)\/(Call|Request)\/(?:([^/]+)\/)?$/.exec(path);
-    const expected = `Basic ${Buffer.from(`${authId}:${authToken}`).toString('base64')}`;
-    if (req.headers.authorization !== expected) return plivoError(res, 401, 'Authentication failed');
-    if (!m || m[1] !== authId) return plivoError(res, 404, 'not found');
-    const [, , kind, id] = m;
-    if (kind === 'Call' && !id) {
-      if (req.method !== 'POST') return plivoError(res, 405, 'Method not allowed');
-      if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) return plivoError(res, 400, 'Content-Type must be application/json');
-      return createCall(res, body);
-    }
-    if (kind === 'Call' && id && req.method === 'POST') {
-      // Transfer Call API: the running XML (our <Stream>) stops; aleg_url's XML runs instead.
-      const s = states.get(id);
-      if (!s || s.record.status !== 'in-progress' || s.record.endedAtMs) return plivoError(res, 404, 'not found');
-      const url = typeof body.aleg_url === 'string' ? body.aleg_url : '';
-      if ((body.legs ?? 'aleg') !== 'aleg' || !/^https?:\/\//.test(url)) return plivoError(res, 400, 'aleg_url is required when legs is aleg');
+  const api: PlivoCalls = {
+    authId,
+    authToken,
+    place(req, body) {
+      const { from, to, answerUrl, ringUrl, hangupUrl, ringTimeout, timeLimit } = req;
+      const requestUuid = crypto.randomUUID();
+      const s = newState(
+        { callUuid: crypto.randomUUID(), requestUuid, direction: 'outbound', to, from, status: 'queued', params: body },
+        { answerUrl, ringUrl, hangupUrl, ringTimeoutSecs: ringTimeout, timeLimitSecs: timeLimit },
+      );
+      const script = outcomes.get(to.replace(/^\+/, '')) ?? defaultOutcome;
+      scripts.set(s, script);
+      // Its first step waits, so the 201 is written before any callback.
+      void simulateOutbound(s, script).catch((err) => {
+        s.record.errors.push(`simulation failed: ${(err as Error).message}`);
+        void finish(s, 'failed', 'INTERNAL_ERROR', 'Error');
+      });
+      return requestUuid;
+    },
+    byCallUuid: (uuid) => states.get(uuid),
+    byRequestUuid: (uuid) => byRequest.get(uuid),
+    transfer(s, url) {
       s.record.transfers.push(url);
       transferred.set(s, url);
       if (s.record.caller?.isOpen) void s.record.caller.hangup();
-      res.writeHead(202, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ api_id: apiId(), message: 'call transferred' }));
-      return 202;
-    }
-    if (req.method !== 'DELETE' || !id) return plivoError(res, 405, 'Method not allowed');
-    if (kind === 'Call') {
-      // A call known by its CallUUID (ringing, or answered) is hung up; a ringing one ends `cancel`.
-      const s = states.get(id);
-      if (!s || !['ringing', 'in-progress'].includes(s.record.status) || s.record.endedAtMs) return plivoError(res, 404, 'not found');
-      hangup(s, 'API Request');
-      return noContent(res);
-    }
-    const s = byRequest.get(id);
-    if (!s || !['queued', 'ringing'].includes(s.record.status) || s.record.endedAtMs) return plivoError(res, 404, 'not found');
-    hangup(s, 'API Request');
-    return noContent(res);
-  }
+    },
+    hangup: (s) => hangup(s, 'API Request'),
+  };
 
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -385,7 +336,7 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
       }
       const record: RecordedApiRequest = { method: req.method ?? '', path, authorization: req.headers.authorization, body, status: 0 };
       requests.push(record);
-      record.status = route(req, res, path, body);
+      record.status = plivoRestRoute(api, req, res, path, body);
     });
   });
 
