@@ -5,33 +5,17 @@
  * the real API, Temporal workflow, worker and PostgreSQL.
  */
 import { callWorkflowId, utteranceSignal } from '../../workflows/call-definitions';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
-import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver';
 import { createAgent, createNodes, createTool, eventually } from '../support/fixtures';
-import { startHarness, type Harness } from '../support/harness';
+import { h, hooks, llm, useTextCallStack } from '../support/text-call-stack';
 import type { RunningWorker } from '../../src/worker/worker';
 
-let h: Harness;
-let llm: FakeOpenAI;
-let hooks: WebhookReceiver;
 let worker: RunningWorker;
 
 const END_TIMEOUT_SECS = 3;
 
+useTextCallStack({ env: { CALL_END_TIMEOUT_SECS: String(END_TIMEOUT_SECS) }, worker: false });
 beforeAll(async () => {
-  llm = await startFakeOpenAI();
-  hooks = await startWebhookReceiver();
-  h = await startHarness({ env: { OPENAI_BASE_URL: llm.url, LLM_RETRY_MAX_ATTEMPTS: '2', LLM_RETRY_INITIAL_SECS: '0.2', CALL_END_TIMEOUT_SECS: String(END_TIMEOUT_SECS) } });
   worker = await h.startWorker();
-});
-afterAll(async () => {
-  await h?.stop();
-  await llm?.stop();
-  await hooks?.stop();
-});
-beforeEach(() => {
-  llm.reset();
-  hooks.reset();
 });
 
 // A wedged call answers nothing: every request here gives up after a while instead of hanging the suite.
