@@ -1,143 +1,23 @@
 /**
  * The Twilio adapter (official SDK, signature checks, TwiML, status mapping, Media Streams parser)
- * against the fake Twilio, over real sockets. A small stand-in for the platform — an Express app
- * for the webhooks and a WebSocket server for the media stream — uses the adapter modules the way
- * the API and the media gateway do.
+ * against the fake Twilio, over real sockets. A small stand-in for the platform
+ * (test/support/twilio-stand-in.ts) uses the adapter modules the way the API and the media gateway
+ * do.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import express from 'express';
-import { WebSocketServer, type WebSocket } from 'ws';
 import { createTwilioCall, hangupTwilioCall, type TwilioCredentials } from '../../src/providers/telephony/twilio/client';
 import { twilioVendor } from '../../src/providers/telephony/twilio/server';
-import {
-  computeTwilioSignature,
-  validateTwilioHttpRequest,
-  validateTwilioSignature,
-  validateTwilioWebSocketUpgrade,
-} from '../../src/providers/telephony/twilio/signature';
-import { connectStreamTwiml, rejectTwiml, sayAndHangupTwiml } from '../../src/providers/telephony/twilio/twiml';
-import { parseTwilioStatusCallback } from '../../src/providers/telephony/twilio/status';
-import {
-  markMessage,
-  mediaMessage,
-  parseTwilioStreamMessage,
-  type TwilioStreamMessage,
-} from '../../src/providers/telephony/twilio/media-messages';
-import { CALL_STATUS_OF, TelephonyProviderError, type CallTransition, type StatusUpdate } from '../../src/providers/telephony/types';
-
-/** A decoded status callback with the call status it moves a call to. */
-type ProviderStatusUpdate = StatusUpdate & { transition: CallTransition | null };
-import { encodeMulaw } from '../../src/audio/g711';
-import { connectTwilioCaller, tonePcm } from '../fakes/twilio-caller';
-import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
+import { computeTwilioSignature, validateTwilioSignature, validateTwilioWebSocketUpgrade } from '../../src/providers/telephony/twilio/signature';
+import { connectStreamTwiml } from '../../src/providers/telephony/twilio/twiml';
+import { TelephonyProviderError } from '../../src/providers/telephony/types';
 import { publicRequestUrl } from '../../src/providers/telephony/public-url';
+import { connectTwilioCaller } from '../fakes/twilio-caller';
+import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
+import { listen, startStandIn, type StandIn } from '../support/twilio-stand-in';
 
 const ACCOUNT_SID = `AC${'a1'.repeat(16)}`;
 const AUTH_TOKEN = 'fake-auth-token-0123456789abcdef';
 const OUR_NUMBER = '+15005550006';
-
-type InboundAnswer = 'stream' | 'busy' | 'say';
-
-/** What the platform would do, reduced to the Twilio-facing parts. */
-interface StandIn {
-  publicBaseUrl: string;
-  gatewayUrl: string;
-  statusUpdates: Map<string, ProviderStatusUpdate[]>;
-  rejectedWebhooks: string[];
-  streams: Array<{ messages: TwilioStreamMessage[]; parseErrors: string[]; closedAtMs?: number }>;
-  /** How the gateway behaves once the stream starts: 'greet' plays a tone + mark then hangs up. */
-  gatewayMode: 'greet' | 'hold';
-  inboundAnswer: InboundAnswer;
-  stop(): Promise<void>;
-}
-
-async function listen(server: http.Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return (server.address() as AddressInfo).port;
-}
-
-async function startStandIn(): Promise<StandIn> {
-  const app = express();
-  const apiServer = http.createServer(app);
-  const apiPort = await listen(apiServer);
-  const gatewayServer = http.createServer();
-  const gatewayPort = await listen(gatewayServer);
-
-  const standIn: StandIn = {
-    publicBaseUrl: `http://127.0.0.1:${apiPort}`,
-    gatewayUrl: `ws://127.0.0.1:${gatewayPort}`,
-    statusUpdates: new Map(),
-    rejectedWebhooks: [],
-    streams: [],
-    gatewayMode: 'greet',
-    inboundAnswer: 'stream',
-    stop: async () => {
-      wss.close();
-      for (const s of [apiServer, gatewayServer]) {
-        s.closeAllConnections();
-        await new Promise((r) => s.close(r));
-      }
-    },
-  };
-
-  app.use('/telephony/twilio', express.urlencoded({ extended: false }));
-  app.use('/telephony/twilio', (req, res, next) => {
-    if (validateTwilioHttpRequest(req, { authToken: AUTH_TOKEN, publicBaseUrl: standIn.publicBaseUrl })) return next();
-    standIn.rejectedWebhooks.push(req.originalUrl);
-    res.status(403).json({ detail: 'Invalid Twilio signature' });
-  });
-  const streamTwiml = (callId: string) =>
-    connectStreamTwiml({
-      streamUrl: `${standIn.gatewayUrl}/media/twilio/${callId}`,
-      parameters: { call_id: callId, stream_token: `tok-${callId}` },
-    });
-  app.post('/telephony/twilio/twiml/:callId', (req, res) => {
-    res.type('text/xml').send(streamTwiml(req.params.callId));
-  });
-  app.post('/telephony/twilio/status/:callId', (req, res) => {
-    const update = parseTwilioStatusCallback(req.body);
-    if (!update) return void res.status(400).json({ detail: 'not a status callback' });
-    const list = standIn.statusUpdates.get(req.params.callId) ?? [];
-    list.push({ ...update, transition: update.status && CALL_STATUS_OF[update.status] });
-    standIn.statusUpdates.set(req.params.callId, list);
-    res.status(204).end();
-  });
-  app.post('/telephony/twilio/inbound/:agent', (req, res) => {
-    if (standIn.inboundAnswer === 'busy') return void res.type('text/xml').send(rejectTwiml('busy'));
-    if (standIn.inboundAnswer === 'say') return void res.type('text/xml').send(sayAndHangupTwiml('All our agents are busy. Goodbye.'));
-    res.type('text/xml').send(streamTwiml(`inbound-${req.params.agent}-${String(req.body.CallSid)}`));
-  });
-
-  const wss = new WebSocketServer({ noServer: true });
-  gatewayServer.on('upgrade', (req, socket, head) => {
-    if (!validateTwilioWebSocketUpgrade(AUTH_TOKEN, req.headers, `${standIn.gatewayUrl}${req.url}`)) {
-      socket.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n');
-      return;
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => handleStream(ws));
-  });
-
-  function handleStream(ws: WebSocket) {
-    const record = { messages: [] as TwilioStreamMessage[], parseErrors: [] as string[], closedAtMs: undefined as number | undefined };
-    standIn.streams.push(record);
-    ws.on('close', () => (record.closedAtMs = Date.now()));
-    ws.on('message', (data) => {
-      const parsed = parseTwilioStreamMessage(data);
-      if (!parsed.ok) return void record.parseErrors.push(parsed.error);
-      const m = parsed.message;
-      record.messages.push(m);
-      if (m.event === 'start' && standIn.gatewayMode === 'greet') {
-        const greeting = encodeMulaw(tonePcm(200));
-        for (let i = 0; i < greeting.length; i += 160) ws.send(mediaMessage(m.streamSid, greeting.subarray(i, i + 160)));
-        ws.send(markMessage(m.streamSid, 'greeting-end'));
-      }
-      if (m.event === 'mark' && m.mark.name === 'greeting-end') ws.close(1000);
-    });
-  }
-
-  return standIn;
-}
 
 let fake: FakeTwilio;
 let site: StandIn;
@@ -145,7 +25,7 @@ let creds: TwilioCredentials;
 
 beforeAll(async () => {
   fake = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, ringMs: 50 });
-  site = await startStandIn();
+  site = await startStandIn(AUTH_TOKEN);
   creds = { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, apiBaseUrl: fake.apiBaseUrl };
 });
 
