@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { insertCall } from '../support/fixtures';
 import { startHarness, type Harness } from '../support/harness';
 
 let h: Harness;
@@ -23,18 +24,6 @@ async function createTool(name: string) {
   });
   if (res.status !== 201) throw new Error(`tool create failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.id as string;
-}
-
-async function insertCall(agent: { id: string; name: string } | null, status: string, duration: number | null = null) {
-  return h.db.models.Call.create({
-    agent_id: agent?.id ?? null,
-    agent_name: agent?.name ?? 'gone',
-    phone_number: '+15550001111',
-    direction: 'outbound',
-    status: status as 'completed',
-    workflow_id: `call-${crypto.randomUUID()}`,
-    duration,
-  });
 }
 
 describe('authentication', () => {
@@ -210,8 +199,8 @@ describe('POST /api/agents', () => {
 describe('GET /api/agents and /api/agents/{agent_id}', () => {
   it('lists agents with total_calls and flow_nodes_count', async () => {
     const a = await createAgent({ name: 'counted' });
-    await insertCall(a, 'completed', 30);
-    await insertCall(a, 'failed');
+    await insertCall(h.db, a, 'completed', 30);
+    await insertCall(h.db, a, 'failed');
     await h.request('PUT', `/api/agents/${a.id}/flow`, { body: { nodes: [{ node_key: 'start', is_initial: true }] } });
 
     const list = await h.request('GET', '/api/agents');
@@ -340,7 +329,7 @@ describe('DELETE /api/agents/{agent_id}', () => {
   it('deletes the agent and its flow nodes, keeps its calls and unmaps its telephony endpoints', async () => {
     const a = await createAgent({ name: 'doomed' });
     await h.request('PUT', `/api/agents/${a.id}/flow`, { body: { nodes: [{ node_key: 'start', is_initial: true }] } });
-    const call = await insertCall(a, 'completed', 12);
+    const call = await insertCall(h.db, a, 'completed', 12);
     const ep = await h.db.models.TelephonyEndpoint.create({ phone_number: '+15550004444', provider: 'plivo', inbound_agent_name: 'doomed', outbound_agent_name: 'doomed' });
 
     const res = await h.request('DELETE', `/api/agents/${a.id}`);
@@ -356,77 +345,5 @@ describe('DELETE /api/agents/{agent_id}', () => {
     expect(ep.get('outbound_agent_name')).toBeNull();
 
     expect((await h.request('DELETE', `/api/agents/${a.id}`)).status).toBe(404);
-  });
-});
-
-describe('POST /api/agents/{agent_id}/webhook-secret', () => {
-  it('replaces the secret with a new one, returned once', async () => {
-    const a = await createAgent({ name: 'rotating' });
-    const res = await h.request('POST', `/api/agents/${a.id}/webhook-secret`);
-    expect(res.status).toBe(200);
-    expect(Object.keys(res.body)).toEqual(['webhook_secret']);
-    expect(res.body.webhook_secret).toMatch(/^whsec_/);
-    expect(res.body.webhook_secret).not.toBe(a.webhook_secret);
-    const stored = await h.db.models.Agent.findByPk(a.id);
-    expect(h.box.decrypt(stored!.get('webhook_secret_encrypted') as string)).toBe(res.body.webhook_secret);
-    expect((await h.request('POST', `/api/agents/${crypto.randomUUID()}/webhook-secret`)).status).toBe(404);
-  });
-});
-
-describe('GET /api/agents/stats', () => {
-  it('counts calls overall and per agent, with average durations of completed calls', async () => {
-    const fresh = await startHarness();
-    try {
-      const create = async (name: string) => (await fresh.request('POST', '/api/agents', { body: { name, prompt: 'p' } })).body;
-      const insert = (agent: { id: string; name: string } | null, status: string, duration: number | null = null) =>
-        fresh.db.models.Call.create({
-          agent_id: agent?.id ?? null,
-          agent_name: agent?.name ?? 'deleted-agent',
-          phone_number: '+15550009999',
-          direction: 'inbound',
-          status: status as 'completed',
-          workflow_id: `call-${crypto.randomUUID()}`,
-          duration,
-        });
-      const empty = await fresh.request('GET', '/api/agents/stats');
-      expect(empty.body).toEqual({ total_calls: 0, active_calls: 0, completed_calls: 0, failed_calls: 0, avg_duration: 0, agents: [] });
-
-      const sales = await create('sales');
-      const support = await create('support');
-      await insert(sales, 'completed', 60);
-      await insert(sales, 'completed', 30);
-      await insert(sales, 'failed');
-      await insert(sales, 'in_progress');
-      await insert(support, 'ringing');
-      await insert(support, 'no_answer');
-      await insert(support, 'completed', 10.5);
-      await insert(null, 'completed', 100);
-
-      const res = await fresh.request('GET', '/api/agents/stats');
-      expect(res.status).toBe(200);
-      expect(res.body).toEqual({
-        total_calls: 8,
-        active_calls: 2,
-        completed_calls: 4,
-        failed_calls: 1,
-        avg_duration: 50.13,
-        agents: [
-          { agent_id: sales.id, agent_name: 'sales', total_calls: 4, completed: 2, failed: 1, avg_duration: 45 },
-          { agent_id: support.id, agent_name: 'support', total_calls: 3, completed: 1, failed: 0, avg_duration: 10.5 },
-        ],
-      });
-    } finally {
-      await fresh.stop();
-    }
-  });
-});
-
-describe('OpenAPI', () => {
-  it('documents the agent endpoints with their error statuses', async () => {
-    const doc = (await h.request('GET', '/api/openapi.json')).body;
-    expect(Object.keys(doc.paths['/api/agents/{agent_id}'])).toEqual(expect.arrayContaining(['get', 'patch', 'delete']));
-    expect(Object.keys(doc.paths['/api/agents'].post.responses)).toEqual(expect.arrayContaining(['201', '401', '409', '422']));
-    expect(doc.paths['/api/agents/stats'].get.responses['200']).toBeDefined();
-    expect(doc.paths['/api/agents/{agent_id}/webhook-secret'].post.responses['404']).toBeDefined();
   });
 });

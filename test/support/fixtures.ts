@@ -47,6 +47,19 @@ export async function createAgent(db: Database, box: SecretBox, agent: Partial<A
   return row.get({ plain: true }) as AgentRow;
 }
 
+/** A call row of `agent` (null: an agent since deleted) in `status`, for listings and statistics. */
+export async function insertCall(db: Database, agent: { id: string; name: string } | null, status: string, duration: number | null = null) {
+  return db.models.Call.create({
+    agent_id: agent?.id ?? null,
+    agent_name: agent?.name ?? 'deleted-agent',
+    phone_number: '+15550001111',
+    direction: 'outbound',
+    status: status as 'completed',
+    workflow_id: `call-${crypto.randomUUID()}`,
+    duration,
+  });
+}
+
 export async function createNodes(db: Database, agentId: string, nodes: Array<Partial<FlowNodeRow> & { node_key: string }>) {
   let position = 0;
   for (const node of nodes) {
