@@ -20,7 +20,7 @@
  * gateway's first readings are its own start-up (module loading, compilation, and on the all-in-one
  * install the other processes starting), measured at 1.0 and 0.5. Averaged in, they left the idle
  * load at 0.23 when the first burst came, against 0.02 really, so every call was costed at the load
- * above 0.23 — a third of its cost once settled — and the room overstated threefold.
+ * above 0.23 — once settled, a quarter of its cost — and the room overstated about fourfold.
  */
 
 /** Below this many calls the idle load swamps the per-call figure: nothing is learnt. */
