@@ -79,7 +79,7 @@ export async function startProbe(pipeline: Partial<PipelineSettings> = {}): Prom
     workflowId: callWorkflowId(callId),
     args: [{ callId, voice: voiceConfig(pipeline) }],
   });
-  workflows.push(handle);
+  track(handle);
   return { callId, handle };
 }
 
@@ -149,7 +149,7 @@ export function track(handle: WorkflowHandle, caller?: PhoneCaller): void {
 }
 
 /** A worker running the probe workflow on `taskQueue` (its own bundle); `stop()` shuts it down. */
-export async function runProbeWorker(address: string, taskQueue: string): Promise<{ stop(): Promise<void> }> {
+async function runProbeWorker(address: string, taskQueue: string): Promise<{ stop(): Promise<void> }> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('./gateway-probe-workflow'),
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error: (m: string) => console.error(m) } as never,

@@ -34,7 +34,7 @@ export const SETUP_SECS = 3;
 
 const average = (old: number | null, sample: number) => (old === null ? sample : old * (1 - READING_WEIGHT) + sample * READING_WEIGHT);
 /** The idle load: at once down to a lower reading, by the average up to a higher one. */
-const floor = (old: number | null, sample: number) => (old !== null && sample < old ? sample : average(old, sample));
+const lowerAtOnce = (old: number | null, sample: number) => (old !== null && sample < old ? sample : average(old, sample));
 
 export class RoomEstimate {
   private perCall: number | null = null;
@@ -52,7 +52,7 @@ export class RoomEstimate {
 
   /** One reading: the load over the last interval, the calls held at its end and how many of them are being set up. */
   observe(load: number, calls: number, settingUp = 0): void {
-    if (calls === 0) this.idle = floor(this.idle, load);
+    if (calls === 0) this.idle = lowerAtOnce(this.idle, load);
     if (calls < MIN_CALLS_TO_LEARN) return;
     const weighted = calls + (SETUP_WEIGHT - 1) * Math.min(settingUp, calls);
     this.perCall = average(this.perCall, Math.max(0, load - (this.idle ?? 0)) / weighted);
