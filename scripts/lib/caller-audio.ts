@@ -35,10 +35,20 @@ export function loadClip(path: string): SpeechClip {
 
 /**
  * When the caller's speech in a played clip began and ended: the moments the fake phone sent the
- * first and the last frame that carries speech (frames go out every 20 ms from `startedAtMs`).
+ * first and the last frame that carries speech. Each is timed from the message that carried it:
+ * after a stall the phone sends overdue messages in a burst, and the gateway cannot answer speech
+ * before it has left (a stopwatch started at the planned time once found a barge-in's `clear`
+ * "before" the speech).
  */
 export function speechTimes(clip: SpeechClip, span: SpeechSpan): { startMs: number; endMs: number } {
-  return { startMs: span.startedAtMs + clip.firstSpeechFrame * FRAME_MS, endMs: span.startedAtMs + clip.lastSpeechFrame * FRAME_MS };
+  return { startMs: sentAt(span, clip.firstSpeechFrame * FRAME_MS), endMs: sentAt(span, clip.lastSpeechFrame * FRAME_MS) };
+}
+
+/** When the audio at `offsetMs` into an utterance left: its message's send time, plus its place in that message. */
+function sentAt(span: SpeechSpan, offsetMs: number): number {
+  const i = Math.floor(offsetMs / span.messageMs);
+  const sent = span.sentAtMs[i];
+  return sent === undefined ? span.startedAtMs + offsetMs : sent + (offsetMs - i * span.messageMs);
 }
 
 export const isSpeech = (frame: Pick<PlayedFrame, 'peak'>): boolean => frame.peak > SPEECH_PEAK;

@@ -284,7 +284,7 @@ export class PhoneCaller implements Paced {
       if (utterance.offset >= utterance.audio.length) {
         this.speech.shift();
         const durationMs = (utterance.audio.length / messageBytes) * this.wire.frameMs;
-        utterance.resolve({ startedAtMs: utterance.startedAtMs, sentAtMs: utterance.sentAtMs, endedAtMs: at, durationMs });
+        utterance.resolve({ startedAtMs: utterance.startedAtMs, sentAtMs: utterance.sentAtMs, endedAtMs: at, durationMs, messageMs: this.wire.frameMs });
       }
     } else {
       audio = this.silenceMessage;
@@ -398,7 +398,7 @@ export class PhoneCaller implements Paced {
     this.closeInfo = { by: this.hangingUp ? 'caller' : 'gateway', code, atMs: nowMs() };
     for (const u of this.speech.splice(0)) {
       const start = u.startedAtMs ?? this.closeInfo.atMs;
-      u.resolve({ startedAtMs: start, sentAtMs: u.sentAtMs, endedAtMs: this.closeInfo.atMs, durationMs: this.closeInfo.atMs - start });
+      u.resolve({ startedAtMs: start, sentAtMs: u.sentAtMs, endedAtMs: this.closeInfo.atMs, durationMs: this.closeInfo.atMs - start, messageMs: this.wire.frameMs });
     }
     this.resolveClosed(this.closeInfo);
   }

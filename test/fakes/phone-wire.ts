@@ -92,6 +92,8 @@ export interface SpeechSpan {
   /** When the last frame was sent. */
   endedAtMs: number;
   durationMs: number;
+  /** Milliseconds of audio in each message (the vendor's chunk). */
+  messageMs: number;
 }
 
 export interface CloseInfo {
