@@ -108,17 +108,16 @@ async function oneVoiceCall(agent: { name: string; stt_provider: string; tts_pro
   expect(usage.reduce((n, u) => n + u.characters, 0)).toBe(GREETING.length + ANSWER.length);
 }
 
-describe.each(STT_VENDORS.map((v) => v.name))('STT %s', (name) => {
-  it('transcribes the caller in a whole phone call', async () => {
-    await oneVoiceCall({ name: `stt-${name}`, stt_provider: name, tts_provider: 'cartesia' }, '+14155550201', stt.get(name)!);
-  }, 90_000);
-});
+// One call per vendor, side by side (at most jest's maxConcurrency, 5, at a time): each scripts
+// its fakes before it speaks, and every call asks and is answered the same, so the shared fakes'
+// queues serve them in any order.
+it.concurrent.each(STT_VENDORS.map((v) => v.name))('STT %s transcribes the caller in a whole phone call', async (name) => {
+  await oneVoiceCall({ name: `stt-${name}`, stt_provider: name, tts_provider: 'cartesia' }, '+14155550201', stt.get(name)!);
+}, 90_000);
 
-describe.each(TTS_VENDORS.map((v) => v.name))('TTS %s', (name) => {
-  it('speaks to the caller in a whole phone call', async () => {
-    await oneVoiceCall({ name: `tts-${name}`, stt_provider: 'deepgram', tts_provider: name }, '+14155550202', stt.get('deepgram')!);
-  }, 90_000);
-});
+it.concurrent.each(TTS_VENDORS.map((v) => v.name))('TTS %s speaks to the caller in a whole phone call', async (name) => {
+  await oneVoiceCall({ name: `tts-${name}`, stt_provider: 'deepgram', tts_provider: name }, '+14155550202', stt.get('deepgram')!);
+}, 90_000);
 
 describe('an STT that goes down mid-call and stays down', () => {
   it('is retried, then the call ends failed with end_reason error and an error event naming the provider', async () => {
