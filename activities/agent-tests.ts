@@ -3,7 +3,7 @@
  * workflow through its own updates (with the worker's Temporal client: a workflow cannot send
  * updates), the simulated caller's lines, and the evaluation of each attempt.
  */
-import { Context, heartbeat } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { ActivityDeps } from '.';
 import { plainAll } from '../src/db/database';
@@ -26,21 +26,10 @@ import {
   type LlmToolSpec,
 } from '../workflows/call-definitions';
 import type { CallSummary } from '../workflows/call-state';
+import { heartbeating } from './heartbeating';
 import type { AttemptKey, AttemptOutcome, EndedBy, LlmUsage, SimulatorLlm, TestCaseSpec } from '../workflows/test-definitions';
 
 const NO_USAGE: LlmUsage = { prompt_tokens: 0, completion_tokens: 0 };
-const HEARTBEAT_MS = 1000;
-
-/** Heartbeats while `work` runs: a worker that dies mid-turn is noticed in seconds, not at the timeout. */
-async function beating<T>(work: Promise<T>): Promise<T> {
-  const beat = setInterval(() => heartbeat(), HEARTBEAT_MS);
-  try {
-    return await work;
-  } finally {
-    clearInterval(beat);
-  }
-}
-
 /** The call has ended (or never ran): an update to it is refused. */
 const callGone = (err: unknown) => err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError;
 
@@ -50,7 +39,7 @@ export function createAgentTestActivities({ db, config }: ActivityDeps) {
 
   async function chat(llm: SimulatorLlm, messages: LlmMessage[], tools: LlmToolSpec[], temperature?: number) {
     try {
-      return await beating(streamChat(clientFor(llm.provider), { provider: llm.provider, model: llm.model, messages, tools, temperature }));
+      return await heartbeating(streamChat(clientFor(llm.provider), { provider: llm.provider, model: llm.model, messages, tools, temperature }));
     } catch (err) {
       throw llmFailure(err);
     }
@@ -85,7 +74,7 @@ export function createAgentTestActivities({ db, config }: ActivityDeps) {
 
     async testCallGreeting({ callId }: { callId: string }): Promise<string | null> {
       try {
-        return await beating(callHandle(callId).executeUpdate(greetingUpdate, { updateId: 'test-greeting' }));
+        return await heartbeating(callHandle(callId).executeUpdate(greetingUpdate, { updateId: 'test-greeting' }));
       } catch (err) {
         if (callGone(err)) return null;
         throw err;
@@ -95,7 +84,7 @@ export function createAgentTestActivities({ db, config }: ActivityDeps) {
     /** One caller line; the update id makes a retried activity attach to the same turn. */
     async testCallTurn({ callId, text, turn }: { callId: string; text: string; turn: number }): Promise<{ accepted: boolean; replies: string[]; status: CallStatus }> {
       try {
-        const result = await beating(callHandle(callId).executeUpdate(sendTextUpdate, { args: [{ text }], updateId: `test-turn-${turn}` }));
+        const result = await heartbeating(callHandle(callId).executeUpdate(sendTextUpdate, { args: [{ text }], updateId: `test-turn-${turn}` }));
         return { accepted: true, replies: result.replies, status: result.status };
       } catch (err) {
         if (callGone(err)) return { accepted: false, replies: [], status: 'completed' };

@@ -1,20 +1,22 @@
 /**
  * One LLM turn of a text call: a streamed chat completion with the call's messages and tools.
  * Provider errors are thrown as retryable failures (the workflow's retry policy backs off, then
- * ends the call with `error`); requests the provider rejects as invalid are not retried.
+ * ends the call with `error`); requests the provider rejects as invalid are not retried. It
+ * heartbeats, so a worker that dies mid-turn is retried within seconds, not at the minute's timeout.
  */
 import type { ActivityDeps } from '.';
 import type { LlmTurnRequest, LlmTurnResult } from '../workflows/call-definitions';
 import { countProviderError } from '../src/observability/metrics';
 import { streamChat } from '../src/providers/llm/chat';
 import { llmClients, llmFailure } from '../src/providers/llm/llm-activity-support';
+import { heartbeating } from './heartbeating';
 
 export function createLlmActivities({ config }: ActivityDeps) {
   const clientFor = llmClients(config);
   return {
     async llmTurn(request: LlmTurnRequest): Promise<LlmTurnResult> {
       try {
-        return await streamChat(clientFor(request.provider), request);
+        return await heartbeating(streamChat(clientFor(request.provider), request));
       } catch (err) {
         countProviderError('llm', request.provider);
         throw llmFailure(err);

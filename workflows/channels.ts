@@ -70,7 +70,7 @@ export class TextChannel implements CallChannel {
   private readonly llm: Activities['llmTurn'];
 
   constructor(options: RetryOptions) {
-    ({ llmTurn: this.llm } = proxyActivities<Activities>({ startToCloseTimeout: '60s', retry: llmRetry(options) }));
+    ({ llmTurn: this.llm } = proxyActivities<Activities>({ startToCloseTimeout: '60s', heartbeatTimeout: '5s', retry: llmRetry(options) }));
   }
 
   async say(text: string): Promise<Spoken> {

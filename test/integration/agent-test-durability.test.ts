@@ -1,7 +1,8 @@
 /**
  * A test run survives its worker dying (docs/agent-tests.md): the worker runs in its own process
  * and is killed with SIGKILL mid-run; a new worker finishes the run with every conversation held
- * exactly once — no attempt lost, none started twice, no caller line sent twice.
+ * exactly once — no attempt lost, none started twice, no caller line sent twice. A worker killed
+ * while an LLM turn is waiting on the provider is noticed by the turn's heartbeat within seconds.
  */
 import type { ChildProcess } from 'node:child_process';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
@@ -81,3 +82,27 @@ it('finishes a run after its worker is killed mid-run, losing and repeating no c
     expect(events.filter((e) => e.event_type === 'call_ended')).toHaveLength(1);
   }
 }, 240_000);
+
+it('retries an LLM turn whose worker died mid-request within seconds (its heartbeat), not at its minute-long timeout', async () => {
+  // Every reply takes 2 s, so the worker can be killed while a request is in flight.
+  llm.setResponder((body) => ({ ...bookingAgentReply(body), delay_ms: 2000 }));
+  const agent = await createBookingAgent(h, 'slow-booker', 'http://127.0.0.1:9/never-called');
+  const test = await h.request('POST', `/api/agents/${agent.agentId}/tests`, {
+    body: { name: 'books friday, slowly', kind: 'scripted', script: SCRIPT, tool_mocks: { [agent.toolName]: [{ confirmation: 'D-2' }] }, expectations: [{ type: 'ended_by_agent' }] },
+  });
+  expect(test.status).toBe(201);
+  const worker = await newWorker();
+  const before = llm.requests.length;
+  const started = await h.request('POST', `/api/agents/${agent.agentId}/test-runs`, { body: { repeat: 1, concurrency: 1 } });
+  expect(started.status).toBe(201);
+  // The second LLM request of the conversation has arrived: it is in flight for 2 s.
+  while (llm.requests.length < before + 2) await new Promise((r) => setTimeout(r, 10));
+  await killHard(worker);
+  const killedAt = Date.now();
+  await newWorker();
+
+  const run = await waitForRun(h, started.body.id, 120_000);
+  expect(run.progress).toMatchObject({ total: 1, done: 1, passed: 1 });
+  // The start-to-close timeout alone would hold the turn for 60 s after the kill.
+  expect(Date.now() - killedAt).toBeLessThan(45_000);
+}, 180_000);
