@@ -4,7 +4,7 @@
  * checks the answer. LLM errors are thrown (the workflow's retry policy backs off); an answer
  * that fails the check is returned as `rejected`, and the workflow decides whether to ask again.
  */
-import { ApplicationFailure, Context, heartbeat } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { ActivityDeps } from '.';
 import { plain, plainAll } from '../src/db/database';
 import { checkAnswer, answerJsonSchema } from '../src/analysis/answer-schema';
@@ -15,8 +15,7 @@ import { countProviderError } from '../src/observability/metrics';
 import { llmClients, llmFailure } from '../src/providers/llm/llm-activity-support';
 import { llmVendor } from '../src/providers/llm/registry';
 import { structuredCompletion } from '../src/providers/llm/structured';
-
-const HEARTBEAT_MS = 1000;
+import { heartbeating } from './heartbeating';
 
 export interface AnalyzeCallRequest {
   callId: string;
@@ -57,10 +56,9 @@ export function createAnalysisActivities({ db, config }: ActivityDeps) {
       const call = await loadCall(callId);
       if (!call.transcript.some((t) => t.role === 'user')) return { kind: 'skipped', reason: 'the caller did not speak' };
       const vendor = llmVendor(plan.provider);
-      // A worker that dies mid-request is noticed within the heartbeat timeout, not the request's.
-      const beat = setInterval(() => heartbeat(), HEARTBEAT_MS);
       try {
-        const result = await structuredCompletion(
+        // A worker that dies mid-request is noticed within the heartbeat timeout, not the request's.
+        const result = await heartbeating(structuredCompletion(
           clientFor(plan.provider),
           {
             model: plan.model,
@@ -71,15 +69,13 @@ export function createAnalysisActivities({ db, config }: ActivityDeps) {
             mode: vendor?.structuredOutput ?? 'json_schema',
           },
           Context.current().cancellationSignal,
-        );
+        ));
         if (result.problem) return { kind: 'rejected', problem: result.problem, usage: result.usage };
         const checked = checkAnswer(plan, result.value);
         return checked.ok ? { kind: 'answer', answer: checked.answer, usage: result.usage } : { kind: 'rejected', problem: checked.problem, usage: result.usage };
       } catch (err) {
         countProviderError('llm', plan.provider);
         throw llmFailure(err);
-      } finally {
-        clearInterval(beat);
       }
     },
 
