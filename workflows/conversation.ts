@@ -136,10 +136,6 @@ export function toolArguments(
   return { phone_number: call.phoneNumber, direction: call.direction, ...customParameters, ...llmArgs };
 }
 
-export function wordCount(text: string): number {
-  return text.trim().split(/\s+/).filter(Boolean).length;
-}
-
 /** Tool results are given to the LLM as text: the whole body, stringified. */
 export function toolResultText(outcome: { response: unknown; error: string | null; status_code: number | null }): string {
   if (outcome.error) {

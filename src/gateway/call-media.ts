@@ -16,6 +16,7 @@ import path from 'node:path';
 import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import { toPcm16, type AudioFormat } from '../audio/format';
 import type { Logger } from '../shared/logger';
+import { interruptsOnSpeechStart, minWordsOf } from '../shared/turn-policy';
 import { ApplicationFailure } from '@temporalio/common';
 import { DTMF_DIGITS, dtmfAudio } from '../audio/dtmf';
 import type { EndReason, GatewayEvent, SendDtmfResult, SpeechOutcome } from '../../workflows/call-definitions';
@@ -122,7 +123,7 @@ export class CallMedia {
 
     // Caller audio in: VAD and STT feed the turn detector, which decides barge-ins and utterances.
     const pipeline = opts.voice.pipeline;
-    const minWords = pipeline.min_words ?? 3;
+    const minWords = minWordsOf(pipeline);
     this.turns = new TurnDetector(minWords, {
       agentSpeaking: () => this.speech.playback.speaking,
       // A goodbye before the gateway hangs up is heard to its end: cut short, the caller would
@@ -164,9 +165,9 @@ export class CallMedia {
 
     // Speech out: TTS → playback → the socket and the recording's agent channel.
     const { out } = opts;
-    // Only when speech start alone interrupts (min_words ≤ 1): holding for every backchannel
+    // Only when speech start alone interrupts (the turn policy): holding for every backchannel
     // onset would chop the agent's speech.
-    const interruptsOnSpeechStart = minWords <= 1;
+    const holdsOnSpeechStart = interruptsOnSpeechStart(minWords);
     this.speech = new SpeechOut({
       callId,
       format,
@@ -183,7 +184,7 @@ export class CallMedia {
         sent: (frame, slotPerf) => this.recordAgent(frame, slotPerf),
       },
       // Keys the agent presses play out whole: an IVR talking over them must not cut them.
-      hold: () => interruptsOnSpeechStart && this.vad.state === 'starting' && !this.speech.pressingKeys,
+      hold: () => holdsOnSpeechStart && this.vad.state === 'starting' && !this.speech.pressingKeys,
       began: () => this.turns.onAgentSpeech(),
       observer: this.observer,
     });

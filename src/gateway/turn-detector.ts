@@ -9,13 +9,14 @@
  * emitted after ORPHAN_WAIT_MS) — an utterance is never dropped, and empty text never emitted.
  * Speech resuming before the final arrives continues the same turn.
  *
- * Barge-in, while the agent is speaking: with `min_words` ≤ 1 the agent is interrupted at VAD
- * speech start; otherwise once the caller's transcript (finals + interim) of this turn reaches
- * `min_words` words, at the latest when the turn completes. A turn that overlapped the agent,
- * did not interrupt it and ended while the agent was still speaking is a backchannel
- * (`duringAgentSpeech`: "uh-huh"); one that outlasted the agent's speech is a normal turn.
+ * Barge-in, while the agent is speaking, follows the turn policy (src/shared/turn-policy.ts),
+ * applied to the caller's transcript (finals + interim) of this turn as it grows, at the latest
+ * when the turn completes. A turn that overlapped the agent, did not interrupt it and ended while
+ * the agent was still speaking is reported `duringAgentSpeech` (the policy's backchannel
+ * candidate: "uh-huh"); one that outlasted the agent's speech is a normal turn.
  */
 import type { SttTranscript } from '../providers/stt/types';
+import { interruptsAgent, interruptsOnSpeechStart } from '../shared/turn-policy';
 import type { VadEvent } from './vad/vad-analyzer';
 
 /** Longest wait for a streaming STT's final after the VAD said the caller stopped (an adapter may ask for longer). */
@@ -53,11 +54,6 @@ export interface TurnDetectorHooks {
 
 type Phase = 'idle' | 'speaking' | 'finalizing';
 
-export function countWords(text: string): number {
-  let n = 0;
-  for (const w of text.split(/\s+/)) if (w) n++;
-  return n;
-}
 
 export class TurnDetector {
   private phase: Phase = 'idle';
@@ -90,7 +86,7 @@ export class TurnDetector {
       this.phase = 'speaking';
       if (this.hooks.agentSpeaking()) {
         this.overlapped = true;
-        if (this.minWords <= 1) this.interrupt();
+        if (interruptsOnSpeechStart(this.minWords)) this.interrupt();
         else this.checkWords();
       }
       return;
@@ -136,7 +132,7 @@ export class TurnDetector {
    * without this the agent would talk over the caller until their turn ends.
    */
   onAgentSpeech(): void {
-    if (this.closed || this.phase !== 'speaking' || this.minWords > 1) return;
+    if (this.closed || this.phase !== 'speaking' || !interruptsOnSpeechStart(this.minWords)) return;
     this.overlapped = true;
     this.interrupt();
   }
@@ -148,8 +144,8 @@ export class TurnDetector {
   }
 
   private checkWords(): void {
-    if (this.interrupted || this.minWords <= 1 || !this.overlapped || !this.hooks.agentSpeaking()) return;
-    if (countWords(`${this.finals.join(' ')} ${this.interim}`) >= this.minWords) this.interrupt();
+    if (this.interrupted || interruptsOnSpeechStart(this.minWords) || !this.overlapped || !this.hooks.agentSpeaking()) return;
+    if (interruptsAgent(`${this.finals.join(' ')} ${this.interim}`, this.minWords)) this.interrupt();
   }
 
   private interrupt(): void {
@@ -164,7 +160,7 @@ export class TurnDetector {
     if (!text) text = this.interim;
     if (wasFinalizing && text && this.overlapped && !this.interrupted && this.hooks.agentSpeaking()) {
       // The final transcript may be what first shows min_words.
-      if (this.minWords > 1 && countWords(text) >= this.minWords) this.interrupt();
+      if (!interruptsOnSpeechStart(this.minWords) && interruptsAgent(text, this.minWords)) this.interrupt();
     }
     const duringAgentSpeech = this.overlapped && !this.interrupted && this.hooks.agentSpeaking();
     const turn: CompletedTurn = {

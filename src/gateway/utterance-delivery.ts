@@ -22,7 +22,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { ArmedTurnRequest, ArmedTurnResult, RunTurn, UtteranceSignal, VoiceTurnRequest, VoiceTurnResult } from '../../workflows/call-definitions';
-import { wordCount } from '../../workflows/conversation';
+import { isBackchannel } from '../shared/turn-policy';
 import { countTurnPath, type TurnPath } from '../observability/metrics';
 import { epochMs } from './events';
 import { SpeechUnavailable } from './tts-link';
@@ -208,7 +208,7 @@ export class UtteranceDelivery {
     if (!turn.duringAgentSpeech) this.counted(stale ? 'stale_plan' : 'armed');
     // Spoken over the agent: a run judges min_words as the workflow would; otherwise the workflow does.
     const minWords = armed.req.carryOn?.minWords;
-    const backchannel = turn.duringAgentSpeech && (minWords === undefined || wordCount(turn.text) < minWords);
+    const backchannel = turn.duringAgentSpeech && (minWords === undefined || isBackchannel(turn, minWords));
     if (backchannel || stale) {
       this.finish(armed, { utterance, thought: null, failure: null, events: [] });
       return;

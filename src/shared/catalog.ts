@@ -10,6 +10,7 @@
 import { DEFAULT_LLM_MODELS, LLM_PROVIDER_NAMES } from '../providers/llm/registry';
 import { STT_PROVIDER_NAMES } from '../providers/stt/registry';
 import { TTS_PROVIDER_NAMES } from '../providers/tts/registry';
+import { DEFAULT_MIN_WORDS } from './turn-policy';
 
 export const STT_PROVIDERS: readonly string[] = STT_PROVIDER_NAMES;
 export const LLM_PROVIDERS: readonly string[] = LLM_PROVIDER_NAMES;
@@ -67,7 +68,7 @@ export const PIPELINE_DEFAULTS = {
   vad_start_secs: 0.2,
   vad_stop_secs: 0.2,
   vad_min_volume: 0.4,
-  min_words: 3,
+  min_words: DEFAULT_MIN_WORDS,
   /** Keypresses: a pause this long ends the caller's input (docs/phone-operations.md). */
   dtmf_timeout_secs: 2,
   /** Keypresses: this many keys end the caller's input. */
