@@ -7,6 +7,7 @@ import type { Transaction } from 'sequelize';
 import { plain, plainAll, type Database } from '../db/database';
 import { loadAgentSnapshotById } from '../calls/snapshot';
 import type { AgentSnapshot } from '../../workflows/call-definitions';
+import { apiTimestamp } from '../shared/time';
 
 /** Stores the agent's current version; a version already stored is left as it is. */
 export async function recordAgentVersion(db: Database, agentId: string, transaction?: Transaction): Promise<AgentSnapshot | null> {
@@ -39,5 +40,5 @@ export async function listAgentVersions(db: Database, agentId: string) {
   const rows = plainAll(
     await db.models.AgentVersion.findAll({ where: { agent_id: agentId }, attributes: ['version', 'created_at'], order: [['version', 'DESC']] }),
   );
-  return rows.map((r) => ({ version: r.version, created_at: r.created_at.toISOString() }));
+  return rows.map((r) => ({ version: r.version, created_at: apiTimestamp(r.created_at)! }));
 }

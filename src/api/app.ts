@@ -8,6 +8,7 @@ import type { ApiContext } from './context';
 import { authenticate } from './auth/authenticate';
 import { errorHandler, notFoundRoute } from './errors';
 import { cleanInput } from './http/clean-input';
+import { holdInputErrors, methodNotAllowed, timestampReplacer } from './http/conformance';
 import { dashboardRouter } from './http/dashboard';
 import { webCallCors } from './http/web-call-cors';
 import { docsRouter } from './docs';
@@ -33,11 +34,15 @@ export function createApp(ctx: ApiContext, extraRoutes: AnyRoute[] = []) {
   // X-Forwarded-For is believed only from the proxies TRUST_PROXY names; otherwise any client
   // could pick its own address and escape the login throttle.
   app.set('trust proxy', ctx.config.TRUST_PROXY);
-  app.use(express.json({ limit: ctx.config.BODY_LIMIT }));
+  // Dates reach responses in the API's one timestamp form (src/shared/time.ts).
+  app.set('json replacer', timestampReplacer);
+  // Input errors are held, not answered, until the route has checked who is asking
+  // (http/conformance.ts): an anonymous caller with a bad body is told 401, not 400.
+  app.use(holdInputErrors(express.json({ limit: ctx.config.BODY_LIMIT })));
   // Telephony providers post form-encoded callbacks.
-  app.use(express.urlencoded({ extended: false, limit: ctx.config.BODY_LIMIT }));
-  // NUL bytes, lone surrogates and deep nesting are refused here, for every route (422).
-  app.use(cleanInput);
+  app.use(holdInputErrors(express.urlencoded({ extended: false, limit: ctx.config.BODY_LIMIT })));
+  // NUL bytes, lone surrogates and deep nesting are refused for every route (422).
+  app.use(holdInputErrors(cleanInput));
 
   app.get('/healthz', healthHandler(ctx));
   app.get('/metrics', (req, res) => void serveMetrics(req, res, ctx.config.METRICS_TOKEN));
@@ -56,6 +61,12 @@ export function createApp(ctx: ApiContext, extraRoutes: AnyRoute[] = []) {
   app.use(protectedRouter);
 
   app.use(dashboardRouter());
+  const fixedPaths = [
+    { method: 'get', path: '/healthz' },
+    { method: 'get', path: '/metrics' },
+    { method: 'get', path: '/api/openapi.json' },
+  ];
+  app.use(methodNotAllowed([...fixedPaths, ...routes]));
   app.use(notFoundRoute);
   app.use(errorHandler(ctx.log));
   return app;

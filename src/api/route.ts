@@ -9,6 +9,7 @@
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { describeIssues, HttpError, forbidden, unauthorized } from './errors';
+import { raiseHeldInputError } from './http/conformance';
 import type { PublishableKeyContext } from './auth/publishable-keys';
 
 export type Role = 'admin' | 'member';
@@ -119,6 +120,8 @@ export function mountRoutes(router: Router, routes: AnyRoute[]): void {
             throw forbidden(`Only the owner of this ${def.owned.what} or an administrator may change it`);
           }
         }
+        // Only now is the caller told that the request itself is malformed (http/conformance.ts).
+        raiseHeldInputError(req);
         const ctx = {
           params,
           query: parse(def.query, req.query, 'query'),

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ApiContext } from './context';
 import { createApp } from './app';
+import { answerClientErrors } from './http/conformance';
 import { activeCallsByProvider } from '../calls/concurrency';
 import { initProcessMetrics, trackActiveCalls } from '../observability/metrics';
 import { trackRequests } from '../shared/graceful-close';
@@ -18,6 +19,7 @@ export interface RunningApi {
 export async function startApi(ctx: ApiContext, port: number, host = '0.0.0.0'): Promise<RunningApi> {
   initProcessMetrics();
   const server = http.createServer(createApp(ctx));
+  answerClientErrors(server);
   const requests = trackRequests(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -67,7 +67,7 @@ describe('starting a web call', () => {
     const res = await h.request('POST', '/api/calls/web', { body: { agent_name: 'support', custom_parameters: { first_name: 'Asha' } } });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ call_id: expect.any(String), stream_url: `ws://127.0.0.1:${gatewayPort}/media/web`, token: expect.any(String), expires_at: expect.any(String) });
-    const ttlMs = new Date(res.body.expires_at).getTime() - Date.now();
+    const ttlMs = new Date(`${res.body.expires_at}Z`).getTime() - Date.now();
     expect(ttlMs).toBeGreaterThan(50_000);
     expect(ttlMs).toBeLessThanOrEqual(60_000);
     const call = (await h.request('GET', `/api/calls/${res.body.call_id}`)).body;

@@ -18,6 +18,7 @@ import { plain, plainAll } from '../../db/database';
 import { Op, QueryTypes, Transaction } from 'sequelize';
 import { eventJson } from '../serializers/call';
 import type { RunTurn } from '../../../workflows/call-definitions';
+import { apiTimestampPrecise } from '../../shared/time';
 
 const FINAL_STATUSES = ['completed', 'failed', 'no_answer'];
 /** How often new events are looked for: a turn's events arrive in one batch, so this is plenty. */
@@ -47,7 +48,7 @@ const pendingTurn = ({ seq, turn }: JournalRow): PendingTurn => ({
   utterance_seq: seq,
   user_text: turn.utterance.text,
   agent_text: turn.thought.heardText || turn.thought.content || '',
-  timestamp: new Date(turn.answeredAtMs).toISOString(),
+  timestamp: apiTimestampPrecise(new Date(turn.answeredAtMs))!,
 });
 
 const StreamQuery = z.object({

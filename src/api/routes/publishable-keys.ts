@@ -10,6 +10,7 @@ import type { ApiContext } from '../context';
 import { notFound } from '../errors';
 import { ownedAgent } from '../ownership';
 import { route } from '../route';
+import { apiTimestamp } from '../../shared/time';
 
 const timestamp = z.string().describe('ISO 8601 UTC');
 const Origin = z
@@ -33,7 +34,7 @@ const KeySchema = z.object({
   revoked_at: timestamp.nullable(),
 });
 
-const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+const iso = (d: Date | null) => apiTimestamp(d);
 const keyJson = (row: PublishableKeyRow) => ({
   id: row.id,
   agent_id: row.agent_id,

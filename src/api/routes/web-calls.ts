@@ -18,6 +18,7 @@ import { forbidden, HttpError } from '../errors';
 import { corsHeaders } from '../http/web-call-cors';
 import { route } from '../route';
 import { CustomParameters } from '../schemas/call-input';
+import { apiTimestamp } from '../../shared/time';
 
 /** A refused key request's client waits this long at most before asking again. */
 const RATE_WINDOW_SECS = 60;
@@ -88,7 +89,7 @@ export function webCallRoutes(ctx: ApiContext) {
           return {
             status: 201,
             headers: cors,
-            body: { call_id: call.callId, stream_url: streamUrl, token: call.token, expires_at: call.expiresAt.toISOString() },
+            body: { call_id: call.callId, stream_url: streamUrl, token: call.token, expires_at: apiTimestamp(call.expiresAt) },
           };
         } catch (err) {
           if (err instanceof GatewayCapacityError) {
