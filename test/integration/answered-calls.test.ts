@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 import type { Pool } from 'pg';
 import type { CallStatus } from '../../src/db/models';
-import { AnsweredCalls } from '../../src/gateway/answered-calls';
+import { AnsweredCalls } from '../../src/gateway/stream/answered-calls';
 import { openGatewayDatabase } from '../../src/gateway/gateway-database';
 import { createLogger } from '../../src/shared/logger';
 import { startHarness, type Harness } from '../support/harness';

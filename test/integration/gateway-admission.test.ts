@@ -6,7 +6,7 @@
 import { Op } from 'sequelize';
 import type { Pool } from 'pg';
 import { openGatewayDatabase } from '../../src/gateway/gateway-database';
-import { GatewayPresence } from '../../src/gateway/presence/presence';
+import { GatewayPresence } from '../../src/gateway/admission/presence';
 import { startGateway, type RunningGateway } from '../../src/gateway/server';
 import { createLogger } from '../../src/shared/logger';
 import { getFreePort } from '../../src/temporal/dev-server';

@@ -8,7 +8,7 @@ import { Op } from 'sequelize';
 import { callWorkflowId, stateQuery } from '../../workflows/call-definitions';
 import { startApi } from '../../src/api/server';
 import { connectDatabase } from '../../src/db/database';
-import { verifyStreamToken } from '../../src/gateway/stream-token';
+import { verifyStreamToken } from '../../src/gateway/stream/stream-token';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { createAgent, eventually } from '../support/fixtures';
 import { configureTwilio } from '../support/telephony';

@@ -9,7 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { BUSY_MESSAGE } from '../../src/api/routes/telephony';
 import { MULAW_8K } from '../../src/audio/format';
-import { verifyStreamToken } from '../../src/gateway/stream-token';
+import { verifyStreamToken } from '../../src/gateway/stream/stream-token';
 import { parseExtraHeaders } from '../../src/providers/telephony/plivo/media-messages';
 import { plivoStreamCredentials } from '../../src/providers/telephony/plivo/stream-auth';
 import { channelOf, readWavFile } from '../../src/audio/wav';
