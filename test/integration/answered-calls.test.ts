@@ -1,5 +1,5 @@
 /**
- * The gateway's write when a call's stream starts (src/gateway/answered-calls.ts): the call is in
+ * The gateway's write when a call's stream starts (src/gateway/stream/answered-calls.ts): the call is in
  * progress and held by this gateway from its first word, so the gateway watchdog finds it should
  * the gateway die before the workflow's own write (which comes after the greeting). Real
  * PostgreSQL, through the gateway's own pool.

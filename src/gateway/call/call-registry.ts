@@ -41,7 +41,7 @@ export class CallRegistry {
 
   /**
    * The call's workflow asked it something: the first time, how long after its stream connected
-   * (else null). That wait is the hand-off lag admission watches (presence/handoff-lag.ts).
+   * (else null). That wait is the hand-off lag admission watches (admission/handoff-lag.ts).
    */
   heardFromWorkflow(call: CallMedia): number | null {
     if (call.heardFromWorkflow) return null;
