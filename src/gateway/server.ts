@@ -160,7 +160,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
       // takes none (readiness: a load balancer sends new streams elsewhere).
       const status = state();
       const p = presence?.snapshot;
-      const load = p ? { load: round2(p.smoothedLoad), loop_lag_ms: round2(p.loopLagP99Ms), cpu: round2(p.cpu), host_cpu: round2(p.hostCpu), handoff_lag_ms: Math.round(p.handoffLagMs), admitting: p.admitting, state: p.state } : null;
+      const load = p ? { load: round2(p.smoothedLoad), loop_lag_ms: round2(p.loopLagP99Ms), cpu: round2(p.cpu), host_cpu: round2(p.hostCpu), handoff_lag_ms: Math.round(p.handoffLagMs), admitting: p.admitting, refusal: p.refusal, state: p.state } : null;
       const detail = status === 'down' ? 'Unavailable: gateway worker' : status === 'draining' ? `Draining: taking no new calls; ${calls.size} live` : undefined;
       const body = { status, calls: calls.size, task_queue: taskQueue, presence: load, vad: vad.stats, streams: stats, ...(detail ? { detail } : {}) };
       res.writeHead(status === 'ok' ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));

@@ -4,17 +4,18 @@
  * whether a new call has a gateway with room (admission); the workers' watchdog reads it to tell a
  * dead gateway from a missing Temporal. The database clock (`now()`) stamps every write, so gateway
  * clocks never matter. A failed write is logged and retried at the next tick: calls go on.
+ *
+ * Each tick measures (the load meter, the calls, the hand-off lag), asks the admission rule
+ * (admission-rule.ts, a pure function) and writes what it decided.
  */
 import type { Pool } from 'pg';
 import type { Logger } from '../../shared/logger';
-import { LoadMeter, withHostCpu, type LoadReading } from './load-meter';
-import { RoomEstimate } from './room-estimate';
+import { decideAdmission, INITIAL_ADMISSION_MEMORY, type AdmissionLimits, type AdmissionMemory, type AdmissionRefusal, type GatewayState } from './admission-rule';
+import { LoadMeter, type LoadReading } from './load-meter';
+
+export type { GatewayState } from './admission-rule';
 
 export const PRESENCE_INTERVAL_MS = 1000;
-/** Weight of the newest reading in the smoothed load: one busy second alone does not close the door. */
-const LOAD_SMOOTHING = 0.5;
-
-export type GatewayState = 'active' | 'draining' | 'stopped';
 
 export interface PresenceOptions {
   /** The gateway's pool (gateway-database.ts); its owner ends it. */
@@ -50,25 +51,27 @@ export interface PresenceSnapshot extends LoadReading {
   /** The longest a call waited for its workflow's first request over the last interval (handoff-lag.ts). */
   handoffLagMs: number;
   admitting: boolean;
+  /** Why it admits no new call (admission-rule.ts); null while admitting. */
+  refusal: AdmissionRefusal | null;
   /** Calls it can hold now, counting those it holds (room-estimate.ts); its calls when not admitting. */
   room: number;
 }
 
 export class GatewayPresence {
   private readonly meter: Pick<LoadMeter, 'read' | 'stop'>;
-  private readonly estimate: RoomEstimate;
+  private readonly limits: AdmissionLimits;
   private readonly startedAt = new Date();
   private timer: NodeJS.Timeout | null = null;
   private state: GatewayState = 'active';
-  private smoothed = 0;
+  private memory: AdmissionMemory = INITIAL_ADMISSION_MEMORY;
   private snapshotValue: PresenceSnapshot;
   private writing: Promise<void> = Promise.resolve();
   private failing = false;
 
   constructor(private readonly opts: PresenceOptions) {
     this.meter = opts.meter ?? new LoadMeter();
-    this.estimate = new RoomEstimate(opts.maxCalls, opts.maxLoad);
-    this.snapshotValue = { load: 0, utilisation: 0, loopLagP99Ms: 0, cpu: 0, hostCpu: 0, state: 'active', calls: 0, smoothedLoad: 0, handoffLagMs: 0, admitting: true, room: opts.maxCalls };
+    this.limits = { maxCalls: opts.maxCalls, maxLoad: opts.maxLoad, maxHostCpu: opts.maxHostCpu, maxHandoffMs: opts.maxHandoffMs };
+    this.snapshotValue = { load: 0, utilisation: 0, loopLagP99Ms: 0, cpu: 0, hostCpu: 0, state: 'active', calls: 0, smoothedLoad: 0, handoffLagMs: 0, admitting: true, refusal: null, room: opts.maxCalls };
   }
 
   /** Writes the first row (best effort) and keeps it fresh. */
@@ -101,22 +104,17 @@ export class GatewayPresence {
   }
 
   private tick(): Promise<void> {
-    const reading = withHostCpu(this.meter.read(), this.opts.maxLoad, this.opts.maxHostCpu);
-    this.smoothed = this.smoothed * (1 - LOAD_SMOOTHING) + reading.load * LOAD_SMOOTHING;
+    // Measured:
+    const reading = this.meter.read();
     const calls = this.opts.calls();
     const settingUp = this.opts.settingUp?.() ?? 0;
     const handoffLagMs = this.opts.handoffLagMs?.() ?? 0;
-    this.estimate.observe(reading.load, calls, settingUp);
-    // Judged on the load once the set-ups under way are over: a burst's set-ups pass, its calls stay.
-    const settled = this.estimate.settledLoad(this.smoothed, settingUp);
-    // The workflows falling behind is a full machine too, though this process's own figures say room.
-    const maxHandoffMs = this.opts.maxHandoffMs ?? 0;
-    const behind = maxHandoffMs > 0 && handoffLagMs >= maxHandoffMs;
-    const admitting = this.state === 'active' && settled < this.opts.maxLoad && calls < this.opts.maxCalls && !behind;
-    // The room is projected from the newer of the two figures: in a burst the raw reading leads.
-    const room = admitting ? this.estimate.room(calls, Math.max(reading.load, this.smoothed), settingUp) : calls;
-    this.snapshotValue = { ...reading, state: this.state, calls, smoothedLoad: this.smoothed, handoffLagMs, admitting, room };
-    // One write at a time, in order: a slow database must not pile writes up.
+    // Decided:
+    const decision = decideAdmission(this.memory, { state: this.state, reading, calls, settingUp, handoffLagMs }, this.limits);
+    this.memory = decision.memory;
+    const { admitting, refusal, room, load, smoothedLoad } = decision;
+    this.snapshotValue = { ...reading, load, state: this.state, calls, smoothedLoad, handoffLagMs, admitting, refusal, room };
+    // Written, one write at a time and in order: a slow database must not pile writes up.
     this.writing = this.writing.then(() => this.write(this.snapshotValue));
     return this.writing;
   }

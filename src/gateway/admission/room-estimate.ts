@@ -36,9 +36,41 @@ const average = (old: number | null, sample: number) => (old === null ? sample :
 /** The idle load: at once down to a lower reading, by the average up to a higher one. */
 const lowerAtOnce = (old: number | null, sample: number) => (old !== null && sample < old ? sample : average(old, sample));
 
+/** What one settled call costs and the idle load, as learnt so far (null: not yet). */
+export interface CallCost {
+  perCall: number | null;
+  idle: number | null;
+}
+
+export const UNLEARNT_COST: CallCost = { perCall: null, idle: null };
+
+/** The cost after one reading: the load over the last interval, the calls held at its end and how many of them are being set up. */
+export function learnCost(cost: CallCost, load: number, calls: number, settingUp = 0): CallCost {
+  const idle = calls === 0 ? lowerAtOnce(cost.idle, load) : cost.idle;
+  if (calls < MIN_CALLS_TO_LEARN) return { perCall: cost.perCall, idle };
+  const weighted = calls + (SETUP_WEIGHT - 1) * Math.min(settingUp, calls);
+  return { perCall: average(cost.perCall, Math.max(0, load - (idle ?? 0)) / weighted), idle };
+}
+
+/** The load once the set-ups under way are over: what admission judges. */
+export function settledLoadOf(cost: CallCost, load: number, settingUp: number): number {
+  if (cost.perCall === null) return load;
+  return Math.max(cost.idle ?? 0, load - (SETUP_WEIGHT - 1) * settingUp * cost.perCall);
+}
+
+/**
+ * Calls this gateway can hold, counting those it holds: all of maxCalls until a cost is learnt,
+ * then its calls plus what the settled load under maxLoad pays for — never fewer than it holds.
+ */
+export function roomOf(cost: CallCost, limits: { maxCalls: number; maxLoad: number }, calls: number, load: number, settingUp = 0): number {
+  if (cost.perCall === null || cost.perCall <= 0) return Math.max(calls, limits.maxCalls);
+  const more = Math.max(0, Math.floor((limits.maxLoad - settledLoadOf(cost, load, settingUp)) / cost.perCall));
+  return Math.max(calls, Math.min(limits.maxCalls, calls + more));
+}
+
+/** The same, holding its cost: learns from each reading it observes. */
 export class RoomEstimate {
-  private perCall: number | null = null;
-  private idle: number | null = null;
+  private cost: CallCost = UNLEARNT_COST;
 
   constructor(
     private readonly maxCalls: number,
@@ -47,30 +79,21 @@ export class RoomEstimate {
 
   /** The load one settled call adds, as last learnt (null until the gateway has carried enough calls). */
   get costPerCall(): number | null {
-    return this.perCall;
+    return this.cost.perCall;
   }
 
   /** One reading: the load over the last interval, the calls held at its end and how many of them are being set up. */
   observe(load: number, calls: number, settingUp = 0): void {
-    if (calls === 0) this.idle = lowerAtOnce(this.idle, load);
-    if (calls < MIN_CALLS_TO_LEARN) return;
-    const weighted = calls + (SETUP_WEIGHT - 1) * Math.min(settingUp, calls);
-    this.perCall = average(this.perCall, Math.max(0, load - (this.idle ?? 0)) / weighted);
+    this.cost = learnCost(this.cost, load, calls, settingUp);
   }
 
   /** The load once the set-ups under way are over: what admission judges. */
   settledLoad(load: number, settingUp: number): number {
-    if (this.perCall === null) return load;
-    return Math.max(this.idle ?? 0, load - (SETUP_WEIGHT - 1) * settingUp * this.perCall);
+    return settledLoadOf(this.cost, load, settingUp);
   }
 
-  /**
-   * Calls this gateway can hold, counting those it holds: all of maxCalls until a cost is learnt,
-   * then its calls plus what the settled load under maxLoad pays for — never fewer than it holds.
-   */
+  /** Calls this gateway can hold, counting those it holds (roomOf). */
   room(calls: number, load: number, settingUp = 0): number {
-    if (this.perCall === null || this.perCall <= 0) return Math.max(calls, this.maxCalls);
-    const more = Math.max(0, Math.floor((this.maxLoad - this.settledLoad(load, settingUp)) / this.perCall));
-    return Math.max(calls, Math.min(this.maxCalls, calls + more));
+    return roomOf(this.cost, { maxCalls: this.maxCalls, maxLoad: this.maxLoad }, calls, load, settingUp);
   }
 }
