@@ -13,12 +13,6 @@ import type { Config } from '../config';
 import type { Database } from '../db/database';
 import { ACTIVE_CALL_STATUSES } from './concurrency';
 
-/**
- * Seconds a refused client is told to wait: gateways report every second and calls end all the
- * time, so room comes back quickly; a campaign dialler retrying every 5 s loses little.
- */
-export const GATEWAY_RETRY_AFTER_SECS = 5;
-
 /** Channels whose audio runs through a media gateway. */
 export const GATEWAY_CHANNELS = ['voice', 'web'] as const;
 

@@ -18,6 +18,7 @@ import { maxMediaMessageBytes, mediaProtocol } from '../providers/telephony/medi
 import { serveMetrics } from '../observability/metrics-endpoint';
 import { initProcessMetrics, trackGatewayCalls, trackGatewayPresence } from '../observability/metrics';
 import { createLogger, type Logger } from '../shared/logger';
+import { RETRY_AFTER_SECS } from '../shared/retry-after';
 import { llmClients } from '../providers/llm/llm-activity-support';
 import { createGatewayActivities } from './workflow-link/activities';
 import { TemporalReachability } from './workflow-link/workflow-outbox';
@@ -190,7 +191,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     // docs/call-lifecycle.md, "Streams that end without the call ending").
     if (drain?.draining) {
       const body = JSON.stringify({ detail: 'This media gateway is draining and takes no new calls' });
-      socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nretry-after: 1\r\nconnection: close\r\n\r\n${body}`);
+      socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nretry-after: ${RETRY_AFTER_SECS.drainingGateway}\r\nconnection: close\r\n\r\n${body}`);
       return;
     }
     const upgrade = { url, headers: req.headers, remoteAddress: req.socket.remoteAddress ?? '' };

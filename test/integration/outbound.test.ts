@@ -281,7 +281,7 @@ describe('max_concurrent', () => {
     expect(first.status).toBe(201);
     const second = await dial({});
     expect(second.status).toBe(429);
-    expect(second.headers.get('retry-after')).toBe('30');
+    expect(second.headers.get('retry-after')).toBe('10');
     expect(second.body.detail).toMatch(/max_concurrent/);
 
     const ended = await h.request('POST', '/api/calls/end', { body: { call_id: first.body.call_id } });

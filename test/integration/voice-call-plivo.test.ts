@@ -287,7 +287,7 @@ describe('plivo_max_concurrent', () => {
 
       const second = await h.request('POST', '/api/calls/outbound', { body: { phone_number: '+919876522222', agent_name: 'plivo-capped', provider: 'plivo' } });
       expect(second.status).toBe(429);
-      expect(second.headers.get('retry-after')).toBe('30');
+      expect(second.headers.get('retry-after')).toBe('10');
       const busy = await plivo.simulateInbound({ answerUrl: `${h.api.url}/telephony/plivo/inbound/plivo-capped`, from: '+919812345671', to: OUR_NUMBER });
       await busy.ended;
       expect(busy.said).toEqual([BUSY_MESSAGE]);
