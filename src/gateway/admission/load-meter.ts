@@ -5,7 +5,7 @@
  * CPU. `load` folds the gateway's own figures into one, 0 (idle) to 1 (no room): the larger of the
  * utilisation and the delay against its budget. Audio frames are 20 ms apart; a loop late by
  * LAG_BUDGET_MS is a gateway that can take no more calls without callers hearing it. The machine's
- * CPU is for presence.ts (GATEWAY_MAX_HOST_CPU).
+ * CPU is for the admission rule (admission-rule.ts, GATEWAY_MAX_HOST_CPU).
  */
 import os from 'node:os';
 import { monitorEventLoopDelay, performance, type EventLoopUtilization, type IntervalHistogram } from 'node:perf_hooks';

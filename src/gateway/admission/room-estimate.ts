@@ -68,7 +68,7 @@ export function roomOf(cost: CallCost, limits: { maxCalls: number; maxLoad: numb
   return Math.max(calls, Math.min(limits.maxCalls, calls + more));
 }
 
-/** The same, holding its cost: learns from each reading it observes. */
+/** The same with its cost held, learning from each reading it observes (the admission rule carries the cost itself, in its memory). */
 export class RoomEstimate {
   private cost: CallCost = UNLEARNT_COST;
 
