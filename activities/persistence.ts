@@ -114,7 +114,7 @@ export function createPersistenceActivities({ db }: ActivityDeps) {
     },
 
     /**
-     * The turns a turn run held when its gateway was lost (src/gateway/run-journal.ts), after
+     * The turns a turn run held when its gateway was lost (src/gateway/workflow-link/run-journal.ts), after
      * utterance `afterSeq`, oldest first. Read, not deleted: a retried read returns them again.
      */
     async readRunJournal(input: { callId: string; afterSeq: number }): Promise<RunTurn[]> {

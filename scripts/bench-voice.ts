@@ -62,7 +62,7 @@ import { benchArgs } from './lib/bench-args';
 import { spawnUntil, stopProcess } from './lib/bench-processes';
 import { vadDecisionOffsets } from './lib/vad-offsets';
 import { AdmissionTrace } from './lib/admission-trace';
-import { GATEWAY_RETRY_AFTER_SECS } from '../src/calls/gateway-capacity';
+import { RETRY_AFTER_SECS } from '../src/shared/retry-after';
 import { histogramQuantileMs, scrapeMetrics, type Scrape } from './lib/prom-scrape';
 import { gatewayGcSummary } from './lib/gc-pauses';
 import { printStalls } from './lib/bench-stalls';
@@ -196,7 +196,7 @@ async function main(): Promise<void> {
 
     const callSpec = (index: number, calls = script): CallSpec => ({
       index, webhookUrl: endpoint.inbound_webhook_url, greeting: GREETING, script: calls, from: `+1415555${String(1000 + index)}`, to: OUR_NUMBER,
-      redial, redialAfterMs: GATEWAY_RETRY_AFTER_SECS * 1000,
+      redial, redialAfterMs: RETRY_AFTER_SECS.gatewayFull * 1000,
     });
     // The first call after start pays for JIT compilation and first connections in every process:
     // it is run and reported on its own, and the N calls measure a platform that is running.
@@ -302,7 +302,7 @@ async function main(): Promise<void> {
     console.log(`| late frames during ramp-up (first call placed → ${RAMPUP_TAIL_MS / 1000} s after the last connected) | ${lateRampup} | 0 |`);
     console.log(`| calls completed correctly | ${okCalls} / ${admitted.length} admitted${refused ? ` (${refused} of ${N} refused at admission: no gateway had room)` : ''} | ${admitted.length} |`);
     const busyAnswers = results.reduce((n, r) => n + (r.busyAnswers ?? 0), 0);
-    if (redial) console.log(`| busy answers (a caller answered busy dials again after ${GATEWAY_RETRY_AFTER_SECS} s, up to ${redial} times) | ${busyAnswers}; ${admitted.filter((r) => r.busyAnswers).length} calls got through on a redial | |`);
+    if (redial) console.log(`| busy answers (a caller answered busy dials again after ${RETRY_AFTER_SECS.gatewayFull} s, up to ${redial} times) | ${busyAnswers}; ${admitted.filter((r) => r.busyAnswers).length} calls got through on a redial | |`);
     console.log(`| the gateway's presence each second from the first call (s:calls/room@load(loop lag ms,CPU cores,hand-off lag), ! = not admitting) | ${admission.summary()} | |`);
     if (missingReplies) console.log(`| turns without an audible reply | ${missingReplies} | 0 |`);
     if (warm) {

@@ -234,7 +234,7 @@ export class CallSession extends CallMediaSession {
 
   /**
    * The gateway was lost with a turn run armed: the turns it had answered but not reported are
-   * read back from its journal (src/gateway/run-journal.ts) and recorded like any reported turn.
+   * read back from its journal (src/gateway/workflow-link/run-journal.ts) and recorded like any reported turn.
    */
   private async recoverLostRun(): Promise<void> {
     let turns: RunTurn[] = [];

@@ -27,7 +27,7 @@ import { CallSession, type CallSummary } from './call-session';
 
 export async function callWorkflow(input: CallWorkflowInput): Promise<CallSummary> {
   // Only a gateway's signal-with-start can start one without input (a call whose workflow had
-  // gone, src/gateway/workflow-reports.ts): there is no call to run.
+  // gone, src/gateway/workflow-link/workflow-reports.ts): there is no call to run.
   if (!input?.callId) throw ApplicationFailure.nonRetryable('a call workflow needs its input; this one was started by a signal alone');
   const session = new CallSession(input);
   const ended = () => isFinal(session.status) || session.endRequest !== null;

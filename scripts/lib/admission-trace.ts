@@ -1,5 +1,5 @@
 /**
- * The bench's view of admission: the gateway's presence row (src/gateway/presence/presence.ts)
+ * The bench's view of admission: the gateway's presence row (src/gateway/admission/presence.ts)
  * read once a second during the calls, so a run shows how the room it offered followed its load
  * — whether a burst was admitted faster than the load figure rose.
  */

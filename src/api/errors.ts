@@ -7,6 +7,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { z } from 'zod';
 import { isDatabaseOutage } from '../db/outage';
 import type { Logger } from '../shared/logger';
+import { retryAfterHeader } from '../shared/retry-after';
 import { isTemporalUnreachable } from '../temporal/unreachable';
 
 export class HttpError extends Error {
@@ -32,12 +33,9 @@ export function callHttpError(err: { status: number; message: string; retryAfter
   return new HttpError(err.status, err.message, err.retryAfterSecs === null ? {} : { 'Retry-After': String(err.retryAfterSecs) });
 }
 
-/** Seconds a client is told to wait when a dependency is away (a restart takes seconds). */
-export const DEPENDENCY_RETRY_AFTER_SECS = 5;
-
 /** A missing dependency's error as the 503 the client can retry, or null for anything else. */
 function dependencyUnavailable(err: unknown): HttpError | null {
-  const headers = { 'Retry-After': String(DEPENDENCY_RETRY_AFTER_SECS) };
+  const headers = retryAfterHeader('dependencyAway');
   if (isDatabaseOutage(err)) return new HttpError(503, 'The database is unavailable; try again shortly', headers);
   const temporalError = err instanceof ServiceError || isGrpcServiceError(err);
   if (temporalError && isTemporalUnreachable(err)) return new HttpError(503, 'Temporal is unavailable; try again shortly', headers);

@@ -31,9 +31,7 @@ import type { CallChannel } from '../db/models/calls';
 import { recordForcedEnd } from './forced-end';
 import { loadAgentSnapshot } from './snapshot';
 import { VOICE_MEMO_KEY, voiceSetup } from '../../workflows/voice-setup';
-
-/** A Temporal restart takes seconds: a client retrying after this finds it back, or is told again. */
-export const TEMPORAL_RETRY_AFTER_SECS = 5;
+import { RETRY_AFTER_SECS } from '../shared/retry-after';
 
 export class CallError extends Error {
   constructor(
@@ -45,7 +43,7 @@ export class CallError extends Error {
 
   /** Seconds after which trying again may succeed (Temporal was unreachable); null: it would not. */
   get retryAfterSecs(): number | null {
-    return this.status === 503 ? TEMPORAL_RETRY_AFTER_SECS : null;
+    return this.status === 503 ? RETRY_AFTER_SECS.dependencyAway : null;
   }
 }
 

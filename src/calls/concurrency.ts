@@ -11,13 +11,6 @@ import type { Database } from '../db/database';
 /** Statuses that occupy a slot: the provider is dialing or the call is connected. */
 export const ACTIVE_CALL_STATUSES = ['ringing', 'in_progress'] as const;
 
-/**
- * Seconds a client is told to wait after a 429. Most slots free up when a call ends, which for
- * phone calls is a matter of tens of seconds to minutes; 30 s paces a retry loop without
- * leaving capacity idle for long.
- */
-export const CAPACITY_RETRY_AFTER_SECS = 30;
-
 export class CapacityError extends Error {
   constructor(
     readonly provider: string,

@@ -3,7 +3,7 @@
  * and refusal"). Every gateway publishes its presence row once a second: whether it admits calls
  * (active, load under GATEWAY_MAX_LOAD, fewer than GATEWAY_MAX_CALLS) and how many it holds. A new
  * call is admitted when the calls already ringing or live fit the room of the live gateways: an
- * admitting gateway offers the room its load projects (`room`, src/gateway/presence/room-estimate.ts;
+ * admitting gateway offers the room its load projects (`room`, src/gateway/admission/room-estimate.ts;
  * max_calls from a gateway that does not say), one that is full or draining only the calls it holds.
  * The count runs under an advisory lock in the transaction that inserts the call row, so API
  * instances admitting at the same moment take turns, as for max_concurrent.
@@ -12,12 +12,6 @@ import { QueryTypes, type Transaction } from 'sequelize';
 import type { Config } from '../config';
 import type { Database } from '../db/database';
 import { ACTIVE_CALL_STATUSES } from './concurrency';
-
-/**
- * Seconds a refused client is told to wait: gateways report every second and calls end all the
- * time, so room comes back quickly; a campaign dialler retrying every 5 s loses little.
- */
-export const GATEWAY_RETRY_AFTER_SECS = 5;
 
 /** Channels whose audio runs through a media gateway. */
 export const GATEWAY_CHANNELS = ['voice', 'web'] as const;

@@ -10,7 +10,7 @@ import { plain } from '../db/database';
 import type { CallRow } from '../db/models';
 import { signalWithStartExisting } from '../temporal/signal-with-start';
 import type { SecretBox } from '../security/crypto';
-import { streamToken } from '../gateway/stream-token';
+import { streamToken } from '../gateway/stream/stream-token';
 import { telephonyVendor } from '../providers/telephony/registry';
 import { loadTelephonySettings } from '../providers/telephony/settings-store';
 import type { StreamConnection } from '../providers/telephony/types';

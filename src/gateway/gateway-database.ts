@@ -1,5 +1,5 @@
 /**
- * The gateway's own small connection pool to PostgreSQL: its presence row (presence/presence.ts)
+ * The gateway's own small connection pool to PostgreSQL: its presence row (admission/presence.ts)
  * and the `in_progress` write at stream start (answered-calls.ts). Short timeouts: a stuck
  * database must never stall the gateway's calls.
  */

@@ -18,20 +18,21 @@ import { maxMediaMessageBytes, mediaProtocol } from '../providers/telephony/medi
 import { serveMetrics } from '../observability/metrics-endpoint';
 import { initProcessMetrics, trackGatewayCalls, trackGatewayPresence } from '../observability/metrics';
 import { createLogger, type Logger } from '../shared/logger';
+import { RETRY_AFTER_SECS } from '../shared/retry-after';
 import { llmClients } from '../providers/llm/llm-activity-support';
-import { createGatewayActivities } from './activities';
-import { TemporalReachability } from './workflow-outbox';
-import { GatewayPresence } from './presence/presence';
-import { AnsweredCalls } from './answered-calls';
-import { RunJournal } from './run-journal';
-import { SETUP_SECS } from './presence/room-estimate';
+import { createGatewayActivities } from './workflow-link/activities';
+import { TemporalReachability } from './workflow-link/workflow-outbox';
+import { GatewayPresence } from './admission/presence';
+import { AnsweredCalls } from './stream/answered-calls';
+import { RunJournal } from './workflow-link/run-journal';
+import { SETUP_SECS } from './admission/room-estimate';
 import { openGatewayDatabase } from './gateway-database';
-import { CallRegistry } from './call-registry';
-import type { CallMedia } from './call-media';
-import { GatewayDrain, waitForFinalRecord } from './drain';
-import { acceptMediaStream } from './media-stream';
-import { StreamStats } from './stream-stats';
-import { TtsSpares } from './tts-spares';
+import { CallRegistry } from './call/call-registry';
+import type { CallMedia } from './call/call-media';
+import { GatewayDrain, waitForFinalRecord } from './admission/drain';
+import { acceptMediaStream } from './stream/media-stream';
+import { StreamStats } from './stream/stream-stats';
+import { TtsSpares } from './speech/tts-spares';
 import { defaultSileroModelPath, sharedSileroModel } from './vad/silero';
 import { SileroBatcher } from './vad/silero-batch';
 import { SileroThread } from './vad/silero-thread';
@@ -160,7 +161,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
       // takes none (readiness: a load balancer sends new streams elsewhere).
       const status = state();
       const p = presence?.snapshot;
-      const load = p ? { load: round2(p.smoothedLoad), loop_lag_ms: round2(p.loopLagP99Ms), cpu: round2(p.cpu), host_cpu: round2(p.hostCpu), handoff_lag_ms: Math.round(p.handoffLagMs), admitting: p.admitting, state: p.state } : null;
+      const load = p ? { load: round2(p.smoothedLoad), loop_lag_ms: round2(p.loopLagP99Ms), cpu: round2(p.cpu), host_cpu: round2(p.hostCpu), handoff_lag_ms: Math.round(p.handoffLagMs), admitting: p.admitting, refusal: p.refusal, state: p.state } : null;
       const detail = status === 'down' ? 'Unavailable: gateway worker' : status === 'draining' ? `Draining: taking no new calls; ${calls.size} live` : undefined;
       const body = { status, calls: calls.size, task_queue: taskQueue, presence: load, vad: vad.stats, streams: stats, ...(detail ? { detail } : {}) };
       res.writeHead(status === 'ok' ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -190,7 +191,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     // docs/call-lifecycle.md, "Streams that end without the call ending").
     if (drain?.draining) {
       const body = JSON.stringify({ detail: 'This media gateway is draining and takes no new calls' });
-      socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nretry-after: 1\r\nconnection: close\r\n\r\n${body}`);
+      socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nretry-after: ${RETRY_AFTER_SECS.drainingGateway}\r\nconnection: close\r\n\r\n${body}`);
       return;
     }
     const upgrade = { url, headers: req.headers, remoteAddress: req.socket.remoteAddress ?? '' };

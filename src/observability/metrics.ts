@@ -76,7 +76,7 @@ const turnStage = new Histogram({
   buckets: STAGE_BUCKETS,
 });
 
-/** How a caller turn's reply started (src/gateway/utterance-delivery.ts). */
+/** How a caller turn's reply started (src/gateway/workflow-link/utterance-delivery.ts). */
 export type TurnPath = 'armed' | 'stale_plan' | 'not_armed' | 'alone';
 
 const turnPaths = new Counter({
@@ -115,7 +115,7 @@ new Gauge({
   },
 });
 
-/** A gateway's presence, as it publishes it (src/gateway/presence/presence.ts). */
+/** A gateway's presence, as it publishes it (src/gateway/admission/presence.ts). */
 type PresenceReading = { load: number; hostCpu: number; handoffLagMs: number; admitting: boolean; room: number };
 const presenceSources = new Set<() => PresenceReading>();
 
@@ -166,7 +166,7 @@ new Gauge({
 
 /**
  * What a vendor socket is for: a call's speech to text, a call's text to speech, or a TTS session
- * kept ready for the next call of its voice (src/gateway/tts-spares.ts) that no call holds yet.
+ * kept ready for the next call of its voice (src/gateway/speech/tts-spares.ts) that no call holds yet.
  */
 export type VendorSocketKind = 'stt' | 'tts' | 'tts_spare';
 type SocketCount = { vendor: string; kind: VendorSocketKind; count: number };

@@ -6,7 +6,7 @@
  * connected / disconnected callbacks through a VendorConnection.
  *
  * A socket's kind is read from its SocketRole when counted, not fixed when it opened: a ready TTS
- * session's sockets are `tts_spare` until a call takes the session (src/gateway/tts-spares.ts
+ * session's sockets are `tts_spare` until a call takes the session (src/gateway/speech/tts-spares.ts
  * flips the role), then `tts`, without reopening anything.
  */
 import type WebSocket from 'ws';

@@ -13,7 +13,7 @@
 import WebSocket from 'ws';
 import { bytesForMs, fromPcm16, silence, silenceByte, toPcm16, type AudioFormat } from '../../src/audio/format';
 import { detectDtmf } from '../../src/audio/dtmf';
-import { Pacer, type Paced } from '../../src/gateway/pacer';
+import { Pacer, type Paced } from '../../src/gateway/speech/pacer';
 import {
   FRAME_MS,
   SPEECH_PEAK,

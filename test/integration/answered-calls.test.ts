@@ -1,5 +1,5 @@
 /**
- * The gateway's write when a call's stream starts (src/gateway/answered-calls.ts): the call is in
+ * The gateway's write when a call's stream starts (src/gateway/stream/answered-calls.ts): the call is in
  * progress and held by this gateway from its first word, so the gateway watchdog finds it should
  * the gateway die before the workflow's own write (which comes after the greeting). Real
  * PostgreSQL, through the gateway's own pool.
@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 import type { Pool } from 'pg';
 import type { CallStatus } from '../../src/db/models';
-import { AnsweredCalls } from '../../src/gateway/answered-calls';
+import { AnsweredCalls } from '../../src/gateway/stream/answered-calls';
 import { openGatewayDatabase } from '../../src/gateway/gateway-database';
 import { createLogger } from '../../src/shared/logger';
 import { startHarness, type Harness } from '../support/harness';

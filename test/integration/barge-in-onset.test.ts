@@ -18,7 +18,7 @@
  */
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { streamToken } from '../../src/gateway/stream-token';
+import { streamToken } from '../../src/gateway/stream/stream-token';
 import { sharedSileroModel } from '../../src/gateway/vad/silero';
 import { VadAnalyzer } from '../../src/gateway/vad/vad-analyzer';
 import { exotelStreamUrl } from '../../src/providers/telephony/exotel/stream-auth';

@@ -6,7 +6,7 @@
 import { Op } from 'sequelize';
 import type { Pool } from 'pg';
 import { openGatewayDatabase } from '../../src/gateway/gateway-database';
-import { GatewayPresence } from '../../src/gateway/presence/presence';
+import { GatewayPresence } from '../../src/gateway/admission/presence';
 import { startGateway, type RunningGateway } from '../../src/gateway/server';
 import { createLogger } from '../../src/shared/logger';
 import { getFreePort } from '../../src/temporal/dev-server';
@@ -84,7 +84,7 @@ describe('admission by gateway room', () => {
       expect(row.load).toBeLessThan(1);
       expect(Number(row.age)).toBeLessThan(2.5);
       const health = (await (await fetch(`http://127.0.0.1:${gatewayPort}/healthz`)).json()) as { presence: unknown };
-      expect(health.presence).toMatchObject({ state: 'active', admitting: true, host_cpu: expect.any(Number), handoff_lag_ms: 0 });
+      expect(health.presence).toMatchObject({ state: 'active', admitting: true, refusal: null, host_cpu: expect.any(Number), handoff_lag_ms: 0 });
       const metrics = await (await fetch(`http://127.0.0.1:${gatewayPort}/metrics`)).text();
       expect(metrics).toMatch(/^voice_gateway_admitting 1$/m);
       expect(Number(/^voice_gateway_load (\S+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(0);
@@ -178,14 +178,14 @@ describe('admission by gateway room', () => {
     });
 
     it('admits nothing while a call waits GATEWAY_MAX_HANDOFF_MS for its workflow, and admits again once the workflows catch up', async () => {
-      expect(presence.snapshot).toMatchObject({ admitting: false, room: 1, handoffLagMs: 4000 });
+      expect(presence.snapshot).toMatchObject({ admitting: false, refusal: 'handoff_lag', room: 1, handoffLagMs: 4000 });
       const refused = await dial('+14155550341');
       expect(refused.status).toBe(503);
       expect(refused.headers.get('retry-after')).toBe('5');
       expect(refused.body.detail).toMatch(/at capacity/i);
       lagMs = 150;
       await presence.setState('active');
-      expect(presence.snapshot).toMatchObject({ admitting: true, handoffLagMs: 150 });
+      expect(presence.snapshot).toMatchObject({ admitting: true, refusal: null, handoffLagMs: 150 });
       expect((await dial('+14155550342')).status).toBe(201);
     });
   });

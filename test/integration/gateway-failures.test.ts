@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import WebSocket from 'ws';
 import { readWavFile, channelOf } from '../../src/audio/wav';
-import { streamToken } from '../../src/gateway/stream-token';
+import { streamToken } from '../../src/gateway/stream/stream-token';
 import { maxMediaMessageBytes } from '../../src/providers/telephony/media-registry';
 import { FRAME_MS } from '../fakes/twilio-caller';
 import {

@@ -10,7 +10,7 @@ import path from 'node:path';
 import WebSocket from 'ws';
 import { rms } from '../../src/audio/pcm';
 import { readWavFile, channelOf } from '../../src/audio/wav';
-import { streamToken, verifyStreamToken } from '../../src/gateway/stream-token';
+import { streamToken, verifyStreamToken } from '../../src/gateway/stream/stream-token';
 import { loadSpeechWav, nowMs } from '../fakes/twilio-caller';
 import { lineSilentAfterMs } from '../support/barge-in-silence';
 import { endMediaUpdate } from '../support/gateway-probe-workflow';

@@ -5,7 +5,7 @@
  */
 import { Op } from 'sequelize';
 import { BUSY_MESSAGE, CALL_GONE_MESSAGE } from '../../src/api/routes/telephony';
-import { verifyStreamToken } from '../../src/gateway/stream-token';
+import { verifyStreamToken } from '../../src/gateway/stream/stream-token';
 import { callWorkflowId, stateQuery } from '../../workflows/call-definitions';
 import { startFakeTwilio, twilioSignature, type FakeCallRecord, type FakeTwilio } from '../fakes/twilio-server';
 import { parseTwiml } from '../fakes/twilio-twiml';

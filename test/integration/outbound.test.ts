@@ -8,7 +8,7 @@ import { Op } from 'sequelize';
 import { callWorkflowId, stateQuery } from '../../workflows/call-definitions';
 import { startApi } from '../../src/api/server';
 import { connectDatabase } from '../../src/db/database';
-import { verifyStreamToken } from '../../src/gateway/stream-token';
+import { verifyStreamToken } from '../../src/gateway/stream/stream-token';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { createAgent, eventually } from '../support/fixtures';
 import { configureTwilio } from '../support/telephony';
@@ -281,7 +281,7 @@ describe('max_concurrent', () => {
     expect(first.status).toBe(201);
     const second = await dial({});
     expect(second.status).toBe(429);
-    expect(second.headers.get('retry-after')).toBe('30');
+    expect(second.headers.get('retry-after')).toBe('10');
     expect(second.body.detail).toMatch(/max_concurrent/);
 
     const ended = await h.request('POST', '/api/calls/end', { body: { call_id: first.body.call_id } });

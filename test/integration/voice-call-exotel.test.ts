@@ -8,7 +8,7 @@
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { PCM16_16K, PCM16_8K } from '../../src/audio/format';
-import { verifyStreamToken } from '../../src/gateway/stream-token';
+import { verifyStreamToken } from '../../src/gateway/stream/stream-token';
 import { channelOf, readWavFile } from '../../src/audio/wav';
 import { PIPELINE_DEFAULTS } from '../../src/shared/catalog';
 import { getFreePort } from '../../src/temporal/dev-server';

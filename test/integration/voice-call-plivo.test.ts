@@ -9,7 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { BUSY_MESSAGE } from '../../src/api/routes/telephony';
 import { MULAW_8K } from '../../src/audio/format';
-import { verifyStreamToken } from '../../src/gateway/stream-token';
+import { verifyStreamToken } from '../../src/gateway/stream/stream-token';
 import { parseExtraHeaders } from '../../src/providers/telephony/plivo/media-messages';
 import { plivoStreamCredentials } from '../../src/providers/telephony/plivo/stream-auth';
 import { channelOf, readWavFile } from '../../src/audio/wav';
@@ -287,7 +287,7 @@ describe('plivo_max_concurrent', () => {
 
       const second = await h.request('POST', '/api/calls/outbound', { body: { phone_number: '+919876522222', agent_name: 'plivo-capped', provider: 'plivo' } });
       expect(second.status).toBe(429);
-      expect(second.headers.get('retry-after')).toBe('30');
+      expect(second.headers.get('retry-after')).toBe('10');
       const busy = await plivo.simulateInbound({ answerUrl: `${h.api.url}/telephony/plivo/inbound/plivo-capped`, from: '+919812345671', to: OUR_NUMBER });
       await busy.ended;
       expect(busy.said).toEqual([BUSY_MESSAGE]);

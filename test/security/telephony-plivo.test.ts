@@ -11,7 +11,7 @@ import { MULAW_8K } from '../../src/audio/format';
 import { PIPELINE_DEFAULTS } from '../../src/shared/catalog';
 import { setLogLevel } from '../../src/shared/logger';
 import { getFreePort } from '../../src/temporal/dev-server';
-import { streamToken } from '../../src/gateway/stream-token';
+import { streamToken } from '../../src/gateway/stream/stream-token';
 import { parseExtraHeaders } from '../../src/providers/telephony/plivo/media-messages';
 import { plivoStreamCredentials, plivoStreamExtraHeaders } from '../../src/providers/telephony/plivo/stream-auth';
 import { startFakeCartesia, type FakeCartesia } from '../fakes/cartesia-server';

@@ -13,7 +13,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import WebSocket from 'ws';
 import { startGateway, type RunningGateway } from '../../src/gateway/server';
-import { streamToken } from '../../src/gateway/stream-token';
+import { streamToken } from '../../src/gateway/stream/stream-token';
 import { PIPELINE_DEFAULTS, type PipelineSettings } from '../../src/shared/catalog';
 import { setLogLevel } from '../../src/shared/logger';
 import { callWorkflowId, type GatewayEvent, type VoiceConfig } from '../../workflows/call-definitions';

@@ -1,5 +1,5 @@
 /** Caller turns and LLM replies as the gateway's turn path sees them (unit tests of UtteranceDelivery). */
-import type { CompletedTurn } from '../../src/gateway/turn-detector';
+import type { CompletedTurn } from '../../src/gateway/turns/turn-detector';
 import type { VoiceTurnResult } from '../../workflows/call-definitions';
 
 export const turn = (text: string, duringAgentSpeech = false): CompletedTurn => ({ text, duringAgentSpeech, speechEndPerf: 1, vadStopPerf: 2, sttTtfbMs: null });

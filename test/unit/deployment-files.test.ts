@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config';
-import { DRAIN_OVERRUN_MAX_SECS } from '../../src/gateway/drain';
+import { DRAIN_OVERRUN_MAX_SECS } from '../../src/gateway/admission/drain';
 
 const root = path.join(__dirname, '..', '..');
 

@@ -5,7 +5,7 @@
  */
 import { fromPcm16, MULAW_8K, PCM16_16K, PCM16_8K, toPcm16 } from '../../src/audio/format';
 import { detectDtmf, dtmfAudio, dtmfFrequencies, dtmfPcm, DTMF_GAP_MS, DTMF_TONE_MS } from '../../src/audio/dtmf';
-import { DtmfGatherer, dtmfInputText } from '../../src/gateway/dtmf-gatherer';
+import { DtmfGatherer, dtmfInputText } from '../../src/gateway/turns/dtmf-gatherer';
 
 const digitsOf = (pcm: Int16Array, rate: number) => detectDtmf(pcm, rate).map((d) => d.digit).join('');
 

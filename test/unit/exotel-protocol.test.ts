@@ -4,7 +4,7 @@
  * the API base guard, numbers and the webhook answers.
  */
 import { PCM16_16K, PCM16_8K } from '../../src/audio/format';
-import { streamToken, verifyStreamToken } from '../../src/gateway/stream-token';
+import { streamToken, verifyStreamToken } from '../../src/gateway/stream/stream-token';
 import { exotelVendor } from '../../src/providers/telephony/exotel/server';
 import { DEFAULT_EXOTEL_API_BASE, exotelApiBase } from '../../src/providers/telephony/exotel/client';
 import { exotelMedia } from '../../src/providers/telephony/exotel/media';

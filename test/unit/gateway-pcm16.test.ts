@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { WorkflowHandle, AsyncCompletionClient } from '@temporalio/client';
 import { PCM16_16K, toPcm16 } from '../../src/audio/format';
 import { loadConfig } from '../../src/config';
-import { CallMedia } from '../../src/gateway/call-media';
+import { CallMedia } from '../../src/gateway/call/call-media';
 import { readWavFile, channelOf } from '../../src/audio/wav';
 import { sharedSileroModel } from '../../src/gateway/vad/silero';
 import { SileroBatcher } from '../../src/gateway/vad/silero-batch';

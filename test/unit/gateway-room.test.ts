@@ -1,6 +1,6 @@
-import { MIN_CALLS_TO_LEARN, READING_WEIGHT, RoomEstimate, SETUP_WEIGHT } from '../../src/gateway/presence/room-estimate';
-import { LoadMeter, withHostCpu } from '../../src/gateway/presence/load-meter';
-import { HANDOFF_WINDOW_MS, HandoffLag } from '../../src/gateway/presence/handoff-lag';
+import { MIN_CALLS_TO_LEARN, READING_WEIGHT, RoomEstimate, SETUP_WEIGHT } from '../../src/gateway/admission/room-estimate';
+import { LoadMeter, withHostCpu } from '../../src/gateway/admission/load-meter';
+import { HANDOFF_WINDOW_MS, HandoffLag } from '../../src/gateway/admission/handoff-lag';
 
 describe('the room a gateway offers', () => {
   it('offers all of GATEWAY_MAX_CALLS until it has carried enough calls to learn their cost', () => {

@@ -3,11 +3,11 @@
  * playback and what the caller heard, and turn detection / barge-in decisions.
  */
 import { PCM16_16K, PCM16_8K } from '../../src/audio/format';
-import type { Pacer } from '../../src/gateway/pacer';
-import type { AgentSpeech, SpeechResult } from '../../src/gateway/agent-speech';
-import { LEAD_MS, Playback, type PlaybackFraming } from '../../src/gateway/playback';
-import { MAX_SENTENCE_CHARS, SentenceSplitter, splitSentences } from '../../src/gateway/sentences';
-import { FINAL_WAIT_MS, TurnDetector, type CompletedTurn } from '../../src/gateway/turn-detector';
+import type { Pacer } from '../../src/gateway/speech/pacer';
+import type { AgentSpeech, SpeechResult } from '../../src/gateway/speech/agent-speech';
+import { LEAD_MS, Playback, type PlaybackFraming } from '../../src/gateway/speech/playback';
+import { MAX_SENTENCE_CHARS, SentenceSplitter, splitSentences } from '../../src/gateway/speech/sentences';
+import { FINAL_WAIT_MS, TurnDetector, type CompletedTurn } from '../../src/gateway/turns/turn-detector';
 import type { SttTranscript } from '../../src/providers/stt/types';
 
 describe('sentence splitting', () => {

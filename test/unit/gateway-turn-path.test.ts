@@ -5,11 +5,11 @@
  */
 import type { WorkflowHandle, AsyncCompletionClient } from '@temporalio/client';
 import { register } from 'prom-client';
-import { ArrivalClock } from '../../src/gateway/arrival-clock';
-import { TurnDetector, type CompletedTurn } from '../../src/gateway/turn-detector';
-import { UtteranceDelivery } from '../../src/gateway/utterance-delivery';
+import { ArrivalClock } from '../../src/gateway/turns/arrival-clock';
+import { TurnDetector, type CompletedTurn } from '../../src/gateway/turns/turn-detector';
+import { UtteranceDelivery } from '../../src/gateway/workflow-link/utterance-delivery';
 import { reply, turn } from '../support/voice-turns';
-import { WorkflowReports } from '../../src/gateway/workflow-reports';
+import { WorkflowReports } from '../../src/gateway/workflow-link/workflow-reports';
 import { createLogger } from '../../src/shared/logger';
 import type { ArmedTurnRequest, VoiceTurnRequest } from '../../workflows/call-definitions';
 
@@ -229,7 +229,7 @@ describe('turn timing and barge-in', () => {
 
 describe('ready TTS sessions', () => {
   it('hand a call the voice’s connected spare and open the next one; other voices get their own', async () => {
-    const { TtsSpares } = await import('../../src/gateway/tts-spares');
+    const { TtsSpares } = await import('../../src/gateway/speech/tts-spares');
     const opened: Array<{ voice: string; closed: boolean }> = [];
     const open = (voice: string) => () => {
       const s = { voice, closed: false, close: async () => void (s.closed = true) };
@@ -253,7 +253,7 @@ describe('ready TTS sessions', () => {
   });
 
   it('count a spare’s sockets as tts_spare until a call takes it, and close a spare no call took within the idle time', async () => {
-    const { TtsSpares } = await import('../../src/gateway/tts-spares');
+    const { TtsSpares } = await import('../../src/gateway/speech/tts-spares');
     const opened: Array<{ role: { kind: string }; closed: boolean }> = [];
     const open = (role: { kind: string }) => {
       const s = { role, closed: false, close: async () => void (s.closed = true) };
@@ -276,7 +276,7 @@ describe('ready TTS sessions', () => {
   });
 
   it('keep no spare at all when the idle time is 0', async () => {
-    const { TtsSpares } = await import('../../src/gateway/tts-spares');
+    const { TtsSpares } = await import('../../src/gateway/speech/tts-spares');
     let opened = 0;
     const spares = new TtsSpares(0);
     spares.take('v', () => (opened++, { close: async () => undefined }) as never);

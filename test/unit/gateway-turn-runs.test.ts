@@ -3,9 +3,9 @@
  * itself with the next plan, as the workflow would, and reports the run's turns together.
  */
 import type { WorkflowHandle, AsyncCompletionClient } from '@temporalio/client';
-import { UtteranceDelivery } from '../../src/gateway/utterance-delivery';
+import { UtteranceDelivery } from '../../src/gateway/workflow-link/utterance-delivery';
 import { reply, turn } from '../support/voice-turns';
-import { WorkflowReports } from '../../src/gateway/workflow-reports';
+import { WorkflowReports } from '../../src/gateway/workflow-link/workflow-reports';
 import { createLogger } from '../../src/shared/logger';
 import type { ArmedTurnRequest, RunTurn, VoiceTurnRequest, VoiceTurnResult } from '../../workflows/call-definitions';
 

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { loadConfig } from '../../src/config';
-import { DRAIN_OVERRUN_MAX_SECS } from '../../src/gateway/drain';
+import { DRAIN_OVERRUN_MAX_SECS } from '../../src/gateway/admission/drain';
 import { chartToolVersions, schemaRoot } from '../../scripts/kube-schemas';
 
 const root = path.join(__dirname, '..', '..');

@@ -22,7 +22,7 @@ import { validatePlivoHttpRequest, validatePlivoSignature } from '../../src/prov
 import { parsePlivoCallback, plivoStatusTransition } from '../../src/providers/telephony/plivo/status';
 import { plivoStreamCredentials, plivoStreamExtraHeaders } from '../../src/providers/telephony/plivo/stream-auth';
 import { rejectXml, speakAndHangupXml, streamXml } from '../../src/providers/telephony/plivo/xml';
-import { streamToken, verifyStreamToken } from '../../src/gateway/stream-token';
+import { streamToken, verifyStreamToken } from '../../src/gateway/stream/stream-token';
 import { encodeMulaw } from '../../src/audio/g711';
 import { plivoVendor } from '../../src/providers/telephony/plivo/server';
 import { plivoMedia } from '../../src/providers/telephony/plivo/media';

@@ -1,4 +1,4 @@
-import { QUIET_CHUNK_MS, STT_CHUNK_MS, SttChunker } from '../../src/gateway/stt-chunker';
+import { QUIET_CHUNK_MS, STT_CHUNK_MS, SttChunker } from '../../src/gateway/stt/stt-chunker';
 
 const RATE = 8000;
 const frame = (ms: number, value = 1) => new Int16Array((RATE * ms) / 1000).fill(value);

@@ -1,6 +1,6 @@
 /** The wait for the STT's final after the VAD stop is the adapter's to set (segment-based STT needs a round trip). */
 import type { SttTranscript } from '../../src/providers/stt/types';
-import { FINAL_WAIT_MS, TurnDetector, type CompletedTurn } from '../../src/gateway/turn-detector';
+import { FINAL_WAIT_MS, TurnDetector, type CompletedTurn } from '../../src/gateway/turns/turn-detector';
 
 const started = { type: 'speech_started' as const, at_ms: 1000, detected_at_ms: 1192 };
 const stopped = { type: 'speech_stopped' as const, at_ms: 3000, detected_at_ms: 3192 };

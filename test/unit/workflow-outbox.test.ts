@@ -5,10 +5,10 @@
  */
 import { ActivityNotFoundError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { AsyncCompletionClient, WorkflowHandle } from '@temporalio/client';
-import { ConversationMirror } from '../../src/gateway/conversation-mirror';
-import { UtteranceDelivery } from '../../src/gateway/utterance-delivery';
-import { WorkflowOutbox } from '../../src/gateway/workflow-outbox';
-import { WorkflowReports } from '../../src/gateway/workflow-reports';
+import { ConversationMirror } from '../../src/gateway/turns/conversation-mirror';
+import { UtteranceDelivery } from '../../src/gateway/workflow-link/utterance-delivery';
+import { WorkflowOutbox } from '../../src/gateway/workflow-link/workflow-outbox';
+import { WorkflowReports } from '../../src/gateway/workflow-link/workflow-reports';
 import { createLogger } from '../../src/shared/logger';
 import type { UtteranceSignal, VoiceTurnResult } from '../../workflows/call-definitions';
 

@@ -10,8 +10,9 @@ import { badRequest, HttpError, unprocessable, callHttpError } from '../errors';
 import { route } from '../route';
 import { plain } from '../../db/database';
 import { CallError, startCall, type CallDeps } from '../../calls/call-service';
-import { CAPACITY_RETRY_AFTER_SECS, CapacityError, capacityCheck } from '../../calls/concurrency';
-import { allOf, gatewayAdmission, GatewayCapacityError, GATEWAY_RETRY_AFTER_SECS } from '../../calls/gateway-capacity';
+import { CapacityError, capacityCheck } from '../../calls/concurrency';
+import { allOf, gatewayAdmission, GatewayCapacityError } from '../../calls/gateway-capacity';
+import { RETRY_AFTER_SECS, retryAfterHeader } from '../../shared/retry-after';
 import { callUrls, FINAL_CALL_STATUSES, signalTelephonyStatus, streamConnection } from '../../calls/telephony-calls';
 import { providerProblems } from '../../providers/agent-readiness';
 import { machineDetectionUrl } from '../telephony/machine-detection';
@@ -118,9 +119,9 @@ export function outboundRoutes(ctx: ApiContext) {
         `The provider is \`provider\` or the stored telephony provider; supported for calls: ${callCapableProvidersText()}.`,
         'Caller ID: `caller_id`, else the oldest active endpoint of the provider whose `outbound_agent_name` is the agent, else `<provider>_phone_number`.',
         'Status callbacks then move the call through `ringing` → `in_progress` → `completed` (or `no_answer` for busy / no answer / canceled, `failed` when the provider cannot connect).',
-        `At most \`<provider>_max_concurrent\` calls of the provider (inbound and outbound, status ringing or in_progress) run at once across all API instances; over the cap the answer is 429 with \`Retry-After: ${CAPACITY_RETRY_AFTER_SECS}\`.`,
+        `At most \`<provider>_max_concurrent\` calls of the provider (inbound and outbound, status ringing or in_progress) run at once across all API instances; over the cap the answer is 429 with \`Retry-After: ${RETRY_AFTER_SECS.providerCapFull}\`.`,
         "When the provider refuses the call, the call is recorded as `failed` (its `call_status` event holds the provider's message) and the answer is 502 with that message.",
-        `When no media gateway has room for another call (each publishes its load; see docs/call-lifecycle.md), nothing is dialled and the answer is 503 with \`Retry-After: ${GATEWAY_RETRY_AFTER_SECS}\`.`,
+        `When no media gateway has room for another call (each publishes its load; see docs/call-lifecycle.md), nothing is dialled and the answer is 503 with \`Retry-After: ${RETRY_AFTER_SECS.gatewayFull}\`.`,
       ].join(' '),
       body: outboundBody(),
       responses: {
@@ -131,10 +132,10 @@ export function outboundRoutes(ctx: ApiContext) {
           description:
             "Invalid field, a provider not supported for calls yet, no number to call from (`caller_id`), or the agent's STT, LLM or TTS cannot run here (the detail is its `warnings`); nothing is dialled",
         },
-        429: { description: `All max_concurrent slots of the provider are in use; retry after Retry-After (${CAPACITY_RETRY_AFTER_SECS} s)` },
+        429: { description: `All max_concurrent slots of the provider are in use; retry after Retry-After (${RETRY_AFTER_SECS.providerCapFull} s)` },
         502: { description: "The provider refused the call (its message and error code), or rejected the stored credentials" },
         503: {
-          description: `The provider or Temporal cannot be reached, or no media gateway has room for the call (every live gateway is at capacity or draining, or none runs): retry after Retry-After (${GATEWAY_RETRY_AFTER_SECS} s)`,
+          description: `The provider or Temporal cannot be reached, or no media gateway has room for the call (every live gateway is at capacity or draining, or none runs): retry after Retry-After (${RETRY_AFTER_SECS.gatewayFull} s)`,
         },
       },
       async handler({ body }) {
@@ -178,9 +179,9 @@ export function outboundRoutes(ctx: ApiContext) {
         } catch (err) {
           if (err instanceof GatewayCapacityError) {
             countRefusedCall(err.reason, 'outbound');
-            throw new HttpError(503, err.message, { 'Retry-After': String(GATEWAY_RETRY_AFTER_SECS) });
+            throw new HttpError(503, err.message, retryAfterHeader('gatewayFull'));
           }
-          if (err instanceof CapacityError) throw new HttpError(429, err.message, { 'Retry-After': String(CAPACITY_RETRY_AFTER_SECS) });
+          if (err instanceof CapacityError) throw new HttpError(429, err.message, retryAfterHeader('providerCapFull'));
           if (err instanceof CallError) throw callHttpError(err);
           throw err;
         }

@@ -10,7 +10,8 @@ import { countInWindows } from '../auth/login-throttle';
 import type { PublishableKeyContext } from '../auth/publishable-keys';
 import { touchPublishableKey } from '../auth/publishable-keys';
 import { CallError } from '../../calls/call-service';
-import { GATEWAY_RETRY_AFTER_SECS, GatewayCapacityError } from '../../calls/gateway-capacity';
+import { GatewayCapacityError } from '../../calls/gateway-capacity';
+import { RETRY_AFTER_SECS, retryAfterHeader } from '../../shared/retry-after';
 import { startWebCall, webStreamUrl } from '../../calls/web-calls';
 import { countRefusedCall } from '../../observability/metrics';
 import type { ApiContext } from '../context';
@@ -66,7 +67,7 @@ export function webCallRoutes(ctx: ApiContext) {
       description: [
         'Creates the call (status `in_progress`, direction `inbound`, `channel` `web`, no provider) and its workflow, and answers where and how the browser streams its microphone: open `stream_url`, send `{"event":"start","call_id","token","sample_rate"}`, then 20 ms frames of 16-bit PCM; the agent answers in the same format (docs/web-calls.md).',
         'Credentials: a member\'s JWT or API key, or a publishable key (`pk_…`) of the agent, sent from a page whose `Origin` the key allows; a publishable key is refused on every other route.',
-        `Publishable keys are rate limited per key and per client address (WEB_CALL_KEY_RATE_PER_MIN, WEB_CALL_ADDRESS_RATE_PER_MIN): over it, 429 with Retry-After. When no media gateway has room, 503 with \`Retry-After: ${GATEWAY_RETRY_AFTER_SECS}\`.`,
+        `Publishable keys are rate limited per key and per client address (WEB_CALL_KEY_RATE_PER_MIN, WEB_CALL_ADDRESS_RATE_PER_MIN): over it, 429 with Retry-After. When no media gateway has room, 503 with \`Retry-After: ${RETRY_AFTER_SECS.gatewayFull}\`.`,
       ].join(' '),
       body: WebCallBody,
       responses: {
@@ -94,7 +95,7 @@ export function webCallRoutes(ctx: ApiContext) {
         } catch (err) {
           if (err instanceof GatewayCapacityError) {
             countRefusedCall(err.reason, 'inbound');
-            throw new HttpError(503, err.message, { ...cors, 'Retry-After': String(GATEWAY_RETRY_AFTER_SECS) });
+            throw new HttpError(503, err.message, { ...cors, ...retryAfterHeader('gatewayFull') });
           }
           if (err instanceof CallError) throw new HttpError(err.status, err.message, cors);
           throw err;

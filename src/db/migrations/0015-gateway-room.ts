@@ -1,5 +1,5 @@
 /**
- * The room a gateway offers, projected from what its calls cost (src/gateway/presence/room-estimate.ts):
+ * The room a gateway offers, projected from what its calls cost (src/gateway/admission/room-estimate.ts):
  * calls it can hold now, counting those it holds. NULL from a gateway of an older version, which
  * offers max_calls while admitting, as before.
  */

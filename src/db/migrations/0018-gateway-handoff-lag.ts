@@ -1,5 +1,5 @@
 /**
- * The hand-off lag a gateway reads (src/gateway/presence/handoff-lag.ts): the longest a call
+ * The hand-off lag a gateway reads (src/gateway/admission/handoff-lag.ts): the longest a call
  * connected to it waited for its workflow's first request over the last second. NULL from a
  * gateway of an older version, which does not measure it.
  */

@@ -82,7 +82,7 @@ export interface MediaStreamCodec {
   /**
    * Checks the start's token for `callId` when the protocol's tokens are its own (expiring ones,
    * bound to the page origin of the upgrade); without it the gateway checks the per-call stream
-   * token (src/gateway/stream-token.ts).
+   * token (src/gateway/stream/stream-token.ts).
    */
   authenticate?(secret: string, callId: string, token: string | null, nowMs: number): { ok: true } | { ok: false; reason: string };
 }

@@ -1,6 +1,6 @@
 /**
  * The short-lived token a browser presents in its web call's `start`. Like the telephony stream
- * token (src/gateway/stream-token.ts) it is an HMAC under the platform's JWT secret naming exactly
+ * token (src/gateway/stream/stream-token.ts) it is an HMAC under the platform's JWT secret naming exactly
  * one call; it also carries its expiry and, when a publishable key minted it, the page origin the
  * key allowed: the gateway refuses the socket after the expiry or from another origin.
  *

@@ -1,6 +1,6 @@
 /**
  * Exotel cannot sign anything, so each stream carries our per-call credentials (call id + token,
- * src/gateway/stream-token.ts) itself: as custom parameters in the stream URL's query, which the
+ * src/gateway/stream/stream-token.ts) itself: as custom parameters in the stream URL's query, which the
  * Voicebot applet hands back in `start.custom_parameters` (at most 3 of them, 256 characters in
  * all: `call_id` 36 + `token` 43 fit). The sample rate rides along as `sample-rate`, the applet's
  * own parameter.

@@ -1,5 +1,5 @@
 /**
- * Our per-call stream credentials (call id + token, see src/gateway/stream-token.ts) travel in the
+ * Our per-call stream credentials (call id + token, see src/gateway/stream/stream-token.ts) travel in the
  * `<Stream extraHeaders>` attribute, which Plivo hands back in the stream's `start` message — never
  * in the stream URL, where they would end up in proxy and access logs.
  *

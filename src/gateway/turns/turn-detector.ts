@@ -1,0 +1,200 @@
+/**
+ * Turns local VAD events and streaming STT results into caller utterances, and decides barge-in.
+ *
+ * A turn begins at VAD `speech_started` and ends at `speech_stopped`, when the STT is asked to
+ * finalize; the utterance is every final transcript since the turn began, emitted when the
+ * final that answers the finalize (or an endpointing final) arrives. Finals may come before the
+ * VAD stop (they are collected), after it (awaited, at most FINAL_WAIT_MS, then the last interim
+ * stands in for a missing final), or with no VAD turn at all (speech too quiet for the VAD:
+ * emitted after ORPHAN_WAIT_MS) — an utterance is never dropped, and empty text never emitted.
+ * Speech resuming before the final arrives continues the same turn.
+ *
+ * Barge-in, while the agent is speaking, follows the turn policy (src/shared/turn-policy.ts),
+ * applied to the caller's transcript (finals + interim) of this turn as it grows, at the latest
+ * when the turn completes. A turn that overlapped the agent, did not interrupt it and ended while
+ * the agent was still speaking is reported `duringAgentSpeech` (the policy's backchannel
+ * candidate: "uh-huh"); one that outlasted the agent's speech is a normal turn.
+ */
+import type { SttTranscript } from '../../providers/stt/types';
+import { interruptsAgent, interruptsOnSpeechStart } from '../../shared/turn-policy';
+import type { VadEvent } from '../vad/vad-analyzer';
+
+/** Longest wait for a streaming STT's final after the VAD said the caller stopped (an adapter may ask for longer). */
+export const FINAL_WAIT_MS = 1000;
+/** A final transcript outside any VAD turn is emitted after this much quiet. */
+export const ORPHAN_WAIT_MS = 600;
+
+export interface CompletedTurn {
+  text: string;
+  duringAgentSpeech: boolean;
+  /**
+   * performance.now() when the caller's last speech frame arrived at the gateway (VAD), null
+   * without a VAD turn: latency measured from here includes any queueing in the gateway.
+   */
+  speechEndPerf: number | null;
+  /** performance.now() when the frame that let the VAD decide the caller stopped arrived. */
+  vadStopPerf: number | null;
+  /** VAD stop → the final transcript that completed the turn, when that came after the stop. */
+  sttTtfbMs: number | null;
+}
+
+export interface TurnDetectorHooks {
+  /** Is the agent speaking (an utterance generating, queued or playing)? */
+  agentSpeaking(): boolean;
+  /** Interrupt the agent now. */
+  bargeIn(): void;
+  /** Ask the STT for the final transcript of what it has heard. */
+  finalize(): void;
+  /** How long the STT needs to answer finalize() (segment-based adapters need a round trip); default FINAL_WAIT_MS. */
+  finalWaitMs?(): number | undefined;
+  utterance(turn: CompletedTurn): void;
+  /** When the caller audio at `audioMs` (the VAD's clock) arrived; null if unknown. */
+  arrivalPerf?(audioMs: number): number | null;
+}
+
+type Phase = 'idle' | 'speaking' | 'finalizing';
+
+
+export class TurnDetector {
+  private phase: Phase = 'idle';
+  private finals: string[] = [];
+  private interim = '';
+  private overlapped = false;
+  private interrupted = false;
+  private speechEndPerf: number | null = null;
+  private vadStopPerf: number | null = null;
+  /** When the VAD's stop decision was processed (the STT's time to final counts from here). */
+  private vadDecidedPerf: number | null = null;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly minWords: number,
+    private readonly hooks: TurnDetectorHooks,
+  ) {}
+
+  /** True between VAD speech start and the turn's completion. */
+  get inTurn(): boolean {
+    return this.phase !== 'idle';
+  }
+
+  onVad(event: VadEvent, nowPerf = performance.now()): void {
+    if (this.closed) return;
+    if (event.type === 'speech_started') {
+      this.clearTimer();
+      if (this.phase === 'idle' && this.finals.length === 0) this.resetTurn();
+      this.phase = 'speaking';
+      if (this.hooks.agentSpeaking()) {
+        this.overlapped = true;
+        if (interruptsOnSpeechStart(this.minWords)) this.interrupt();
+        else this.checkWords();
+      }
+      return;
+    }
+    // speech_stopped
+    if (this.phase !== 'speaking') return;
+    this.phase = 'finalizing';
+    this.vadDecidedPerf = nowPerf;
+    const estimate = (audioMs: number) => this.hooks.arrivalPerf?.(audioMs) ?? nowPerf - (event.detected_at_ms - audioMs);
+    this.vadStopPerf = estimate(event.detected_at_ms);
+    this.speechEndPerf = estimate(event.at_ms);
+    this.hooks.finalize();
+    this.arm(this.hooks.finalWaitMs?.() ?? FINAL_WAIT_MS);
+  }
+
+  onTranscript(t: SttTranscript, nowPerf = performance.now()): void {
+    if (this.closed) return;
+    const text = t.text.trim();
+    if (!t.isFinal) {
+      this.interim = text;
+      if (this.phase !== 'idle') this.checkWords();
+      return;
+    }
+    if (text) this.finals.push(text);
+    this.interim = '';
+    if (this.phase === 'speaking') {
+      this.checkWords();
+    } else if (this.phase === 'finalizing') {
+      this.checkWords();
+      if (t.fromFinalize || t.speechFinal) this.complete(nowPerf, true);
+    } else if (text) {
+      // No VAD turn: speech below the VAD's thresholds, or a final arriving after a turn timed out.
+      // Never a barge-in (the VAD heard no speech), but over the agent it is a backchannel.
+      if (this.hooks.agentSpeaking()) this.overlapped = true;
+      this.arm(ORPHAN_WAIT_MS);
+    }
+  }
+
+  /**
+   * An agent utterance begins. With `min_words` ≤ 1, if the caller is talking right now (a reply
+   * to an earlier turn arriving late, the next round after a tool call), that is a barge-in as
+   * much as the caller starting over the agent: the VAD will not announce this speech again, so
+   * without this the agent would talk over the caller until their turn ends.
+   */
+  onAgentSpeech(): void {
+    if (this.closed || this.phase !== 'speaking' || !interruptsOnSpeechStart(this.minWords)) return;
+    this.overlapped = true;
+    this.interrupt();
+  }
+
+  /** The call ended: pending timers stop, nothing more is emitted. */
+  close(): void {
+    this.closed = true;
+    this.clearTimer();
+  }
+
+  private checkWords(): void {
+    if (this.interrupted || interruptsOnSpeechStart(this.minWords) || !this.overlapped || !this.hooks.agentSpeaking()) return;
+    if (interruptsAgent(`${this.finals.join(' ')} ${this.interim}`, this.minWords)) this.interrupt();
+  }
+
+  private interrupt(): void {
+    this.interrupted = true;
+    this.hooks.bargeIn();
+  }
+
+  private complete(nowPerf: number, viaFinal: boolean): void {
+    this.clearTimer();
+    const wasFinalizing = this.phase === 'finalizing';
+    let text = this.finals.join(' ').trim();
+    if (!text) text = this.interim;
+    if (wasFinalizing && text && this.overlapped && !this.interrupted && this.hooks.agentSpeaking()) {
+      // The final transcript may be what first shows min_words.
+      if (!interruptsOnSpeechStart(this.minWords) && interruptsAgent(text, this.minWords)) this.interrupt();
+    }
+    const duringAgentSpeech = this.overlapped && !this.interrupted && this.hooks.agentSpeaking();
+    const turn: CompletedTurn = {
+      text,
+      duringAgentSpeech,
+      speechEndPerf: wasFinalizing ? this.speechEndPerf : null,
+      vadStopPerf: wasFinalizing ? this.vadStopPerf : null,
+      sttTtfbMs: viaFinal && wasFinalizing && this.vadDecidedPerf !== null ? Math.round(nowPerf - this.vadDecidedPerf) : null,
+    };
+    this.phase = 'idle';
+    this.resetTurn();
+    if (text) this.hooks.utterance(turn);
+  }
+
+  private resetTurn(): void {
+    this.finals = [];
+    this.interim = '';
+    this.overlapped = false;
+    this.interrupted = false;
+    this.speechEndPerf = null;
+    this.vadStopPerf = null;
+    this.vadDecidedPerf = null;
+  }
+
+  private arm(ms: number): void {
+    this.clearTimer();
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.phase !== 'speaking') this.complete(performance.now(), false);
+    }, ms);
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
