@@ -40,7 +40,7 @@ export abstract class AgentTurns extends CallState {
     const replies: string[] = [];
     // An armed turn's reply the caller already heard is recorded even after they hung up; its
     // tools are not run (nobody is left to hear what they would change).
-    const spokenAfterEnd = prepared?.thought != null && this.endRequest !== null && this.patches.has('spoken-reply-after-hangup');
+    const spokenAfterEnd = prepared?.thought != null && this.endRequest !== null;
     for (let round = 0; round < MAX_TOOL_ROUNDS_PER_TURN && (this.endRequest === null || (round === 0 && spokenAfterEnd)); round++) {
       const result = round === 0 && prepared ? await this.preparedLlm(prepared) : await this.callLlm(transientInstruction);
       // What the caller actually heard: on barge-in, only the part played before they spoke.

@@ -1,12 +1,12 @@
 /**
  * A voice call's audio stream on its media gateway, as the workflow sees it: waiting for the stream
- * to connect, holding the media session while it lasts (heartbeats, or the gateway's presence),
+ * to connect, holding the media session while it lasts (the gateway's presence is its liveness),
  * what its end means for the call (hang-up, a gateway failure, voicemail, a drain), probing a
  * gateway the watchdog suspects, and closing the stream at the end. Workflow code: deterministic,
  * no I/O.
  */
-import { condition, proxyActivities } from '@temporalio/workflow';
-import { GATEWAY_HEARTBEAT_TIMEOUT_SECS, GATEWAY_PROBE_TIMEOUT_SECS, type CallRecordPatch, type GatewayActivities, type MediaSessionResult } from './call-definitions';
+import { condition } from '@temporalio/workflow';
+import { GATEWAY_PROBE_TIMEOUT_SECS, type CallRecordPatch, type MediaSessionResult } from './call-definitions';
 import { GatewayLost, VoiceChannel } from './channels';
 import { isFinal } from './call-status';
 import { TransferTurns } from './call-transfer';
@@ -21,18 +21,10 @@ export abstract class CallMediaSession extends TransferTurns {
    */
   protected deferSetupWrites = false;
 
-  /** Calls whose set-up writes are deferred (calls started since `setup-writes-deferred`). */
+  /** Calls whose set-up writes are deferred: voice calls the gateway greets at stream start. */
   protected greetedByGateway(): boolean {
     const { input } = this;
-    return (
-      input.channel === 'voice' &&
-      this.presenceLiveness &&
-      !input.carried &&
-      !!input.agent.greeting &&
-      !this.clientManaged &&
-      !this.voicemail.detects &&
-      this.patches.has('setup-writes-deferred')
-    );
+    return input.channel === 'voice' && !input.carried && !!input.agent.greeting && !this.clientManaged && !this.voicemail.detects;
   }
 
   /** A write of the set-up: deferred (see deferSetupWrites) or queued now. */
@@ -46,27 +38,10 @@ export abstract class CallMediaSession extends TransferTurns {
     const connected = await condition(() => this.gatewayTaskQueue !== null || this.endRequest !== null || isFinal(this.status), MEDIA_CONNECT_TIMEOUT);
     if (!connected) return this.fail('the audio stream never connected to a media gateway', 'gateway');
     if (this.gatewayTaskQueue === null) return;
-    if (this.presenceLiveness) return this.holdMediaSession();
-    if (this.recordingPath) void this.recorder.flush({ recording_path: this.recordingPath });
-    const { mediaSession } = proxyActivities<GatewayActivities>({
-      taskQueue: this.gatewayTaskQueue,
-      scheduleToStartTimeout: '5s',
-      startToCloseTimeout: '24h',
-      heartbeatTimeout: GATEWAY_HEARTBEAT_TIMEOUT_SECS * 1000,
-      retry: { maximumAttempts: 1 },
-    });
-    const generation = this.mediaGeneration;
-    mediaSession({ callId: this.input.callId }).then(
-      (result) => this.onMediaSessionEnd(result, generation),
-      (err: Error) => {
-        if (generation !== this.mediaGeneration) return; // a stream the call left for a transfer
-        this.mediaClosed = true;
-        if (!isFinal(this.status)) this.fail(`media gateway lost: ${(err.cause as Error | undefined)?.message ?? err.message}`, 'gateway');
-      },
-    );
+    this.holdMediaSession();
   }
 
-  /** Presence liveness: the media session waits on the gateway without heartbeats. */
+  /** The media session waits on the gateway (no heartbeats: its presence is its liveness). */
   private holdMediaSession(): void {
     const channel = this.channel as VoiceChannel;
     this.setupWrite({ ...(this.recordingPath ? { recording_path: this.recordingPath } : {}), gateway_id: this.gatewayTaskQueue });
@@ -89,21 +64,17 @@ export abstract class CallMediaSession extends TransferTurns {
     if (generation !== this.mediaGeneration || (this.transferring && result.reason === 'hangup')) return;
     this.mediaClosed = true;
     if (result.reason === 'hangup') this.requestEnd('user_ended');
-    // Histories recorded before a gateway could fail a call never hold this reason; the
-    // marker keeps their replay on the old path should one ever carry it.
-    else if (result.reason === 'failed' && this.patches.has('gateway-failure-fails-call') && !isFinal(this.status)) {
+    else if (result.reason === 'failed' && !isFinal(this.status)) {
       this.fail(result.error?.message ?? 'the media gateway gave up on the call', result.error?.context ?? 'gateway');
     }
-    // Only gateways that detect voicemail report this; calls recorded before them never hold it.
-    else if (result.reason === 'voicemail' && this.patches.has('voicemail-ends-call') && !isFinal(this.status)) {
+    else if (result.reason === 'voicemail' && !isFinal(this.status)) {
       if (result.goodbye) {
         this.recorder.record('agent_spoke', { text: result.goodbye });
         this.conv.history.push({ role: 'assistant', content: result.goodbye });
       }
       this.requestEnd('voicemail');
     }
-    // Only gateways that drain report this; calls recorded before them never hold it.
-    else if (result.reason === 'drained' && this.patches.has('gateway-drained-ends-call') && !isFinal(this.status)) this.onDrained(result.goodbye);
+    else if (result.reason === 'drained' && !isFinal(this.status)) this.onDrained(result.goodbye);
   }
 
   /**
@@ -120,7 +91,7 @@ export abstract class CallMediaSession extends TransferTurns {
   }
 
   /**
-   * Presence liveness: when the watchdog reports the gateway lost, ask the gateway itself. One that
+   * When the watchdog reports the gateway lost, ask the gateway itself. One that
    * answers keeps the call (it only lost the database for a moment); one that does not is gone,
    * and everything waiting on it is released with GatewayLost (the call ends failed, once).
    */
@@ -143,25 +114,10 @@ export abstract class CallMediaSession extends TransferTurns {
   /** Voice calls: let the goodbye play, then close the provider stream (which hangs up). */
   protected async closeMedia(): Promise<void> {
     if (this.gatewayTaskQueue === null || this.mediaClosed) return;
-    if (this.presenceLiveness) {
-      const channel = this.channel as VoiceChannel;
-      if (channel.isAbandoned) return;
-      try {
-        await channel.endMedia(this.endReason ?? 'user_ended');
-        await condition(() => this.mediaClosed, MEDIA_CLOSE_WAIT);
-      } catch {
-        // The gateway is gone; its socket went with it.
-      }
-      return;
-    }
-    const { endMedia } = proxyActivities<GatewayActivities>({
-      taskQueue: this.gatewayTaskQueue,
-      scheduleToStartTimeout: '5s',
-      startToCloseTimeout: '20s',
-      retry: { maximumAttempts: 1 },
-    });
+    const channel = this.channel as VoiceChannel;
+    if (channel.isAbandoned) return;
     try {
-      await endMedia({ callId: this.input.callId, reason: this.endReason ?? 'user_ended' });
+      await channel.endMedia(this.endReason ?? 'user_ended');
       // The last utterance's gateway events come with the media session's result.
       await condition(() => this.mediaClosed, MEDIA_CLOSE_WAIT);
     } catch {

@@ -38,7 +38,7 @@ export class CallSession extends CallMediaSession {
   // ---- main loop -----------------------------------------------------------------------------
 
   async run(): Promise<CallSummary> {
-    if (this.presenceLiveness) void this.watchGateway();
+    if (this.input.channel === 'voice') void this.watchGateway();
     if (this.voicemail.detects) {
       void this.voicemail.handOverVendorMachine({
         connected: () => this.gatewayTaskQueue !== null,
@@ -100,11 +100,8 @@ export class CallSession extends CallMediaSession {
       else if (!woke && this.status === 'in_progress' && this.endRequest === null) await this.onIdle();
     }
     // Ended before the loop ran (a hang-up whose report overtook the greeting's): the turn armed
-    // during the greeting may have been taken and its reply heard, so it is settled here too. Only
-    // such calls ask for the patch (a marker costs every call that asks), and older ones replay without it.
-    if (arming.armed && this.patches.has('disarm-after-greeting-end')) {
-      await arming.disarm();
-    }
+    // during the greeting may have been taken and its reply heard, so it is settled here too.
+    if (arming.armed) await arming.disarm();
   }
 
   /**
@@ -117,10 +114,8 @@ export class CallSession extends CallMediaSession {
     const afterSpeech = whileSaying !== undefined ? this.lastSpeechId() : undefined;
     const utteranceId = this.nextSpeechId();
     this.armedRequest = { request, utteranceId };
-    // Only calls without heartbeats: their gateway completes activities itself, and may hold one back.
-    const releasable = this.presenceLiveness && this.patches.has('arm-released-with-media');
-    const carryOn = this.presenceLiveness && this.patches.has('armed-turn-runs') ? runLimits(this.input.agent.pipeline, this.msUntilIdleDeadline()) : undefined;
-    this.arming!.arm(request, utteranceId, { afterSeq: this.lastUtteranceSeq, afterSpeech, releasedWithMedia: releasable, carryOn });
+    const carryOn = runLimits(this.input.agent.pipeline, this.msUntilIdleDeadline());
+    this.arming!.arm(request, utteranceId, { afterSeq: this.lastUtteranceSeq, afterSpeech, carryOn });
   }
 
   /**
@@ -133,7 +128,7 @@ export class CallSession extends CallMediaSession {
     else if (err instanceof SpeechUnavailable) this.fail(err.message, 'tts');
     // Several waits may report one lost gateway (the media session, an armed turn): recorded once.
     else if (err instanceof GatewayLost) {
-      if (!(this.presenceLiveness && isFinal(this.status))) this.fail(err.message, 'gateway');
+      if (!isFinal(this.status)) this.fail(err.message, 'gateway');
     }
     else this.fail(`internal error: ${err instanceof Error ? err.message : String(err)}`, 'workflow');
   }
@@ -161,8 +156,7 @@ export class CallSession extends CallMediaSession {
         this.greeting = substitute(agent.greeting, this.conv.variables);
         // The first turn is armed while the greeting plays (if nothing else comes before it): armed
         // after the greeting's result, it was often later than the caller's answer under load.
-        // patched: calls recorded before it arm after the greeting on replay.
-        const early = this.arming !== null && preCall.length === 0 && !initialNode(agent) && this.patches.has('arm-during-greeting');
+        const early = this.arming !== null && preCall.length === 0 && !initialNode(agent);
         const saying = this.agentSays(this.greeting);
         if (early) this.armNextTurn(this.greeting);
         const heard = await saying;
@@ -179,8 +173,7 @@ export class CallSession extends CallMediaSession {
     this.lastActivityMs = Date.now();
     // Arming the first turn does not wait for this write: under load that round trip took longer
     // than the caller's pause after the greeting. Writes stay in order (the recorder chains them).
-    if (this.patches.has('greeting-write-unawaited')) void this.recorder.flush(this.patch());
-    else await this.recorder.flush(this.patch());
+    void this.recorder.flush(this.patch());
   }
 
   private async onUtterance(u: Utterance): Promise<void> {
@@ -204,7 +197,7 @@ export class CallSession extends CallMediaSession {
     this.turnResults.set(u.id, this.turnResult(replies));
     this.lastActivityMs = Date.now();
     // A turn run's turns are written together, with the last of them.
-    if (this.queue.length === 0 || !this.patches.has('armed-turn-runs')) void this.recorder.flush(this.patch());
+    if (this.queue.length === 0) void this.recorder.flush(this.patch());
   }
 
   private async onIdle(): Promise<void> {
@@ -247,10 +240,10 @@ export class CallSession extends CallMediaSession {
   }
 
   private async finish(): Promise<CallSummary> {
-    if (this.arming?.failure && this.patches.has('armed-turn-runs')) await this.recoverLostRun();
+    if (this.arming?.failure) await this.recoverLostRun();
     // Replies the gateway spoke (armed, or alone during a Temporal outage) whose reports arrived
     // after the call was asked to end: the caller heard them, so the transcript keeps them.
-    if (this.presenceLiveness && !isFinal(this.status)) {
+    if (!isFinal(this.status)) {
       for (const u of this.queue.splice(0)) {
         if (u.prepared?.thought) await this.onUtterance(u);
         else this.recordGatewayEvents(u.events);
@@ -259,14 +252,14 @@ export class CallSession extends CallMediaSession {
     this.voicemail.settle(this.startTimeMs !== null);
     // A machine's line closing (the vendor's hang-up after our stream closed may overtake the
     // gateway's report) is still the voicemail ending the call.
-    if (this.voicemail.answeredBy === 'machine' && (this.endRequest ?? 'user_ended') === 'user_ended' && this.patches.has('voicemail-end-reason')) this.endRequest = 'voicemail';
+    if (this.voicemail.answeredBy === 'machine' && (this.endRequest ?? 'user_ended') === 'user_ended') this.endRequest = 'voicemail';
     if (!isFinal(this.status)) {
       const reason = this.endRequest ?? 'user_ended';
       this.moveTo('completed', reason);
     }
     await this.closeMedia();
     // A transferred call is the destination's now: hanging it up would cut the caller off.
-    if (this.input.channel === 'voice' && !this.providerEnded && this.endReason !== 'transferred') await hangUpProviderCall(this.input.callId, this.patches);
+    if (this.input.channel === 'voice' && !this.providerEnded && this.endReason !== 'transferred') await hangUpProviderCall(this.input.callId);
     const endMs = this.handedOverAtMs ?? Date.now();
     const duration = this.startTimeMs === null ? null : Math.max(0, (endMs - this.startTimeMs) / 1000);
     this.recorder.record('call_ended', {
@@ -277,7 +270,7 @@ export class CallSession extends CallMediaSession {
       usage: this.totals,
       context: this.input.customParameters,
     });
-    const analysis = plannedAnalysis(this.input, this.patches);
+    const analysis = plannedAnalysis(this.input);
     const pending = analysis ? { analysis_status: 'pending' as const } : {};
     await this.recorder.flush({ ...this.patch(), end_time: endMs, duration, end_reason: this.endReason, ...pending });
     await this.recorder.settle({ status: this.status, end_time: endMs, duration, end_reason: this.endReason });

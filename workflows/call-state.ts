@@ -5,7 +5,6 @@
  * deterministic, no I/O.
  */
 import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
-import { CallPatches } from './call-patches';
 import { CallStatus as CallStatusAttr } from '../src/shared/search-attributes';
 import { callVariables, substitute } from '../src/shared/template';
 import {
@@ -71,26 +70,18 @@ export abstract class CallState {
   protected readonly clientManaged: boolean;
   /** The provider reported the call over (a terminal status): nothing to hang up. */
   protected providerEnded = false;
-  /** Voice calls: the next turn waits on the gateway (see turn-arming.ts); null on older runs. */
+  /** Voice calls: the next turn waits on the gateway (see turn-arming.ts); null on text calls. */
   protected readonly arming: TurnArming | null;
   /** The prepared request of the armed turn, as the armed activity carries it. */
   protected armedRequest: { request: LlmTurnRequest; utteranceId: string } | null = null;
   /** The last utterance number the gateway reported. */
   protected lastUtteranceSeq: number;
-  /**
-   * Voice calls since gateway presence (docs/call-lifecycle.md): gateway activities carry no
-   * heartbeat; a lost gateway is reported by the watchdog and probed. False on older runs.
-   */
-  protected readonly presenceLiveness: boolean;
   /** The gateway the watchdog reported lost, until the probe has answered. */
   protected gatewaySuspect: GatewayLostSignal | null = null;
   /** Who answered, on outbound calls that detect voicemail (call-voicemail.ts). */
   protected readonly voicemail: CallVoicemail;
   /** Utterance numbers received lately: a report the gateway's outbox delivered twice counts once. */
   private readonly recentSeqs: number[] = [];
-
-  /** Which changes this call's workflow took (call-patches.ts). */
-  protected readonly patches = new CallPatches();
 
   constructor(protected readonly input: CallWorkflowInput) {
     const carried = input.carried;
@@ -100,8 +91,7 @@ export abstract class CallState {
     this.lastActivityMs = carried?.lastUserActivityMs ?? Date.now();
     const startVariables = callVariables(input.customParameters, input.agent.context_variables);
     this.prompt = substitute(input.agent.prompt, startVariables);
-    // patched: client-managed calls that started before this change keep their idle timers on replay.
-    this.clientManaged = input.channel === 'manual' && this.patches.has('client-managed-call-is-silent');
+    this.clientManaged = input.channel === 'manual';
     this.conv = {
       nodeKey: carried?.nodeKey ?? null,
       variables: carried?.variables ?? startVariables,
@@ -110,18 +100,14 @@ export abstract class CallState {
     };
     this.lastUtteranceSeq = carried?.lastUtteranceSeq ?? 0;
     this.voicemail = new CallVoicemail(detectsVoicemail(input) ? input.agent.voicemail!.action : null);
-    // patched: voice calls that started before gateway presence keep heartbeat liveness on replay.
-    this.presenceLiveness = input.channel === 'voice' && this.patches.has('gateway-presence');
-    // patched: voice calls that started before armed turns keep the signal → voiceTurn path on replay.
     this.arming =
-      input.channel === 'voice' && this.patches.has('armed-turns')
+      input.channel === 'voice'
         ? new TurnArming(
             () => (this.channel instanceof VoiceChannel ? this.channel : null),
             (result) => this.onArmedResult(result),
           )
         : null;
-    // patched: calls started before it keep writing through regular activities on replay.
-    this.recorder = new CallRecorder(input, carried?.nextSeq ?? 1, carried?.unwrittenEvents, this.patches.has('persist-local'));
+    this.recorder = new CallRecorder(input, carried?.nextSeq ?? 1, carried?.unwrittenEvents);
     this.recorder.onRefused = (reason, seqs) => this.onRecordRefused(reason, seqs);
     if (carried) this.greetingDone = true;
     this.gatewayTaskQueue = carried?.gatewayTaskQueue ?? input.gatewayTaskQueue ?? null;
@@ -170,7 +156,7 @@ export abstract class CallState {
   /** The gateway's number of an utterance it reported (signal or armed turn). */
   noteUtteranceSeq(seq: unknown): void {
     if (typeof seq === 'number' && Number.isFinite(seq) && seq > this.lastUtteranceSeq) this.lastUtteranceSeq = seq;
-    if (this.presenceLiveness && typeof seq === 'number') {
+    if (typeof seq === 'number') {
       this.recentSeqs.push(seq);
       if (this.recentSeqs.length > RECENT_SEQS_KEPT) this.recentSeqs.shift();
     }
@@ -178,7 +164,7 @@ export abstract class CallState {
 
   /** A report of an utterance this run already has (delivered again after a lost acknowledgement). */
   isRepeatedUtterance(seq: unknown): boolean {
-    return this.presenceLiveness && typeof seq === 'number' && this.recentSeqs.includes(seq);
+    return typeof seq === 'number' && this.recentSeqs.includes(seq);
   }
 
   /**
@@ -187,7 +173,7 @@ export abstract class CallState {
    */
   replyOf(signal: UtteranceSignal): Utterance['prepared'] {
     const reply = signal.reply;
-    if (!this.presenceLiveness || !reply || typeof reply.heardText !== 'string') return undefined;
+    if (!reply || typeof reply.heardText !== 'string') return undefined;
     const atMs = Number.isFinite(signal.timestampMs) ? signal.timestampMs! : Date.now();
     return { thought: reply, failure: null, atMs };
   }
@@ -212,7 +198,7 @@ export abstract class CallState {
     this.recordGatewayEvents(events);
     // A reply the gateway already spoke belongs to the call even if the hang-up was processed
     // first (its result can arrive after the hang-up's): recorded, not dropped.
-    const spoken = result.thought !== null && this.endRequest !== null && !isFinal(this.status) && this.patches.has('spoken-reply-after-hangup');
+    const spoken = result.thought !== null && this.endRequest !== null && !isFinal(this.status);
     const ended = isFinal(this.status) || (this.endRequest !== null && !spoken);
     if (!u || ended || !armed || typeof u.text !== 'string' || !u.text.trim()) {
       // Nobody will answer it: whatever the gateway reported still goes into the call's events.
@@ -255,12 +241,12 @@ export abstract class CallState {
   /** The watchdog says the call's gateway has no presence: the session probes it. */
   onGatewayLost(signal: GatewayLostSignal): void {
     if (typeof signal?.gatewayTaskQueue !== 'string') throw new TypeError('gatewayTaskQueue is not a string');
-    if (!this.presenceLiveness || isFinal(this.status) || signal.gatewayTaskQueue !== this.gatewayTaskQueue) return;
+    if (isFinal(this.status) || signal.gatewayTaskQueue !== this.gatewayTaskQueue) return;
     this.gatewaySuspect ??= { gatewayTaskQueue: signal.gatewayTaskQueue, reason: String(signal.reason ?? 'no presence') };
   }
 
   protected voiceChannel(taskQueue: string): VoiceChannel {
-    return new VoiceChannel(this.input.callId, taskQueue, this.input.options, this.presenceLiveness ? 'presence' : 'heartbeat');
+    return new VoiceChannel(this.input.callId, taskQueue, this.input.options);
   }
 
   /** A message the workflow could not handle: recorded, and the call goes on without it. */
