@@ -42,6 +42,8 @@ export function runLimits(pipeline: { idle_warn_secs: number; min_words: number 
 interface Arming {
   armId: string;
   settled: boolean;
+  /** The request armed and the speech id of its reply: the caller's turn is answered from it. */
+  plan: { request: LlmTurnRequest; utteranceId: string };
 }
 
 export class TurnArming {
@@ -52,7 +54,7 @@ export class TurnArming {
 
   constructor(
     private readonly channel: () => VoiceChannel | null,
-    private readonly deliver: (result: ArmedTurnResult) => void,
+    private readonly deliver: (result: ArmedTurnResult, plan: Arming['plan']) => void,
   ) {}
 
   get armed(): boolean {
@@ -69,7 +71,7 @@ export class TurnArming {
     const { afterSeq, afterSpeech, carryOn } = plan;
     const channel = this.channel();
     if (!channel || this.current || this.failure) return;
-    const arming: Arming = { armId: `${workflowInfo().runId.slice(0, 8)}-a${++this.count}`, settled: false };
+    const arming: Arming = { armId: `${workflowInfo().runId.slice(0, 8)}-a${++this.count}`, settled: false, plan: { request, utteranceId } };
     this.current = arming;
     const settle = () => {
       arming.settled = true;
@@ -79,7 +81,7 @@ export class TurnArming {
     channel.arm({ ...request, utteranceId, armId: arming.armId, afterSeq, ...options }).then(
       (result) => {
         settle();
-        this.deliver(result);
+        this.deliver(result, arming.plan);
       },
       (err: unknown) => {
         settle();
