@@ -25,7 +25,7 @@ import {
   type LlmMessage,
   type LlmToolSpec,
 } from '../workflows/call-definitions';
-import type { CallSummary } from '../workflows/call-state';
+import type { CallSummary } from '../workflows/call-context';
 import { heartbeating } from './heartbeating';
 import type { AttemptKey, AttemptOutcome, EndedBy, LlmUsage, SimulatorLlm, TestCaseSpec } from '../workflows/test-definitions';
 

@@ -5,9 +5,6 @@
  * test/support/gateway-activities-stand-in.ts, so the race is lost on purpose.
  *
  *   npx tsx scripts/record-hangup-race-history.ts [name]    (default voice-hangup-before-greeting-report)
- *
- * The recording works on workflow code before the `disarm-after-greeting-end` patch too (that call
- * ends without waiting for the turn), which is how the history of the older path was made.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -55,7 +52,7 @@ async function main(): Promise<void> {
     first.taken = true;
     gw.hangup({ reason: 'hangup', events: [] });
     setTimeout(reportGreeting, 500);
-    // The patched workflow takes the turn back and waits for it; the older one just ends.
+    // The workflow takes the turn back and waits for it (or has ended).
     let ended = false;
     void workflow.result().finally(() => (ended = true));
     await eventually(async () => gw.disarmed.includes(first.req.armId) || ended, 20_000);

@@ -1,9 +1,10 @@
 /**
  * Records workflow histories of representative calls into test/replay/histories/, for the replay
- * test that runs them against the current workflow code (a change that would break running calls
- * fails CI). Re-record deliberately, e.g. after a versioned (patched) workflow change:
+ * test that runs them against the current workflow code. Call workflows are pinned to their
+ * worker's deployment version, so a change to the call workflow re-records them (the replay test
+ * then checks the code against the paths the new version takes):
  *
- *   npm run record:histories
+ *   npm run record:histories     (this script, then record-outage-history.ts and record-hangup-race-history.ts)
  *
  * Starts the same real stack as the tests (PostgreSQL, Temporal dev server, API, worker) with a
  * fake LLM and a local webhook receiver. `--only-analysis` records the post-call analysis

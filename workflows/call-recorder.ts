@@ -1,7 +1,7 @@
 /**
  * Collects a call's events in workflow memory and writes them to PostgreSQL in batches, off the
  * turn's critical path: one activity per flush instead of one database round trip per event.
- * Calls started since `persist-local` write through a local activity: it runs on the call worker
+ * Writes go through a local activity: it runs on the call worker
  * inside the workflow task that records the events, so a flush costs no activity task, no extra
  * workflow task and three fewer history events (its retry policy, unlimited attempts with backoff,
  * is the same; a long PostgreSQL outage is retried on timers, as a regular activity would be).
@@ -9,19 +9,17 @@
  * recognised and never duplicated. Events the agent subscribed to also go out as webhooks, each
  * delivered by its own child workflow (retries outlive the call).
  */
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CallEventRecord, CallRecordPatch, CallWorkflowInput } from './call-definitions';
 import { startWebhookDelivery } from './webhook-notify';
 
 // Persistence must not lose anything when PostgreSQL blips: retry without an attempt limit. A
 // write PostgreSQL refuses (bad data, not an outage) the activity gives up on after a few attempts.
-const PERSIST_OPTIONS = {
+const { persistCall } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '15s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
-} as const;
-const { persistCall } = proxyActivities<Activities>(PERSIST_OPTIONS);
-const { persistCall: persistCallLocally } = proxyLocalActivities<Activities>(PERSIST_OPTIONS);
+});
 
 /** Why a write was refused, without the data (it may hold what the caller said). */
 const refusal = (err: unknown) => ((err as Error).cause as Error | undefined)?.message ?? (err as Error).message;
@@ -44,8 +42,6 @@ export class CallRecorder {
     public nextSeq: number,
     /** Events a previous run (before continue-as-new) could not confirm as written. */
     carriedEvents: CallEventRecord[] = [],
-    /** Write through a local activity (calls started since `persist-local`). */
-    private readonly local = false,
   ) {
     this.subscribed = new Set(input.agent.webhook_url ? input.agent.webhook_events : []);
     this.pending.push(...carriedEvents);
@@ -99,7 +95,7 @@ export class CallRecorder {
     this.inFlight.add(events);
     this.chain = this.chain.then(async () => {
       try {
-        await (this.local ? persistCallLocally : persistCall)({ callId, events, patch });
+        await persistCall({ callId, events, patch });
       } catch (err) {
         // Never a rejected promise in workflow code: it would fail the workflow task in a loop.
         this.refusedWrites++;
@@ -121,7 +117,7 @@ export class CallRecorder {
     const events = [...this.refused, ...this.pending.splice(0)].sort((a, b) => a.seq - b.seq);
     for (const attempt of [events, []]) {
       try {
-        await (this.local ? persistCallLocally : persistCall)({ callId: this.input.callId, events: attempt, patch: essentials });
+        await persistCall({ callId: this.input.callId, events: attempt, patch: essentials });
         return;
       } catch {
         // try with less

@@ -10,9 +10,10 @@ import { condition, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { substitute } from '../src/shared/template';
 import { failureReason, targetText, TRANSFER_CALL, transferTarget } from '../src/shared/transfer';
-import type { TransferEventSignal, VoiceConfig } from './call-definitions';
+import type { CallWorkflowInput, TransferEventSignal } from './call-definitions';
+import type { CallContext } from './call-context';
+import type { CallMedia } from './call-media';
 import { isFinal } from './call-status';
-import { AgentTurns } from './agent-turns';
 
 // How long the vendor's dial may take to report (ringing included) before the call is given up.
 const DIAL_REPORT_LIMIT_SECS = 120;
@@ -31,94 +32,77 @@ export interface TransferState {
   awaitingStream: boolean;
 }
 
-export abstract class TransferTurns extends AgentTurns {
-  protected transfer: TransferState | null = null;
-  /** When the caller was handed over: the call's end time and duration stop there. */
-  protected handedOverAtMs: number | null = null;
-  /** Bumped when the call's stream goes away for a transfer: reports of the old stream are stale. */
-  protected mediaGeneration = 0;
+/** The transfer_call tool is offered: destinations exist and the call's vendor can transfer. */
+export function canTransfer(input: CallWorkflowInput): boolean {
+  return (input.agent.transfer_destinations?.length ?? 0) > 0 && input.transfer?.supported === true && input.channel === 'voice';
+}
 
-  override get voiceConfig(): VoiceConfig {
-    return { ...super.voiceConfig, ...(this.transfer?.awaitingStream ? { awaitingStream: true } : {}) };
-  }
-
-  /** Waits for the call's stream to (re)connect and holds its media session (call-session.ts). */
-  protected abstract connectMedia(): Promise<void>;
-
-  /** The transfer_call tool is offered: destinations exist and the call's vendor can transfer. */
-  protected canTransfer(): boolean {
-    return (this.input.agent.transfer_destinations?.length ?? 0) > 0 && this.input.transfer?.supported === true && this.input.channel === 'voice';
-  }
+export class Transfer {
+  constructor(
+    private readonly ctx: CallContext,
+    private readonly media: CallMedia,
+  ) {}
 
   /** The vendor's dial callback, relayed by the API (signal handler: state only). */
   onTransferEvent(signal: TransferEventSignal): void {
     if (typeof signal?.outcome !== 'string') throw new TypeError('outcome is not a string');
-    if (!this.transfer || this.transfer.outcome) return;
-    this.transfer.outcome = signal;
-  }
-
-  /** A stream re-attached after a transfer that came back is not the caller hanging up. */
-  protected get transferring(): boolean {
-    return this.transfer !== null;
+    const transfer = this.ctx.transfer;
+    if (!transfer || transfer.outcome) return;
+    transfer.outcome = signal;
   }
 
   /** Runs transfer_call; returns the text the LLM gets back (tool result). */
-  protected async transferCall(name: string, source: string): Promise<string> {
-    const destination = (this.input.agent.transfer_destinations ?? []).find((d) => d.name === name);
+  async transferCall(name: string, source: string): Promise<string> {
+    const { ctx } = this;
+    const { input, recorder } = ctx;
+    const destination = (input.agent.transfer_destinations ?? []).find((d) => d.name === name);
     const refuse = (message: string) => {
-      this.recorder.record('tool_result', { function: TRANSFER_CALL, result: null, error: message, source });
+      recorder.record('tool_result', { function: TRANSFER_CALL, result: null, error: message, source });
       return `Error: ${message}. Tell the caller you cannot transfer them right now.`;
     };
     if (!destination) return refuse(`unknown transfer destination "${name}"`);
-    if (!this.canTransfer()) return refuse(`calls through ${this.input.transfer?.provider ?? 'this channel'} cannot be transferred`);
-    if (this.transfer) return refuse('a transfer is already under way');
-    if (destination.message) await this.agentSays(substitute(destination.message, this.conv.variables));
-    if (this.endRequest !== null || isFinal(this.status)) return refuse('the call ended before the transfer');
+    if (!canTransfer(input)) return refuse(`calls through ${input.transfer?.provider ?? 'this channel'} cannot be transferred`);
+    if (ctx.transfer) return refuse('a transfer is already under way');
+    if (destination.message) await ctx.say(substitute(destination.message, ctx.conv.variables));
+    if (ctx.endRequest !== null || isFinal(ctx.status)) return refuse('the call ended before the transfer');
     const target = transferTarget(destination);
-    this.transfer = { destination: name, outcome: null, awaitingStream: true };
-    this.recorder.record('transfer_started', { destination: name, mode: 'cold', to: targetText(target) });
-    const requested = await transferProviderCall({ callId: this.input.callId, target, ringTimeoutSecs: this.input.options.ringTimeoutSecs }).catch(
+    const transfer: TransferState = { destination: name, outcome: null, awaitingStream: true };
+    ctx.transfer = transfer;
+    recorder.record('transfer_started', { destination: name, mode: 'cold', to: targetText(target) });
+    const requested = await transferProviderCall({ callId: input.callId, target, ringTimeoutSecs: input.options.ringTimeoutSecs }).catch(
       (err: Error) => ({ ok: false as const, error: `the provider could not be reached: ${err.message}` }),
     );
     if (!requested.ok) {
-      this.transfer = null;
-      this.recorder.record('transfer_failed', { destination: name, reason: requested.error });
+      ctx.transfer = null;
+      recorder.record('transfer_failed', { destination: name, reason: requested.error });
       return refuse(`the transfer could not start (${requested.error})`);
     }
     // The vendor moved the call off our stream: whatever that stream reports now is stale.
-    this.detachMedia();
-    const reported = await condition(() => this.transfer!.outcome !== null || this.endRequest !== null || isFinal(this.status), `${DIAL_REPORT_LIMIT_SECS}s`);
-    const outcome = this.transfer.outcome;
+    this.media.detach();
+    const reported = await condition(() => transfer.outcome !== null || ctx.endRequest !== null || isFinal(ctx.status), `${DIAL_REPORT_LIMIT_SECS}s`);
+    const outcome = transfer.outcome;
     if (!outcome || !reported) {
-      this.transfer = null;
+      ctx.transfer = null;
       const reason = reported ? 'the caller hung up during the transfer' : `no word from the provider within ${DIAL_REPORT_LIMIT_SECS} s`;
-      this.recorder.record('transfer_failed', { destination: name, reason });
-      if (!reported) this.requestEnd('agent_ended');
-      this.recorder.record('tool_result', { function: TRANSFER_CALL, result: null, error: reason, source });
+      recorder.record('transfer_failed', { destination: name, reason });
+      if (!reported) ctx.requestEnd('agent_ended');
+      recorder.record('tool_result', { function: TRANSFER_CALL, result: null, error: reason, source });
       return `The transfer did not complete: ${reason}.`;
     }
     if (outcome.outcome === 'answered' || outcome.outcome === 'completed') {
-      this.transfer.awaitingStream = false;
-      this.handedOverAtMs = Date.now();
-      this.recorder.record('transfer_completed', { destination: name, ...(outcome.detail ?? {}) });
-      this.recorder.record('tool_result', { function: TRANSFER_CALL, result: `transferred to ${name}`, source });
-      this.requestEnd('transferred');
+      transfer.awaitingStream = false;
+      ctx.handedOverAtMs = Date.now();
+      recorder.record('transfer_completed', { destination: name, ...(outcome.detail ?? {}) });
+      recorder.record('tool_result', { function: TRANSFER_CALL, result: `transferred to ${name}`, source });
+      ctx.requestEnd('transferred');
       return `The caller was transferred to ${name}.`;
     }
     const reason = failureReason(outcome.outcome);
-    this.recorder.record('transfer_failed', { destination: name, reason, ...(outcome.detail ?? {}) });
+    recorder.record('transfer_failed', { destination: name, reason, ...(outcome.detail ?? {}) });
     // The vendor's dial action answered with a new stream for this call: hold it again.
-    await this.connectMedia();
-    this.transfer = null;
-    this.recorder.record('tool_result', { function: TRANSFER_CALL, result: null, error: `transfer failed: ${reason}`, source });
+    await this.media.connect();
+    ctx.transfer = null;
+    recorder.record('tool_result', { function: TRANSFER_CALL, result: null, error: `transfer failed: ${reason}`, source });
     return `The transfer to ${name} did not go through (${reason}). The caller is back on the line with you: tell them, and carry on helping them.`;
-  }
-
-  /** The call's stream ended for the hand-over; a new one (same call) may come back later. */
-  private detachMedia(): void {
-    this.mediaGeneration++;
-    this.gatewayTaskQueue = null;
-    this.channel = null;
-    this.mediaClosed = false;
   }
 }

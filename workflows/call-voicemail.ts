@@ -2,7 +2,7 @@
  * A call's answering-machine verdicts (docs/phone-operations.md#voicemail-on-outbound-calls), in the workflow: who
  * answered, and the vendor's machine the gateway must be told about. The first machine verdict
  * wins; a gateway's the gateway acts on itself, a vendor's goes to the gateway (`voicemail`
- * activity, CallSession). A human or unknown verdict only fills answered_by while nothing else
+ * activity, call-workflow.ts). A human or unknown verdict only fills answered_by while nothing else
  * has. Workflow code: deterministic, types-only imports from src/.
  */
 import { condition } from '@temporalio/workflow';

@@ -17,7 +17,6 @@ import type { Activities } from '../activities';
 import type { AnsweredByVerdict } from '../src/voicemail/settings';
 import {
   DEFAULT_GATEWAY_OUTAGE_SECS,
-  GATEWAY_HEARTBEAT_TIMEOUT_SECS,
   GATEWAY_PROBE_TIMEOUT_SECS,
   type ArmedTurnRequest,
   type ArmedTurnResult,
@@ -89,13 +88,10 @@ export class TextChannel implements CallChannel {
 }
 
 /**
- * How the workflow knows the gateway lives. `heartbeat`: calls started before gateway presence —
- * every gateway activity heartbeats and a missed heartbeat is a lost gateway (a Temporal outage
- * trips it too). `presence`: docs/call-lifecycle.md — no heartbeats; the workers' watchdog reports
- * a gateway without presence, the workflow probes it, and `abandon()` ends what waits on it.
+ * How the workflow knows the gateway lives (docs/call-lifecycle.md): gateway activities carry no
+ * heartbeat; the workers' watchdog reports a gateway without presence, the workflow probes it, and
+ * `abandon()` ends what waits on it.
  */
-export type GatewayLiveness = 'heartbeat' | 'presence';
-
 // Room for the gateway's pollers to come back after a Temporal outage before a task counts as
 // never picked up (a dead gateway is found sooner, by the watchdog).
 const SCHEDULE_MARGIN_SECS = 30;
@@ -107,27 +103,22 @@ export class VoiceChannel implements CallChannel {
   private readonly retryTurns: GatewayActivities | null;
   private readonly session: GatewayActivities;
   private readonly prober: GatewayActivities;
-  /** Every gateway activity runs in it (presence liveness): cancelling it releases them all. */
-  private readonly scope: CancellationScope | null;
+  /** Every gateway activity runs in it: cancelling it releases them all (abandon). */
+  private readonly scope = new CancellationScope();
   private lost: string | null = null;
 
   constructor(
     private readonly callId: string,
     taskQueue: string,
     private readonly options: RetryOptions,
-    readonly liveness: GatewayLiveness = 'heartbeat',
   ) {
-    const presence = liveness === 'presence';
     const common = {
       taskQueue,
-      // heartbeat: a dead gateway must not stall the call — nobody picks the task up within seconds.
-      // presence: a Temporal restart must not fail calls whose gateway polls again a moment later.
-      scheduleToStartTimeout: presence ? ((options.gatewayOutageSecs ?? DEFAULT_GATEWAY_OUTAGE_SECS) + SCHEDULE_MARGIN_SECS) * 1000 : ('5s' as const),
-      // A long reply may play for minutes; liveness comes from the heartbeat or from presence.
+      // A Temporal restart must not fail calls whose gateway polls again a moment later.
+      scheduleToStartTimeout: ((options.gatewayOutageSecs ?? DEFAULT_GATEWAY_OUTAGE_SECS) + SCHEDULE_MARGIN_SECS) * 1000,
+      // A long reply may play for minutes; liveness comes from presence, not from a timeout.
       startToCloseTimeout: '15m' as const,
-      ...(presence ? {} : { heartbeatTimeout: GATEWAY_HEARTBEAT_TIMEOUT_SECS * 1000 }),
     };
-    this.scope = presence ? new CancellationScope() : null;
     this.speech = proxyActivities<GatewayActivities>({ ...common, retry: { maximumAttempts: 1 } });
     this.turns = proxyActivities<GatewayActivities>({ ...common, retry: llmRetry(options) });
     // An armed turn waits for the caller as long as the call lasts.
@@ -144,9 +135,9 @@ export class VoiceChannel implements CallChannel {
       options.llmRetryMaxAttempts > 1 ? proxyActivities<GatewayActivities>({ ...common, retry: { ...llmRetry(options), maximumAttempts: options.llmRetryMaxAttempts - 1 } }) : null;
   }
 
-  /** Runs a gateway activity; with presence liveness inside the channel's scope (see abandon). */
+  /** Runs a gateway activity inside the channel's scope (see abandon). */
   private run<T>(fn: () => Promise<T>): Promise<T> {
-    return this.scope ? this.scope.run(fn) : fn();
+    return this.scope.run(fn);
   }
 
   /** The media session: runs from stream connect until the stream closes. */
@@ -173,10 +164,10 @@ export class VoiceChannel implements CallChannel {
     }
   }
 
-  /** The gateway is gone: everything waiting on it fails with GatewayLost (presence liveness). */
+  /** The gateway is gone: everything waiting on it fails with GatewayLost. */
   abandon(reason: string): void {
     this.lost ??= reason;
-    this.scope?.cancel();
+    this.scope.cancel();
   }
 
   get isAbandoned(): boolean {

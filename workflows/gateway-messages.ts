@@ -104,7 +104,7 @@ export interface ArmedTurnRequest extends VoiceTurnRequest {
   /**
    * If the stream closes with this turn untaken, the media session's result says so (`releasedArm`)
    * and the turn gets no completion of its own: one workflow task fewer at every call's end.
-   * Without it (calls started before this), the gateway completes the turn with no utterance.
+   * Without it, the gateway completes the turn with no utterance.
    */
   releasedWithMedia?: boolean;
   /**
@@ -114,7 +114,7 @@ export interface ArmedTurnRequest extends VoiceTurnRequest {
    * per run instead of one each. The run ends at a reply that asks for tools, a failure, a
    * backchannel candidate or stale plan, `turns` turns, `withinMs` after its first turn was
    * answered, `idleInMs` after this request (the workflow's idle deadline), a disarm, or the
-   * stream closing. Absent (calls started before runs): one turn per armed activity.
+   * stream closing. Absent: one turn per armed activity (the call workflow always sends it).
    */
   carryOn?: { turns: number; withinMs: number; idleInMs: number; minWords: number };
 }

@@ -6,7 +6,6 @@
  * with the error, or `skipped` with the reason. Workflow code: deterministic, no I/O.
  */
 import { ActivityFailure, ApplicationFailure, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
-import type { CallPatches } from './call-patches';
 import type { Activities } from '../activities';
 import { ANALYSIS_EVENT, ANALYSIS_RETRY_DEFAULTS, type AnalysisPlan, type AnalysisRetryOptions, type AnalysisStatus, type CallAnalysis } from '../src/analysis/types';
 import { CallSuccess } from '../src/shared/search-attributes';
@@ -89,13 +88,9 @@ export function markSuccess(result: AnalysisOutcome): void {
 
 // ---- in the call workflow -------------------------------------------------------------------
 
-/**
- * The analysis this call will run, or null. Calls whose workflow began before analysis existed
- * replay without it (their snapshots carry none anyway).
- */
-export function plannedAnalysis(input: CallWorkflowInput, patches: CallPatches): AnalysisPlan | null {
-  const plan = input.agent.analysis ?? null;
-  return plan && patches.has('post-call-analysis') ? plan : null;
+/** The analysis this call will run, or null. */
+export function plannedAnalysis(input: CallWorkflowInput): AnalysisPlan | null {
+  return input.agent.analysis ?? null;
 }
 
 /** Runs after the call's final record is written: the call's status and end time never wait for it. */

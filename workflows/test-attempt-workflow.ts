@@ -9,7 +9,7 @@ import { CancellationScope, ChildWorkflowCancellationType, isCancellation, proxy
 import type { Activities } from '../activities';
 import { AgentName, CallStatus, Direction, PhoneNumber } from '../src/shared/search-attributes';
 import { callWorkflowId, type CallWorkflowInput } from './call-definitions';
-import type { CallSummary } from './call-state';
+import type { CallSummary } from './call-context';
 import { toolResultsFor, turnLimit, type AttemptKey, type EndedBy, type AttemptOutcome, type LlmUsage, type TestAttemptInput } from './test-definitions';
 
 /** The number test calls show (fictional, NANP 555-01xx). */

@@ -3,17 +3,23 @@
  * request — everything but the caller's words — as a long-running `armedTurn` activity. When the
  * caller's utterance ends, the gateway appends it and starts the LLM at once; the activity then
  * returns the utterance with the reply, and the workflow records it, runs tools and flow moves,
- * and arms the next turn. The workflow stays the only place where the conversation is decided:
- * the gateway only runs the request it was given.
+ * and arms the next turn.
+ *
+ * Who decides what. The workflow decides the conversation's state: the prompt, the tools offered,
+ * the flow node, tool calls and their results, flow moves, the end, idle timers; nothing the
+ * gateway did counts until the workflow has recorded it. The gateway decides, within the plan it
+ * was given, the plain turns: it answers the caller's utterance with the armed request, and a
+ * turn run (ArmedTurnRequest.carryOn) lets it answer the plain turns that follow the same way
+ * (no tool calls: a reply that asks for tools ends the run and the workflow runs them), reported
+ * together and recorded by the workflow in order as if each had come alone. While Temporal is
+ * away it answers plain turns alone (`utterance.reply`) and reports them when Temporal is back.
+ * What counts as a turn at all (min_words, backchannels, interruptions) is
+ * src/shared/turn-policy.ts, the same module on both sides.
  *
  * Before the workflow does anything else (an utterance that came the signal way, an idle timer,
  * an end, continue-as-new) it disarms: the gateway either takes the armed turn back or has
  * already used it, in which case the activity's result is awaited and handled first. So the
- * prepared request is never used once the conversation has moved on.
- *
- * Calls started since `armed-turn-runs` let an armed turn carry on (ArmedTurnRequest.carryOn): the
- * gateway answers the plain turns that follow the same way and reports them with the run's result,
- * which the workflow records in order as if each had come alone. Workflow code.
+ * prepared request is never used once the conversation has moved on. Workflow code.
  */
 import { condition, workflowInfo } from '@temporalio/workflow';
 import type { ArmedTurnRequest, ArmedTurnResult, LlmTurnRequest } from './call-definitions';
@@ -36,8 +42,8 @@ export function runLimits(pipeline: { idle_warn_secs: number; min_words: number 
 interface Arming {
   armId: string;
   settled: boolean;
-  /** The media session's result releases it if the stream closes with it untaken. */
-  releasedWithMedia: boolean;
+  /** The request armed and the speech id of its reply: the caller's turn is answered from it. */
+  plan: { request: LlmTurnRequest; utteranceId: string };
 }
 
 export class TurnArming {
@@ -48,7 +54,7 @@ export class TurnArming {
 
   constructor(
     private readonly channel: () => VoiceChannel | null,
-    private readonly deliver: (result: ArmedTurnResult) => void,
+    private readonly deliver: (result: ArmedTurnResult, plan: Arming['plan']) => void,
   ) {}
 
   get armed(): boolean {
@@ -58,23 +64,24 @@ export class TurnArming {
   /**
    * Hands the gateway the next turn (no-op without a voice channel or while armed); with
    * `afterSpeech`, a plan that holds only if the caller hears that utterance whole.
-   * `afterSeq`, `releasedWithMedia`: see ArmedTurnRequest.
+   * `afterSeq`, `carryOn`: see ArmedTurnRequest. The media session's result releases a turn the
+   * stream closed with untaken (`releasedWithMedia`).
    */
-  arm(request: LlmTurnRequest, utteranceId: string, plan: { afterSeq: number; afterSpeech?: string; releasedWithMedia?: boolean; carryOn?: ArmedTurnRequest['carryOn'] }): void {
-    const { afterSeq, afterSpeech, releasedWithMedia = false, carryOn } = plan;
+  arm(request: LlmTurnRequest, utteranceId: string, plan: { afterSeq: number; afterSpeech?: string; carryOn: NonNullable<ArmedTurnRequest['carryOn']> }): void {
+    const { afterSeq, afterSpeech, carryOn } = plan;
     const channel = this.channel();
     if (!channel || this.current || this.failure) return;
-    const arming: Arming = { armId: `${workflowInfo().runId.slice(0, 8)}-a${++this.count}`, settled: false, releasedWithMedia };
+    const arming: Arming = { armId: `${workflowInfo().runId.slice(0, 8)}-a${++this.count}`, settled: false, plan: { request, utteranceId } };
     this.current = arming;
     const settle = () => {
       arming.settled = true;
       if (this.current === arming) this.current = null;
     };
-    const options = { ...(afterSpeech ? { afterSpeech } : {}), ...(releasedWithMedia ? { releasedWithMedia } : {}), ...(carryOn ? { carryOn } : {}) };
+    const options = { ...(afterSpeech ? { afterSpeech } : {}), releasedWithMedia: true, carryOn };
     channel.arm({ ...request, utteranceId, armId: arming.armId, afterSeq, ...options }).then(
       (result) => {
         settle();
-        this.deliver(result);
+        this.deliver(result, arming.plan);
       },
       (err: unknown) => {
         settle();
@@ -86,7 +93,7 @@ export class TurnArming {
   /** The stream closed with this turn untaken (the media session's result names it): settled. */
   releaseWithMedia(armId: string | undefined): void {
     const arming = this.current;
-    if (!arming || !arming.releasedWithMedia || arming.armId !== armId) return;
+    if (!arming || arming.armId !== armId) return;
     arming.settled = true;
     this.current = null;
   }

@@ -20,7 +20,7 @@ export function voiceSetup(input: CallWorkflowInput): VoiceConfig {
     stt: agent.stt,
     tts: agent.tts,
     pipeline: agent.pipeline,
-    // The first speech of the call, so `u1` (see CallState.nextSpeechId).
+    // The first speech of the call, so `u1` (see CallContext.nextSpeechId).
     greeting: greets ? { utteranceId: 'u1', text: substitute(agent.greeting!, callVariables(input.customParameters, agent.context_variables)) } : null,
     ...(detectsVoicemail(input) ? { voicemail: voicemailPlan(input) } : {}),
   };

@@ -61,6 +61,6 @@ describe('workflow stack traces', () => {
   it('with WORKFLOW_STACK_TRACES=on, show where a live call waits (the turn loop, in the sources)', async () => {
     const { trace, error } = await withWorker({ WORKFLOW_STACK_TRACES: 'on' }, stackTraceOfLiveCall);
     expect(error).toBeUndefined();
-    expect(trace).toMatch(/workflows\/call-session\.ts:\d+/);
+    expect(trace).toMatch(/workflows\/turn-loop\.ts:\d+/);
   });
 });
