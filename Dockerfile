@@ -34,8 +34,12 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
   && npm cache clean --force
 
 FROM ${NODE_IMAGE}
+# The worker version's build id (docs/versioning.md): docker build --build-arg BUILD_ID=$(git
+# rev-parse --short HEAD). Empty: the worker uses the package version and a hash of its workflow code.
+ARG BUILD_ID=
 ENV NODE_ENV=production \
-    DATA_DIR=/data
+    DATA_DIR=/data \
+    BUILD_ID=${BUILD_ID}
 WORKDIR /app
 # Owned by root and read-only to the app's user; DATA_DIR (recordings) is the one writable place.
 COPY --from=runtime-deps /app/node_modules node_modules

@@ -139,6 +139,20 @@ export const coreConfigSchema = z.object({
   // On SIGTERM a worker lets its in-flight activities finish, and the API its in-flight requests,
   // for up to this long (Temporal gives unfinished activities to other workers).
   SHUTDOWN_GRACE_SECS: z.coerce.number().int().min(0).max(3600).default(30),
+  // Worker Versioning (docs/versioning.md): the worker's deployment version is
+  // WORKER_DEPLOYMENT_NAME (default: the task queue) + BUILD_ID (default: the package version and a
+  // hash of the workflow bundle). Call workflows stay on the version they started on.
+  BUILD_ID: optionalString.pipe(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$/, 'must be 1-100 letters, digits, . _ + - (e.g. a git commit)').optional()),
+  WORKER_DEPLOYMENT_NAME: optionalString.pipe(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/, 'must be 1-100 letters, digits, _ - (no dots)').optional()),
+  // Whether a starting worker makes its version current (new calls start on it): `auto` when the
+  // deployment has none yet (and always under `npm start`), `always`, or `never` (a deploy step does).
+  WORKER_SET_CURRENT: z.enum(['auto', 'always', 'never']).default('auto'),
+  // A standalone worker whose version is no longer current checks this often whether calls are
+  // still pinned to it, and exits once none are; 0: never exits by itself.
+  WORKER_DRAIN_CHECK_SECS: z.coerce.number().min(0).max(3600).default(10),
+  // On SIGTERM, a worker whose version is no longer current waits up to this long for the calls
+  // pinned to it before it stops (its replacement cannot run them).
+  WORKER_DRAIN_SECS: z.coerce.number().int().min(0).max(7 * 24 * 3600).default(1800),
   // Web calls (docs/web-calls.md): how long a minted stream token may be used to connect, and how
   // many web calls a publishable key, and one client address using any key, may start a minute.
   WEB_CALL_TOKEN_TTL_SECS: z.coerce.number().int().min(5).max(600).default(60),
@@ -184,5 +198,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const data = parsed.data as CoreConfig & VendorConfig;
+  if (!data.WORKER_DEPLOYMENT_NAME && data.TEMPORAL_TASK_QUEUE.includes('.')) {
+    throw new ConfigError('Invalid configuration:\n  WORKER_DEPLOYMENT_NAME: required when TEMPORAL_TASK_QUEUE contains a dot (a deployment name cannot)');
+  }
   return { ...data, dataDir: path.resolve(data.DATA_DIR) };
 }

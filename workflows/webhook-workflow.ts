@@ -3,7 +3,7 @@
  * a day after the call has ended; the workflow id (one per call event) and the stable `webhook-id`
  * header make every notification arrive once per id, however often it is retried.
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, setWorkflowOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 
 export interface WebhookDelivery {
@@ -40,3 +40,8 @@ export async function webhookDeliveryWorkflow(delivery: WebhookDelivery): Promis
   });
   return deliverWebhook(delivery);
 }
+
+// Not pinned like the calls (docs/versioning.md): its one activity may be retried for 30 h, and an
+// old version's workers should not stay that long for it. Its final task runs on the current
+// version, so this code must keep its shape: one deliverWebhook, its result returned.
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, webhookDeliveryWorkflow);

@@ -39,6 +39,11 @@ export interface Platform {
   drain(): Promise<void>;
   /** Stops every part, gracefully, in reverse order (once); a drain not done is cut short. */
   stop(): Promise<void>;
+  /**
+   * A standalone worker (`npm run worker`): resolves once its version has been replaced and no
+   * call is pinned to it any more (docs/versioning.md); the process then stops and exits 0.
+   */
+  drained?: Promise<void>;
 }
 
 export async function startPlatform(parts: Part[], options: { allInOne: boolean }): Promise<Platform> {
@@ -57,6 +62,7 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
       for (const stop of stops.reverse()) await stop().catch((err) => log.error('stop failed', { error: err }));
     })());
   let gatewayPart: RunningGateway | null = null;
+  let drained: Promise<void> | undefined;
   const urls: Record<string, string> = {};
   // The API starts first; its /healthz says ready once the worker and gateway here are too.
   const readiness = new Readiness();
@@ -110,8 +116,11 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
         namespace: config.TEMPORAL_NAMESPACE,
         taskQueue: config.TEMPORAL_TASK_QUEUE,
         deps: { config, db: database!.db, box, log: createLogger('worker') },
+        // `npm start`'s one worker is the install: a restart with new code makes that code current.
+        setCurrent: options.allInOne ? 'always' : 'auto',
       });
       stops.push(worker.stop);
+      if (parts.length === 1) drained = worker.drained;
       readiness.started('worker', worker.isRunning);
       urls['Worker task queue'] = config.TEMPORAL_TASK_QUEUE;
       // Alone, the worker has no HTTP server: its metrics and /healthz get a listener of their own.
@@ -153,6 +162,7 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
     liveCalls: () => gatewayPart?.calls.size ?? 0,
     drain: () => gatewayPart?.drain() ?? Promise.resolve(),
     stop: stopAll,
+    ...(drained ? { drained } : {}),
   };
 }
 
@@ -164,6 +174,12 @@ export function runUntilSignal(parts: Part[], options: { allInOne: boolean }): v
       for (const [name, url] of Object.entries(platform.urls)) console.log(`  ${name.padEnd(18)} ${url}`);
       console.log('\nPress Ctrl-C to stop.\n');
       stopOnSignals(platform, { log: createLogger('platform'), drainSecs: platform.config.GATEWAY_DRAIN_SECS });
+      // An old version's worker goes once its calls have: nothing is left that only it can run.
+      void platform.drained?.then(async () => {
+        console.log('\nThis worker version has been replaced and has no calls left: stopping.');
+        await platform.stop();
+        process.exit(0);
+      });
     })
     .catch((err: Error) => {
       console.error(`\nFailed to start: ${err.message}`);

@@ -66,6 +66,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   // The Web UI has no login: it listens on loopback only, like the gRPC frontend (README, Security).
   else if (options.uiPort) args.push('--ui-ip', '127.0.0.1', '--ui-port', String(options.uiPort));
   for (const key of CALL_SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${CLI_TYPE_NAME[key.type]}`);
+  // Worker Versioning needs no flag on this server (1.29: docs/versioning.md). A worker's deployment
+  // is its task queue by default, and every test has a queue of its own: past the default 100
+  // deployments per namespace a new one is refused and its workflows never start.
+  args.push('--dynamic-config-value', 'matching.maxDeployments=10000');
   args.push(...(options.extraArgs ?? []));
 
   const child = spawn(options.cliPath, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: options.ownProcessGroup === true });

@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from '../../src/config';
+import { buildIdOf, deploymentName } from '../../src/worker/versioning';
 
 describe('configuration', () => {
   it('applies the documented defaults', () => {
@@ -38,6 +39,23 @@ describe('configuration', () => {
     expect(loadConfig({}).GATEWAY_VAD_THREAD).toBe('on');
     expect(loadConfig({ GATEWAY_VAD_THREAD: 'off' }).GATEWAY_VAD_THREAD).toBe('off');
     expect(() => loadConfig({ GATEWAY_VAD_THREAD: 'yes' })).toThrow(/GATEWAY_VAD_THREAD/);
+  });
+
+  it('names the worker version: BUILD_ID, else the package version and a hash of the workflow code', () => {
+    expect(buildIdOf(loadConfig({ BUILD_ID: 'a1b2c3d' }), 'code')).toBe('a1b2c3d');
+    // An empty BUILD_ID (the Dockerfile's default) counts as unset.
+    const hashed = buildIdOf(loadConfig({ BUILD_ID: '' }), 'export const a = 1;');
+    expect(hashed).toMatch(/^\d+\.\d+\.\d+-[0-9a-f]{12}$/);
+    expect(buildIdOf(loadConfig({}), 'export const a = 1;')).toBe(hashed);
+    expect(buildIdOf(loadConfig({}), 'export const a = 2;')).not.toBe(hashed);
+    expect(() => loadConfig({ BUILD_ID: 'has space' })).toThrow(/BUILD_ID/);
+    expect(deploymentName(loadConfig({}))).toBe('calls');
+    expect(deploymentName(loadConfig({ WORKER_DEPLOYMENT_NAME: 'voice-workers' }))).toBe('voice-workers');
+    // A deployment name cannot hold a dot: a task queue with one needs a name of its own.
+    expect(() => loadConfig({ TEMPORAL_TASK_QUEUE: 'calls.eu' })).toThrow(/WORKER_DEPLOYMENT_NAME/);
+    expect(() => loadConfig({ WORKER_DEPLOYMENT_NAME: 'a.b' })).toThrow(/WORKER_DEPLOYMENT_NAME/);
+    expect(loadConfig({ WORKER_SET_CURRENT: 'never' }).WORKER_SET_CURRENT).toBe('never');
+    expect(() => loadConfig({ WORKER_SET_CURRENT: 'sometimes' })).toThrow(/WORKER_SET_CURRENT/);
   });
 
   it('treats empty strings as unset', () => {

@@ -61,6 +61,11 @@ describe('deployment files', () => {
     expect(secs(compose.services.gateway.stop_grace_period)).toBeGreaterThanOrEqual(drainSecs + DRAIN_OVERRUN_MAX_SECS);
     const { SHUTDOWN_GRACE_SECS } = loadConfig({});
     for (const role of ['api', 'worker']) expect(secs(compose.services[role].stop_grace_period)).toBeGreaterThan(SHUTDOWN_GRACE_SECS);
+    // A worker of a replaced version stops once its pinned calls have ended (docs/versioning.md).
+    const worker = compose.services.worker.environment;
+    expect(worker.WORKER_SET_CURRENT).toBe('always');
+    expect(secs(compose.services.worker.stop_grace_period)).toBeGreaterThan(Number(worker.WORKER_DRAIN_SECS) + SHUTDOWN_GRACE_SECS);
+    expect(compose.services.worker.restart ?? 'no').toBe('no');
     const dyn = compose.services.temporal.environment.DYNAMIC_CONFIG_FILE_PATH as string;
     expect(fs.existsSync(path.join(root, 'temporal-config', 'dynamicconfig', path.basename(dyn)))).toBe(true);
   });

@@ -87,7 +87,14 @@ describe.each([
     const api = find(all, 'Deployment', 'voice-voice-agent-platform-api').spec.template.spec;
     const preStopSecs = Number(api.containers[0].lifecycle.preStop.exec.command[1]);
     expect(api.terminationGracePeriodSeconds).toBeGreaterThan(preStopSecs + SHUTDOWN_GRACE_SECS);
-    expect(find(all, 'Deployment', 'voice-voice-agent-platform-worker').spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(SHUTDOWN_GRACE_SECS + 5);
+    const worker = find(all, 'Deployment', 'voice-voice-agent-platform-worker').spec;
+    expect(worker.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(SHUTDOWN_GRACE_SECS + 5);
+    // Worker Versioning (docs/versioning.md): a new pod makes its version current before an old
+    // one is stopped, and an old one may wait out the calls pinned to it.
+    const workerEnv = Object.fromEntries(container(all, 'worker').env.map((e: { name: string; value: string }) => [e.name, e.value]));
+    expect(workerEnv.WORKER_SET_CURRENT).toBe('always');
+    expect(worker.strategy.rollingUpdate.maxUnavailable).toBe(0);
+    expect(worker.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(Number(workerEnv.WORKER_DRAIN_SECS) + SHUTDOWN_GRACE_SECS);
     // New gateways first; old ones drain after.
     expect(gateway.strategy.rollingUpdate.maxUnavailable).toBe(0);
     const gw = container(all, 'gateway');
