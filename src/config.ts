@@ -128,9 +128,9 @@ export const coreConfigSchema = z.object({
   // lets its live calls go on for up to this long; then each hears the goodbye and is ended.
   GATEWAY_DRAIN_SECS: z.coerce.number().int().min(0).max(7 * 24 * 3600).default(1800),
   GATEWAY_DRAIN_GOODBYE: z.string().min(1).default('I am sorry, I have to end this call now. Please call again if you need anything else. Goodbye.'),
-  // A gateway keeps one connected TTS session per voice ready for the next call (its greeting then
-  // needs no handshake) for up to this long without a call taking it; 0: no ready sessions
-  // (docs/media-gateway.md, "Vendor connections").
+  // While calls of a voice are up, a gateway keeps one connected TTS session of it ready for the
+  // next call (its greeting then needs no handshake) for up to this long without a call taking it;
+  // it closes with the voice's last call. 0: no ready sessions (docs/media-gateway.md, "Vendor connections").
   GATEWAY_TTS_SPARE_SECS: z.coerce.number().min(0).max(3600).default(50),
   // `on`: call workflows keep the Temporal SDK's per-promise stack traces, which the Web UI's
   // *Stack Trace* tab shows; they cost the worker a third of its CPU (docs/performance.md). The

@@ -68,6 +68,8 @@ export interface FakeOpenAI {
   requests: RecordedRequest[];
   /** `POST /v1/audio/speech` requests (openai-speech.ts). */
   speechRequests: SpeechRequest[];
+  /** Speech responses still streaming (neither finished nor abandoned by the client). */
+  openSpeechResponses(): number;
   /** Rules are checked before the responder and the queue, newest first; the first that matches answers. */
   addRule(rule: FakeRule): void;
   /** Replies computed from each request (messages, tools); takes precedence over the queue. */
@@ -189,6 +191,7 @@ function readBody(req: http.IncomingMessage): Promise<string> {
 export async function startFakeOpenAI(options: { speech?: FakeOpenAISpeechOptions } = {}): Promise<FakeOpenAI> {
   const requests: RecordedRequest[] = [];
   const speechRequests: SpeechRequest[] = [];
+  let speechInFlight = 0;
   let queue: FakeReply[] = [];
   let responder: ((body: any) => FakeReply | Promise<FakeReply>) | undefined;
   let failures = { remaining: 0, status: 500 };
@@ -319,7 +322,11 @@ export async function startFakeOpenAI(options: { speech?: FakeOpenAISpeechOption
       if (req.method === 'POST' && path === '/v1/chat/completions') return chatCompletions(req, res);
       // Azure OpenAI: the deployment is in the path, the API version in the query.
       if (req.method === 'POST' && /^\/openai\/deployments\/[^/]+\/chat\/completions$/.test(path ?? '')) return chatCompletions(req, res);
-      if (req.method === 'POST' && path === '/v1/audio/speech') return handleSpeech(req, res, await readBody(req), options.speech ?? {}, speechRequests, sendError);
+      if (req.method === 'POST' && path === '/v1/audio/speech') {
+        speechInFlight++;
+        res.once('close', () => speechInFlight--);
+        return handleSpeech(req, res, await readBody(req), options.speech ?? {}, speechRequests, sendError);
+      }
       if (req.method === 'GET' && path === '/v1/models') {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ object: 'list', data: [{ id: MODEL_ID, object: 'model', created: 0, owned_by: 'fake' }] }));
@@ -339,6 +346,7 @@ export async function startFakeOpenAI(options: { speech?: FakeOpenAISpeechOption
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     speechRequests,
+    openSpeechResponses: () => speechInFlight,
     addRule(rule) {
       rules.unshift(rule);
     },

@@ -35,6 +35,8 @@ export interface FakeOpenAiTranscription {
   setDelay(ms: number): void;
   /** The next n requests answer this status with an OpenAI error body. */
   failNext(n: number, status: number, message?: string): void;
+  /** Requests not yet answered or abandoned: what a call still holds of this vendor. */
+  openRequests(): number;
   stop(): Promise<void>;
 }
 
@@ -45,7 +47,10 @@ export async function startFakeOpenAiTranscription(options: { apiKey: string; po
   let delayMs = 0;
   let failures: { n: number; status: number; message?: string } = { n: 0, status: 500 };
 
+  let inFlight = 0;
   const server = http.createServer((req, res) => {
+    inFlight++;
+    res.once('close', () => inFlight--);
     void handle(req, res).catch((err) => sendError(res, 500, (err as Error).message, 'server_error'));
   });
 
@@ -115,6 +120,7 @@ export async function startFakeOpenAiTranscription(options: { apiKey: string; po
     failNext(n, status, message) {
       failures = { n, status, message };
     },
+    openRequests: () => inFlight,
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -237,11 +237,11 @@ describe('ready TTS sessions', () => {
       return s as never;
     };
     const spares = new TtsSpares();
-    const first = spares.take('cartesia:a', open('a')) as unknown as { voice: string };
+    const first = spares.take('cartesia:a', open('a')).session as unknown as { voice: string };
     expect(opened).toHaveLength(1); // nothing was ready: opened for the call
     await new Promise((r) => setImmediate(r));
     expect(opened).toHaveLength(2); // the spare for the next call
-    const second = spares.take('cartesia:a', open('a')) as unknown as { voice: string };
+    const second = spares.take('cartesia:a', open('a')).session as unknown as { voice: string };
     expect(second).toBe(opened[1]); // already connected
     expect(second).not.toBe(first);
     await new Promise((r) => setImmediate(r));
@@ -272,6 +272,33 @@ describe('ready TTS sessions', () => {
     await new Promise((r) => setTimeout(r, 120));
     expect(spares.size).toBe(0); // idle too long: closed, not replaced
     expect(opened.map((s) => s.closed)).toEqual([false, false, true]);
+    await spares.close();
+  });
+
+  it('close a voice’s spare when its last call ends, and open none for a call that ended before the refill ran', async () => {
+    const { TtsSpares } = await import('../../src/gateway/tts-spares');
+    const opened: Array<{ voice: string; closed: boolean }> = [];
+    const open = (voice: string) => () => {
+      const s = { voice, closed: false, close: async () => void (s.closed = true) };
+      opened.push(s);
+      return s as never;
+    };
+    const spares = new TtsSpares();
+    const one = spares.take('a', open('a'));
+    const two = spares.take('a', open('a'));
+    await new Promise((r) => setImmediate(r));
+    expect(spares.size).toBe(1); // the spare for a third call of the voice
+    one.release();
+    one.release(); // twice is once
+    expect(spares.size).toBe(1); // a call of the voice is still up
+    two.release();
+    expect(spares.size).toBe(0); // the voice's last call ended: its spare went with it
+    expect(opened.filter((s) => !s.closed).map((s) => s.voice)).toEqual(['a', 'a']); // the calls' own sessions (their links close them)
+    // A call over before its refill ran (a stream closed at once) leaves nothing open behind it.
+    spares.take('b', open('b')).release();
+    await new Promise((r) => setImmediate(r));
+    expect(opened.filter((s) => s.voice === 'b')).toHaveLength(1);
+    expect(spares.size).toBe(0);
     await spares.close();
   });
 

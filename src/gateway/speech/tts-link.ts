@@ -49,6 +49,8 @@ export interface TtsLinkOptions {
 export class TtsLink {
   private readonly session: TtsSession | null = null;
   private readonly problem: string | null = null;
+  /** Hands the session back to the spares' bookkeeping when the call ends (tts-spares.ts). */
+  private readonly release: () => void = () => {};
   private readonly utterances = new Map<string, Utterance>();
   private readonly usedIds = new Set<string>();
   private stallTimer: NodeJS.Timeout | undefined;
@@ -64,7 +66,9 @@ export class TtsLink {
           { format: opts.format, role },
         );
       const voice = JSON.stringify([tts.provider, tts.model, tts.voice, tts.language, tts.settings, opts.format]);
-      this.session = opts.spares ? opts.spares.take(voice, open) : open(ttsRole());
+      const lease = opts.spares ? opts.spares.take(voice, open) : { session: open(ttsRole()), release: () => {} };
+      this.session = lease.session;
+      this.release = lease.release;
       this.session.on('audio', ({ id, audio }) => this.audio(id, audio));
       this.session.on('done', ({ id, reason, characters }) => this.done(id, reason, characters));
       this.session.on('error', (err) => {
@@ -127,6 +131,7 @@ export class TtsLink {
   close(): Promise<void> {
     this.closed = true;
     if (this.stallTimer) clearInterval(this.stallTimer);
+    this.release();
     return this.session ? this.session.close() : Promise.resolve();
   }
 

@@ -3,12 +3,14 @@
  * on an open socket instead of waiting for a WebSocket (and TLS) handshake — on a busy machine
  * that handshake was most of the greeting's delay.
  *
- * Vendors cap concurrent connections per account, so spares are bounded: one per voice (provider,
- * model, voice, language, settings, audio format), at most MAX_SPARES per process (the oldest goes
- * first), and a spare no call took within `idleMs` (GATEWAY_TTS_SPARE_SECS) is closed and not
- * replaced — the next call of its voice opens its own session and a new spare — so a quiet gateway
- * holds no vendor socket at all. Taking a spare opens the next one in the background. A spare's
- * sockets count as `tts_spare` in `voice_vendor_sockets` until a call takes it, then as `tts`.
+ * Vendors cap concurrent connections per account, so spares are bounded and belong to the calls
+ * that opened them: a voice (provider, model, voice, language, settings, audio format) has a spare
+ * only while one of its calls is up — taking a session opens the voice's next spare in the
+ * background, and the end of the voice's last call closes it (release), so no vendor socket
+ * outlives the calls. At most MAX_SPARES voices per process have one (the oldest goes first), and
+ * a spare no call took within `idleMs` (GATEWAY_TTS_SPARE_SECS) is closed and not replaced until
+ * the voice's next call. A spare's sockets count as `tts_spare` in `voice_vendor_sockets` until a
+ * call takes it, then as `tts`.
  */
 import type { TtsSession } from '../../providers/tts';
 import type { SocketRole } from '../../providers/socket-census';
@@ -21,6 +23,13 @@ export const DEFAULT_SPARE_IDLE_MS = 50_000;
 /** Opens a session whose sockets count under `role`. */
 export type OpenTts = (role: SocketRole) => TtsSession;
 
+/** A call's TTS session; `release` when the call ends (after or with closing the session). */
+export interface TtsLease {
+  session: TtsSession;
+  /** The call is over: the last call of its voice takes the voice's spare with it. Idempotent. */
+  release(): void;
+}
+
 interface Spare {
   session: TtsSession;
   role: SocketRole;
@@ -29,6 +38,8 @@ interface Spare {
 
 export class TtsSpares {
   private readonly spares = new Map<string, Spare>();
+  /** Calls up per voice: a voice has a spare only while this is above 0. */
+  private readonly calls = new Map<string, number>();
   private closed = false;
 
   /** `idleMs` 0: no spares (every call opens its own session). */
@@ -40,7 +51,7 @@ export class TtsSpares {
   }
 
   /** The spare of this voice if there is one, else a new session; `open` throws as it would. */
-  take(key: string, open: OpenTts): TtsSession {
+  take(key: string, open: OpenTts): TtsLease {
     const spare = this.spares.get(key);
     let session: TtsSession;
     if (spare) {
@@ -50,8 +61,17 @@ export class TtsSpares {
     } else {
       session = open({ kind: 'tts' });
     }
+    this.calls.set(key, (this.calls.get(key) ?? 0) + 1);
     if (this.idleMs > 0) setImmediate(() => this.refill(key, open));
-    return session;
+    let released = false;
+    return {
+      session,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.callEnded(key);
+      },
+    };
   }
 
   close(): Promise<void> {
@@ -63,8 +83,18 @@ export class TtsSpares {
     return Promise.allSettled(sessions.map((s) => s.close())).then(() => undefined);
   }
 
+  /** One call of `key` ended; the last one closes the voice's spare (opened for a next call that did not come). */
+  private callEnded(key: string): void {
+    const left = (this.calls.get(key) ?? 1) - 1;
+    if (left > 0) return void this.calls.set(key, left);
+    this.calls.delete(key);
+    const spare = this.spares.get(key);
+    if (spare) this.retire(key, spare);
+  }
+
   private refill(key: string, open: OpenTts): void {
-    if (this.closed || this.spares.has(key)) return;
+    // The call may have ended before this ran (a stream that closed at once): nothing to refill for.
+    if (this.closed || this.spares.has(key) || !this.calls.has(key)) return;
     for (const [k, s] of this.spares) {
       if (this.spares.size < MAX_SPARES) break;
       this.retire(k, s);

@@ -21,6 +21,7 @@ import type { TtsSession } from '../types';
 import { azureSsml } from './ssml';
 
 const log = createLogger('tts.azure');
+const CLOSE_TIMEOUT_MS = 1000;
 
 export const AZURE_TTS_DEFAULTS = {
   // Multilingual: speaks the language of the text, so an agent without `voice` works in any language.
@@ -40,6 +41,31 @@ export interface AzureTtsOptions {
   firstAudioTimeoutMs?: number;
   /** What the synthesizer's socket is for (default: a call's tts); see socket-census.ts. */
   role?: SocketRole;
+}
+
+/**
+ * Closes a synthesizer and its socket. The SDK's close() (1.52) disposes only a connection that a
+ * request has configured: the warm socket of a synthesizer that never spoke (a call that ended
+ * before its greeting, a ready session no call took, the fresh synthesizer after a barge-in)
+ * stayed open until Azure dropped it. So the connection the SDK opened is disposed here too —
+ * through the adapter's internals, there being no public way (Connection.closeConnection refuses
+ * synthesizers); if a later SDK renames them, test/integration/call-end-sockets.test.ts fails.
+ */
+export async function closeSynthesizer(synth: sdk.SpeechSynthesizer): Promise<void> {
+  const adapter = (synth as unknown as { internalData?: { privConnectionPromise?: Promise<{ dispose(): Promise<void> }> | null } }).internalData;
+  const warm = adapter?.privConnectionPromise;
+  await new Promise<void>((resolve) => {
+    try {
+      synth.close(() => resolve(), () => resolve());
+    } catch {
+      resolve(); // already disposed
+    }
+  });
+  // Bounded: a handshake that never completes must not hold up a call's (or the gateway's) close.
+  let timer: NodeJS.Timeout | undefined;
+  const disposed = warm?.then((connection) => connection.dispose()).catch(() => undefined);
+  await Promise.race([disposed, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_TIMEOUT_MS).unref()))]);
+  clearTimeout(timer);
 }
 
 /** The SDK output format that is the stream's format, byte for byte. */
@@ -144,13 +170,7 @@ export class AzureTts extends TtsSessionBase<Utterance> implements TtsSession {
     for (const utt of [...this.utterances.values()]) this.finish(utt, 'cancelled');
     const synth = this.synth;
     this.counted.get(synth)?.closed();
-    await new Promise<void>((resolve) => {
-      try {
-        synth.close(() => resolve(), () => resolve());
-      } catch {
-        resolve(); // already disposed
-      }
-    });
+    await closeSynthesizer(synth);
   }
 
   private openSynthesizer(): void {
@@ -235,7 +255,7 @@ export class AzureTts extends TtsSessionBase<Utterance> implements TtsSession {
     if (!current) return;
     this.settle(current);
     this.counted.get(current.synth)?.closed();
-    current.synth.close();
+    void closeSynthesizer(current.synth);
   }
 
   private failUtterance(id: string, err: SpeechProviderError): void {

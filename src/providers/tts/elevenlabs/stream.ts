@@ -31,7 +31,7 @@ export const ELEVENLABS_DEFAULTS = {
   // How long ElevenLabs keeps a socket we send nothing on. It only decides anything for a socket
   // we failed to close (our side never leaves one idle longer: an unused spare is recycled after
   // 50 s, and the gateway's ready sessions are closed after GATEWAY_TTS_SPARE_SECS, 50 s by
-  // default), so it is kept short — every second of it is a connection of the account's limit
+  // default, or with their voice's last call), so it is kept short — every second of it is a connection of the account's limit
   // held for nothing — yet above the 50 s, so ElevenLabs never closes a spare we still count as
   // ready. Its default of 20 s would close spares between turns; its maximum, 180 s, would hold
   // a leaked socket for three minutes.
