@@ -20,7 +20,7 @@ export class CallMedia {
    * While a call greeted by its gateway sets up: its writes join the one after the greeting
    * (CallRecorder.defer), so the workflow task that answers `mediaConnected` sends the greeting and
    * the first turn to the gateway at once. The gateway wrote `in_progress` and itself as the call's
-   * gateway at stream start (src/gateway/answered-calls.ts): the watchdog knows the call already.
+   * gateway at stream start (src/gateway/stream/answered-calls.ts): the watchdog knows the call already.
    */
   deferSetupWrites = false;
   /** Bumped when the call's stream goes away for a transfer: reports of the old stream are stale. */

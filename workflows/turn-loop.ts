@@ -116,7 +116,7 @@ export class TurnLoop {
 
   /**
    * At the end. The gateway was lost with a turn run armed: the turns it had answered but not
-   * reported are read back from its journal (src/gateway/run-journal.ts) and recorded like any
+   * reported are read back from its journal (src/gateway/workflow-link/run-journal.ts) and recorded like any
    * reported turn. Replies the gateway spoke (armed, or alone during a Temporal outage) whose
    * reports arrived after the call was asked to end: the caller heard them, so the transcript
    * keeps them.

@@ -276,7 +276,7 @@ describe('ready TTS sessions', () => {
   });
 
   it('close a voice’s spare when its last call ends, and open none for a call that ended before the refill ran', async () => {
-    const { TtsSpares } = await import('../../src/gateway/tts-spares');
+    const { TtsSpares } = await import('../../src/gateway/speech/tts-spares');
     const opened: Array<{ voice: string; closed: boolean }> = [];
     const open = (voice: string) => () => {
       const s = { voice, closed: false, close: async () => void (s.closed = true) };
