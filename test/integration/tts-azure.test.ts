@@ -169,6 +169,31 @@ describe('Azure text-to-speech (Speech SDK)', () => {
     expect(r.errors[0]!.message).toBe('Azure Speech synthesis timed out: no audio within 300 ms');
   });
 
+  it('close() closes the socket of a synthesizer that never spoke, as well as one that did, and one still connecting', async () => {
+    await start();
+    // The SDK's close() left a warm socket that carried no request open (a call ended before its greeting).
+    const warm = open();
+    await warm.ready;
+    expect(fake.openConnections()).toBe(1);
+    await warm.close();
+    await until(() => fake.openConnections() === 0, 1000);
+    const connecting = open();
+    await connecting.close();
+    const spoke = open();
+    spoke.startUtterance('t1');
+    spoke.pushText('t1', 'Hello there.');
+    spoke.endText('t1');
+    await nextEvent(spoke, 'done');
+    // The barge-in's fresh synthesizer never speaks before the call ends.
+    spoke.startUtterance('t2');
+    spoke.pushText('t2', 'A long reply that the caller cuts off before its end.');
+    await nextEvent(spoke, 'audio');
+    spoke.cancel('t2');
+    await spoke.close();
+    await until(() => fake.openConnections() === 0, 2000);
+    expect(azureSockets()).toBe(0);
+  });
+
   it('its descriptor offers the stream formats and names what is missing', () => {
     expect(descriptor.capabilities.formats).toEqual([MULAW_8K, PCM16_8K, PCM16_16K]);
     expect(descriptor.missing({})).toMatch(/^AZURE_SPEECH_KEY is not set/);

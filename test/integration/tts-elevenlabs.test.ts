@@ -217,6 +217,25 @@ describe('ElevenLabs streaming TTS', () => {
     expect(r.errors[0]).toMatchObject({ message: 'ElevenLabs error: A voice with the voice_id no-such-voice was not found.', details: { utteranceId: 'u1' } });
   });
 
+  it('close() leaves ElevenLabs no socket: a spare still connecting, an idle spare, an utterance mid-audio', async () => {
+    await start({ chunkMs: 20, chunkIntervalMs: 20 });
+    const connecting = open();
+    await connecting.close();
+    await sleep(50);
+    const before = fake.received.connections.length; // the connecting one may not have reached the fake
+    const idle = open();
+    await until(() => fake.received.connections.length === before + 1 && fake.received.connections[before]!.messages.length === 1); // initialised, no generation
+    await idle.close();
+    const speaking = open();
+    speaking.startUtterance('u1');
+    speaking.pushText('u1', 'A reply long enough to be cut off by the end of the call.');
+    await nextEvent(speaking, 'audio');
+    await speaking.close();
+    await until(() => fake.openConnections() === 0, 1000);
+    expect(fake.received.connections.every((c) => c.closed?.by === 'client')).toBe(true);
+    expect(vendorSockets('elevenlabs', 'tts')).toBe(0);
+  });
+
   it('an utterance ended without text completes at once without audio', async () => {
     await start();
     const tts = open();
