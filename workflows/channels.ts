@@ -16,7 +16,6 @@ import {
 import type { Activities } from '../activities';
 import type { AnsweredByVerdict } from '../src/voicemail/settings';
 import {
-  DEFAULT_GATEWAY_OUTAGE_SECS,
   GATEWAY_PROBE_TIMEOUT_SECS,
   type ArmedTurnRequest,
   type ArmedTurnResult,
@@ -115,7 +114,7 @@ export class VoiceChannel implements CallChannel {
     const common = {
       taskQueue,
       // A Temporal restart must not fail calls whose gateway polls again a moment later.
-      scheduleToStartTimeout: ((options.gatewayOutageSecs ?? DEFAULT_GATEWAY_OUTAGE_SECS) + SCHEDULE_MARGIN_SECS) * 1000,
+      scheduleToStartTimeout: (options.gatewayOutageSecs + SCHEDULE_MARGIN_SECS) * 1000,
       // A long reply may play for minutes; liveness comes from presence, not from a timeout.
       startToCloseTimeout: '15m' as const,
     };
