@@ -86,14 +86,15 @@ export class TextChannel implements CallChannel {
   }
 }
 
-/**
- * How the workflow knows the gateway lives (docs/call-lifecycle.md): gateway activities carry no
- * heartbeat; the workers' watchdog reports a gateway without presence, the workflow probes it, and
- * `abandon()` ends what waits on it.
- */
 // Room for the gateway's pollers to come back after a Temporal outage before a task counts as
 // never picked up (a dead gateway is found sooner, by the watchdog).
 const SCHEDULE_MARGIN_SECS = 30;
+
+/**
+ * The media gateway holding a voice call. How the workflow knows the gateway lives
+ * (docs/call-lifecycle.md): gateway activities carry no heartbeat; the workers' watchdog reports a
+ * gateway without presence, the workflow probes it, and `abandon()` ends what waits on it.
+ */
 
 export class VoiceChannel implements CallChannel {
   private readonly speech: GatewayActivities;
