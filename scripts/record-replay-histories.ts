@@ -9,7 +9,8 @@
  * Starts the same real stack as the tests (PostgreSQL, Temporal dev server, API, worker) with a
  * fake LLM and a local webhook receiver. `--only-analysis` records the post-call analysis
  * scenarios alone, `--only-drain` the drained phone call alone, `--only-transfer` the transferred
- * phone calls alone, `--only-voicemail` the two voicemail calls alone, `--only-voice` the phone call
+ * phone calls alone, `--only-voicemail` the two voicemail calls alone, `--only-keypad` the phone
+ * call with keypresses both ways alone, `--only-voice` the phone call
  * with armed turns, the one whose caller cuts the greeting off and the turn run (new histories,
  * without re-recording the others).
  */
@@ -248,8 +249,40 @@ async function main(): Promise<void> {
     await save('voice-turn-run', callWorkflowId(call.callId));
   };
 
+  // 9. Keypresses both ways: the caller types a code (DTMF on the media stream, one input for the
+  //    LLM), the agent answers with send_dtmf (tones in the call's audio), then the caller hangs up.
+  const recordKeypresses = async () => {
+    await configureTwilio(h, TWILIO);
+    const agent = await createAgent(h.db, h.box, {
+      name: 'replay-keypad',
+      greeting: 'Hi, the clinic.',
+      pipeline_settings: { ...PIPELINE_DEFAULTS, min_words: 1, dtmf_timeout_secs: 1 },
+    });
+    await createNodes(h.db, agent.id, [{ node_key: 'menu', is_initial: true, builtin_tools: ['send_dtmf'] }]);
+    llm.setResponder((b: any) => {
+      const m = b.messages[b.messages.length - 1];
+      if (m.role === 'user' && String(m.content).startsWith('The caller pressed')) return { tool_calls: [{ name: 'send_dtmf', arguments: { digits: '2#' } }] };
+      if (m.role === 'tool') return { content: 'Connecting you to billing.' };
+      return { content: 'Sorry?' };
+    });
+    const call = await inboundPhoneCall('replay-keypad', '+14155550104');
+    await eventually(async () => call.heardMs() >= 500, 15_000, 20);
+    await new Promise((r) => setTimeout(r, 1000));
+    for (const digit of ['4', '2']) {
+      call.caller.dtmf(digit);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    await eventually(async () => call.caller.heardDigits() === '2#', 20_000, 50);
+    await eventually(async () => (await call.events()).some((e: any) => e.event_type === 'agent_spoke' && e.data.text === 'Connecting you to billing.'), 20_000, 50);
+    await new Promise((r) => setTimeout(r, 1500));
+    await call.caller.hangup();
+    await h.temporal.workflow.getHandle(callWorkflowId(call.callId)).result();
+    await save('voice-keypresses', callWorkflowId(call.callId));
+  };
+
   try {
     fs.mkdirSync(OUT, { recursive: true });
+    if (process.argv.includes('--only-keypad')) return await recordKeypresses();
     if (process.argv.includes('--only-drain')) return await recordDrained();
     if (process.argv.includes('--only-transfer')) return await recordTransfers();
     if (process.argv.includes('--only-voicemail')) return await recordVoicemail();
@@ -368,6 +401,7 @@ async function main(): Promise<void> {
     await recordTurnRun();
     await recordTransfers();
     await recordVoicemail();
+    await recordKeypresses();
     await recordDrained();
   } finally {
     await gateway.stop();

@@ -49,19 +49,19 @@ export interface AgentSnapshot {
   pipeline: PipelineSettings;
   pre_call_tool_ids: string[];
   tool_ids: string[];
-  /** Declared variables (name → {type, description}); absent in calls started before it existed. */
-  context_variables?: Record<string, unknown>;
+  /** Declared variables (name → {type, description}). */
+  context_variables: Record<string, unknown>;
   webhook_url: string | null;
   webhook_events: string[];
   webhook_secret_encrypted: string | null;
   tools: SnapshotTool[];
   nodes: SnapshotNode[];
-  /** Post-call analysis, defaults resolved; null or absent (calls started before it existed): none. */
-  analysis?: AnalysisPlan | null;
-  /** Where transfer_call may hand the caller; absent in calls started before it existed. */
-  transfer_destinations?: TransferDestination[];
-  /** Voicemail detection; null or absent (calls started before it existed): none. */
-  voicemail?: VoicemailSettings | null;
+  /** Post-call analysis, defaults resolved; null: none. */
+  analysis: AnalysisPlan | null;
+  /** Where transfer_call may hand the caller. */
+  transfer_destinations: TransferDestination[];
+  /** Voicemail detection; null: none. */
+  voicemail: VoicemailSettings | null;
 }
 
 export interface CallWorkflowInput {
@@ -84,15 +84,15 @@ export interface CallWorkflowInput {
     llmRetryInitialSecs: number;
     /**
      * How long a media gateway carries a call while Temporal is unreachable (GATEWAY_OUTAGE_SECS);
-     * gateway activities may wait this long (plus margin) to be picked up. Absent in older calls.
+     * gateway activities may wait this long (plus margin) to be picked up.
      */
-    gatewayOutageSecs?: number;
-    /** Post-call analysis retries; absent in calls started before it existed (defaults apply). */
-    analysis?: AnalysisRetryOptions;
+    gatewayOutageSecs: number;
+    /** Post-call analysis retries. */
+    analysis: AnalysisRetryOptions;
   };
   /**
    * Whether the call's telephony vendor can hand the call over (its descriptor's
-   * capabilities.transfer); absent (no transfer) on web and text calls and older calls.
+   * capabilities.transfer); absent (no transfer) on web and text calls.
    */
   transfer?: { supported: boolean; provider: string };
   /** Set when the workflow continued as new: the state carried over. */
@@ -120,7 +120,7 @@ export interface CarriedState {
   lastUserActivityMs: number;
   gatewayTaskQueue: string | null;
   unwrittenEvents: CallEventRecord[];
-  /** The last caller utterance number the gateway reported (armed turns); absent in older runs. */
+  /** The last caller utterance number the gateway reported (voice calls; absent on text calls). */
   lastUtteranceSeq?: number;
 }
 

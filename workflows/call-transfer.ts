@@ -34,7 +34,7 @@ export interface TransferState {
 
 /** The transfer_call tool is offered: destinations exist and the call's vendor can transfer. */
 export function canTransfer(input: CallWorkflowInput): boolean {
-  return (input.agent.transfer_destinations?.length ?? 0) > 0 && input.transfer?.supported === true && input.channel === 'voice';
+  return input.agent.transfer_destinations.length > 0 && input.transfer?.supported === true && input.channel === 'voice';
 }
 
 export class Transfer {
@@ -55,7 +55,7 @@ export class Transfer {
   async transferCall(name: string, source: string): Promise<string> {
     const { ctx } = this;
     const { input, recorder } = ctx;
-    const destination = (input.agent.transfer_destinations ?? []).find((d) => d.name === name);
+    const destination = input.agent.transfer_destinations.find((d) => d.name === name);
     const refuse = (message: string) => {
       recorder.record('tool_result', { function: TRANSFER_CALL, result: null, error: message, source });
       return `Error: ${message}. Tell the caller you cannot transfer them right now.`;

@@ -16,7 +16,6 @@ import {
 import type { Activities } from '../activities';
 import type { AnsweredByVerdict } from '../src/voicemail/settings';
 import {
-  DEFAULT_GATEWAY_OUTAGE_SECS,
   GATEWAY_PROBE_TIMEOUT_SECS,
   type ArmedTurnRequest,
   type ArmedTurnResult,
@@ -87,14 +86,15 @@ export class TextChannel implements CallChannel {
   }
 }
 
-/**
- * How the workflow knows the gateway lives (docs/call-lifecycle.md): gateway activities carry no
- * heartbeat; the workers' watchdog reports a gateway without presence, the workflow probes it, and
- * `abandon()` ends what waits on it.
- */
 // Room for the gateway's pollers to come back after a Temporal outage before a task counts as
 // never picked up (a dead gateway is found sooner, by the watchdog).
 const SCHEDULE_MARGIN_SECS = 30;
+
+/**
+ * The media gateway holding a voice call. How the workflow knows the gateway lives
+ * (docs/call-lifecycle.md): gateway activities carry no heartbeat; the workers' watchdog reports a
+ * gateway without presence, the workflow probes it, and `abandon()` ends what waits on it.
+ */
 
 export class VoiceChannel implements CallChannel {
   private readonly speech: GatewayActivities;
@@ -115,7 +115,7 @@ export class VoiceChannel implements CallChannel {
     const common = {
       taskQueue,
       // A Temporal restart must not fail calls whose gateway polls again a moment later.
-      scheduleToStartTimeout: ((options.gatewayOutageSecs ?? DEFAULT_GATEWAY_OUTAGE_SECS) + SCHEDULE_MARGIN_SECS) * 1000,
+      scheduleToStartTimeout: (options.gatewayOutageSecs + SCHEDULE_MARGIN_SECS) * 1000,
       // A long reply may play for minutes; liveness comes from presence, not from a timeout.
       startToCloseTimeout: '15m' as const,
     };

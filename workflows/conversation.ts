@@ -107,7 +107,7 @@ export interface ToolCallContext {
 export function offeredTools(agent: AgentSnapshot, state: ConversationState, call?: ToolCallContext): LlmToolSpec[] {
   const byId = new Map(agent.tools.map((t) => [t.id, t]));
   const node = findNode(agent, state.nodeKey);
-  const transfer = call?.transferable && agent.transfer_destinations?.length ? [transferToolSpec(agent.transfer_destinations)] : [];
+  const transfer = call?.transferable && agent.transfer_destinations.length ? [transferToolSpec(agent.transfer_destinations)] : [];
   if (!node) {
     const keypad = call?.direction === 'outbound' && call.channel === 'voice' ? [SEND_DTMF_SPEC] : [];
     return [...agent.tool_ids.flatMap((id) => (byId.has(id) ? [toolSpec(byId.get(id)!)] : [])), END_CALL_SPEC, ...keypad, ...transfer];

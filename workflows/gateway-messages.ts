@@ -204,10 +204,11 @@ export interface GatewayActivities {
   probe(req: { callId: string }): Promise<{ holds: boolean }>;
 }
 
-/** Calls started before gateway presence: a dead gateway is noticed by its missing heartbeats. */
+/**
+ * The heartbeat timeout of the stand-in call workflow of the gateway tests
+ * (test/support/gateway-probe-workflow.ts); the call workflow sends no heartbeats (presence).
+ */
 export const GATEWAY_HEARTBEAT_TIMEOUT_SECS = 5;
-/** Default of GATEWAY_OUTAGE_SECS: how long calls ride through a Temporal outage. */
-export const DEFAULT_GATEWAY_OUTAGE_SECS = 90;
 /**
  * A gateway asked whether it lives must answer within this: it polls its own task queue all the
  * time, so a live one picks the probe up in milliseconds (seconds right after a Temporal restart).

@@ -90,7 +90,7 @@ export function markSuccess(result: AnalysisOutcome): void {
 
 /** The analysis this call will run, or null. */
 export function plannedAnalysis(input: CallWorkflowInput): AnalysisPlan | null {
-  return input.agent.analysis ?? null;
+  return input.agent.analysis;
 }
 
 /** Runs after the call's final record is written: the call's status and end time never wait for it. */

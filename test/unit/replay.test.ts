@@ -34,6 +34,8 @@ describe('workflow replay', () => {
         'voice-armed-turns.binpb',
         'voice-greeting-cut-off.binpb',
         'voice-turn-run.binpb',
+        // Keypresses both ways: the caller's keys reach the LLM, the agent's send_dtmf.
+        'voice-keypresses.binpb',
         // Transfer to a human (docs/phone-operations.md): handed over, and a busy destination coming back.
         'voice-transfer-answered.binpb',
         'voice-transfer-busy.binpb',
