@@ -1,10 +1,68 @@
-/** Integration tests share one PostgreSQL server and one Temporal dev server started in globalSetup. */
-module.exports = {
+/**
+ * The test tiers (docs/development.md, "How the tests run"); `npm test` runs them one after the
+ * other through scripts/run-tests.js, `npm run test:<tier>` runs one.
+ *
+ * - unit: test/unit, no PostgreSQL or Temporal (no global set-up), in parallel workers.
+ * - integration: test/integration and test/security against the one PostgreSQL and Temporal dev
+ *   server of the global set-up, several files at a time (each has its own database, task queue
+ *   and ports).
+ * - serial: the integration files listed in SERIAL (why each is there is said next to it) and the
+ *   browser tests, one file at a time, after the parallel tier.
+ */
+const SERIAL = [
+  // They kill and restart processes (workers, gateways, the API, their own Temporal server) and
+  // wait for them with deadlines, or time an outage: with neighbours starting up beside them the
+  // processes missed their start-up deadlines (a parallel run, docs/development.md).
+  'test/integration/temporal-outage.test.ts',
+  'test/integration/multi-gateway.test.ts',
+  'test/integration/gateway-drain.test.ts',
+  'test/integration/graceful-stop.test.ts',
+  'test/integration/call-durability.test.ts',
+  'test/integration/agent-test-durability.test.ts',
+  'test/integration/analysis-durability.test.ts',
+  'test/integration/readiness.test.ts',
+  // Its gateway's admission measures this process's event-loop lag and hand-off times: the
+  // files running beside it would be charged to the gateway.
+  'test/integration/gateway-admission.test.ts',
+  // Whole calls that assert real-time audio: barge-in silencing the line within 300 ms, playout
+  // pacing, a call's length to the fraction of a second. Beside other files they missed them.
+  'test/integration/voice-call-exotel.test.ts',
+  'test/integration/voice-call-plivo.test.ts',
+  'test/integration/voice-call-providers.test.ts',
+  'test/integration/voicemail-plivo-exotel.test.ts',
+  'test/integration/plivo-adapter.test.ts',
+  'test/integration/demo.test.ts',
+  'test/integration/analysis-voice-call.test.ts',
+];
+
+const shared = {
   // Node's typed arrays inside the sandbox: onnxruntime-node (Silero VAD) rejects jest's own.
   testEnvironment: '<rootDir>/test/support/shared-typed-arrays-environment.js',
   transform: { '^.+\\.ts$': ['@swc/jest'] },
-  testMatch: ['<rootDir>/test/**/*.test.ts'],
+};
+
+const services = {
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+};
+
+const serialPaths = SERIAL.map((file) => `<rootDir>/${file}`);
+
+module.exports = {
   testTimeout: 60000,
+  // A jest worker that grew past this after a file is replaced by a fresh one (the files leave
+  // Temporal workers' and gateways' caches behind; one process once reached 3.7 GB).
+  workerIdleMemoryLimit: '1500MB',
+  projects: [
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    {
+      ...shared,
+      ...services,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/security/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', ...SERIAL.map((file) => `/${file.replace(/[.]/g, '\\.')}$`)],
+    },
+    { ...shared, ...services, displayName: 'serial', testMatch: serialPaths },
+    { ...shared, ...services, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.test.ts'] },
+  ],
 };

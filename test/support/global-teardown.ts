@@ -2,7 +2,10 @@ import fs from 'node:fs';
 import { Client } from 'pg';
 
 export default async function globalTeardown(): Promise<void> {
-  const state = (globalThis as Record<string, any>).__VAP_TEST__ ?? {};
+  const state = (globalThis as Record<string, any>).__VAP_TEST__;
+  // Named by several projects, so called once per project: the first call stops everything.
+  if (!state) return;
+  delete (globalThis as Record<string, any>).__VAP_TEST__;
   const base = process.env.VAP_TEST_PG_URL;
   const template = process.env.VAP_TEST_TEMPLATE_DB;
   if (base && template) {
