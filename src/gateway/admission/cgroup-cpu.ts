@@ -36,7 +36,7 @@ interface CpuStat {
 export function ownCgroupDir(procSelfCgroup = '/proc/self/cgroup'): string {
   try {
     const line = fs.readFileSync(procSelfCgroup, 'utf8').split('\n').find((l) => l.startsWith('0::'));
-    return line ? path.join(CGROUP_ROOT, line.slice(3).trim()) : CGROUP_ROOT;
+    return line ? path.resolve(CGROUP_ROOT, `.${line.slice(3).trim()}`) : CGROUP_ROOT;
   } catch {
     return CGROUP_ROOT;
   }
