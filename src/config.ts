@@ -105,6 +105,12 @@ export const coreConfigSchema = z.object({
   // GATEWAY_MAX_LOAD: on a machine shared with the worker and Temporal, cores this busy starve
   // them first. Above 1 the machine's CPU never counts (a gateway with a machine of its own).
   GATEWAY_MAX_HOST_CPU: z.coerce.number().positive().max(100).default(0.8),
+  // Below this many calls the machine's CPU never refuses a call (other programs use it too: an
+  // idle gateway on a busy machine admits this many); its own load and its cgroup still do.
+  GATEWAY_MIN_CALLS: z.coerce.number().int().min(0).max(10_000).default(4),
+  // Where the gateway reads its cgroup v2 cpu.max and cpu.stat (its container's CPU quota and
+  // usage). Empty: the process's own cgroup (/proc/self/cgroup under /sys/fs/cgroup).
+  GATEWAY_CGROUP_DIR: z.string().default(''),
   // No new call while a call connected here waits this long for its workflow's first request (the
   // worker or Temporal falling behind, which the gateway's own load does not show). 0: never.
   GATEWAY_MAX_HANDOFF_MS: z.coerce.number().int().min(0).max(600_000).default(2500),

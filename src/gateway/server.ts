@@ -161,7 +161,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
       // takes none (readiness: a load balancer sends new streams elsewhere).
       const status = state();
       const p = presence?.snapshot;
-      const load = p ? { load: round2(p.smoothedLoad), loop_lag_ms: round2(p.loopLagP99Ms), cpu: round2(p.cpu), host_cpu: round2(p.hostCpu), handoff_lag_ms: Math.round(p.handoffLagMs), admitting: p.admitting, refusal: p.refusal, state: p.state } : null;
+      const load = p ? { load: round2(p.smoothedLoad), loop_lag_ms: round2(p.loopLagP99Ms), cpu: round2(p.cpu), own_cpu: round2(p.ownCpu ?? 0), cgroup: p.cgroup ? { quota_cores: p.cgroup.quotaCores, usage: p.cgroup.usage === null ? null : round2(p.cgroup.usage), throttled: round2(p.cgroup.throttled) } : null, host_cpu: round2(p.hostCpu), handoff_lag_ms: Math.round(p.handoffLagMs), admitting: p.admitting, refusal: p.refusal, state: p.state } : null;
       const detail = status === 'down' ? 'Unavailable: gateway worker' : status === 'draining' ? `Draining: taking no new calls; ${calls.size} live` : undefined;
       const body = { status, calls: calls.size, task_queue: taskQueue, presence: load, vad: vad.stats, streams: stats, ...(detail ? { detail } : {}) };
       res.writeHead(status === 'ok' ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -219,12 +219,12 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   if (database) answered = new AnsweredCalls(database, taskQueue, log);
   if (database) runJournal = new RunJournal(database, log);
   presence = database
-    ? new GatewayPresence({ pool: database, id: taskQueue, url, maxCalls: deps.config.GATEWAY_MAX_CALLS, maxLoad: deps.config.GATEWAY_MAX_LOAD, maxHostCpu: deps.config.GATEWAY_MAX_HOST_CPU, calls: () => calls.size, settingUp: () => calls.connectedWithin(SETUP_SECS * 1000), handoffLagMs: () => calls.readHandoffLagMs(), maxHandoffMs: deps.config.GATEWAY_MAX_HANDOFF_MS, log })
+    ? new GatewayPresence({ pool: database, id: taskQueue, url, maxCalls: deps.config.GATEWAY_MAX_CALLS, maxLoad: deps.config.GATEWAY_MAX_LOAD, maxHostCpu: deps.config.GATEWAY_MAX_HOST_CPU, minCalls: deps.config.GATEWAY_MIN_CALLS, cgroupDir: deps.config.GATEWAY_CGROUP_DIR || undefined, calls: () => calls.size, settingUp: () => calls.connectedWithin(SETUP_SECS * 1000), handoffLagMs: () => calls.readHandoffLagMs(), maxHandoffMs: deps.config.GATEWAY_MAX_HANDOFF_MS, log })
     : null;
   if (presence) await presence.start();
   else log.warn('no DATABASE_URL: this gateway publishes no presence (the API admits calls to it only with GATEWAY_ADMISSION=off)');
   const published = presence;
-  const untrackPresence = published ? trackGatewayPresence(() => ({ load: published.snapshot.smoothedLoad, hostCpu: published.snapshot.hostCpu, handoffLagMs: published.snapshot.handoffLagMs, admitting: published.snapshot.admitting, room: published.snapshot.room })) : () => undefined;
+  const untrackPresence = published ? trackGatewayPresence(() => ({ load: published.snapshot.smoothedLoad, ownCpu: published.snapshot.ownCpu ?? 0, cgroupCpu: published.snapshot.cgroup?.usage ?? null, hostCpu: published.snapshot.hostCpu, handoffLagMs: published.snapshot.handoffLagMs, admitting: published.snapshot.admitting, room: published.snapshot.room })) : () => undefined;
   drain = new GatewayDrain({
     calls,
     presence,

@@ -116,15 +116,36 @@ new Gauge({
 });
 
 /** A gateway's presence, as it publishes it (src/gateway/admission/presence.ts). */
-type PresenceReading = { load: number; hostCpu: number; handoffLagMs: number; admitting: boolean; room: number };
+type PresenceReading = { load: number; ownCpu: number; cgroupCpu: number | null; hostCpu: number; handoffLagMs: number; admitting: boolean; room: number };
 const presenceSources = new Set<() => PresenceReading>();
 
 new Gauge({
   name: 'voice_gateway_load',
-  help: 'This gateway\'s load as admission sees it: the larger of event-loop utilisation, event-loop delay p99 / 50 ms and the machine\'s CPU against GATEWAY_MAX_HOST_CPU, smoothed (0 idle, 1 full).',
+  help: 'This gateway\'s load as admission sees it: the largest of event-loop utilisation, event-loop delay p99 / 50 ms, its process CPU share of its cores, its cgroup against its CPU quota and the machine\'s CPU against GATEWAY_MAX_HOST_CPU, smoothed (0 idle, 1 full).',
   collect() {
     this.reset();
     for (const source of presenceSources) this.set(source().load);
+  },
+});
+
+new Gauge({
+  name: 'voice_gateway_own_cpu',
+  help: 'This gateway process\'s CPU over the last second (all its threads), as a share of the cores it may use: its cgroup\'s CPU quota, else all the machine\'s (0…1; counts in its load).',
+  collect() {
+    this.reset();
+    for (const source of presenceSources) this.set(source().ownCpu);
+  },
+});
+
+new Gauge({
+  name: 'voice_gateway_cgroup_cpu',
+  help: 'This gateway\'s container (cgroup v2) CPU over the last second against its CPU quota (cpu.max); absent without a quota. 0.9 of the quota reads as a full gateway (refusal cgroup_cpu).',
+  collect() {
+    this.reset();
+    for (const source of presenceSources) {
+      const usage = source().cgroupCpu;
+      if (usage !== null) this.set(usage);
+    }
   },
 });
 

@@ -3,6 +3,9 @@
  * PostgreSQL and the API admits a voice call only when a live gateway has room for it. Real API,
  * worker, gateway, PostgreSQL and Temporal; Twilio is the protocol fake.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Op } from 'sequelize';
 import type { Pool } from 'pg';
 import { openGatewayDatabase } from '../../src/gateway/gateway-database';
@@ -84,7 +87,7 @@ describe('admission by gateway room', () => {
       expect(row.load).toBeLessThan(1);
       expect(Number(row.age)).toBeLessThan(2.5);
       const health = (await (await fetch(`http://127.0.0.1:${gatewayPort}/healthz`)).json()) as { presence: unknown };
-      expect(health.presence).toMatchObject({ state: 'active', admitting: true, refusal: null, host_cpu: expect.any(Number), handoff_lag_ms: 0 });
+      expect(health.presence).toMatchObject({ state: 'active', admitting: true, refusal: null, own_cpu: expect.any(Number), host_cpu: expect.any(Number), handoff_lag_ms: 0 });
       const metrics = await (await fetch(`http://127.0.0.1:${gatewayPort}/metrics`)).text();
       expect(metrics).toMatch(/^voice_gateway_admitting 1$/m);
       expect(Number(/^voice_gateway_load (\S+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(0);
@@ -187,6 +190,96 @@ describe('admission by gateway room', () => {
       await presence.setState('active');
       expect(presence.snapshot).toMatchObject({ admitting: true, refusal: null, handoffLagMs: 150 });
       expect((await dial('+14155550342')).status).toBe(201);
+    });
+  });
+
+  describe('with an idle gateway on a machine other programs keep busy', () => {
+    // The presence writer with a scripted reading: the gateway's own load 0.02 and no calls, the
+    // machine's cores 95 % busy with someone else's work (over GATEWAY_MAX_HOST_CPU 0.8).
+    let pool: Pool;
+    let presence: GatewayPresence;
+    beforeAll(async () => {
+      const log = createLogger('gateway-busy-host-test');
+      pool = openGatewayDatabase(h.dbUrl, log);
+      const meter = { read: () => ({ load: 0.02, utilisation: 0.02, loopLagP99Ms: 0, cpu: 0.04, ownCpu: 0.02, hostCpu: 0.95 }), stop: () => undefined };
+      presence = new GatewayPresence({ pool, id: 'gateway-busy-host-test', url: 'ws://127.0.0.1:3', maxCalls: 100, maxLoad: 0.8, maxHostCpu: 0.8, minCalls: 4, calls: () => 0, log, meter });
+      await presence.start();
+      // The machine's CPU enters the smoothed load over a few seconds.
+      await eventually(async () => {
+        await presence.setState('active');
+        return presence.snapshot.smoothedLoad >= 0.8;
+      });
+    });
+    afterAll(async () => {
+      await endActiveCalls();
+      await presence?.stop();
+      await pool?.end();
+    });
+
+    it('admits calls up to GATEWAY_MIN_CALLS, not one more', async () => {
+      expect(presence.snapshot).toMatchObject({ admitting: true, refusal: null, room: 4 });
+      for (const n of [1, 2, 3, 4]) expect((await dial(`+1415555036${n}`)).status).toBe(201);
+      const fifth = await dial('+14155550365');
+      expect(fifth.status).toBe(503);
+      expect(fifth.body.detail).toMatch(/at capacity \(4 calls for room of 4\)/i);
+    });
+  });
+
+  describe('with a gateway in a container with a CPU limit', () => {
+    // A real gateway given "the cgroup files" (GATEWAY_CGROUP_DIR): no cgroup v2 of our own can be
+    // made on this machine, so a directory holds cpu.max (a quota of one core) and a cpu.stat whose
+    // counters a timer advances as the kernel would, at the rate the test sets. The machine's CPU
+    // (busy with other engineers' work) does not count inside a quota.
+    let gateway: RunningGateway;
+    let timer: NodeJS.Timeout;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-cgroup-'));
+    let rate = 1; // cores used of the one allowed
+    let throttledShare = 0.5; // of its 100 ms periods
+    const stat = { usageUsec: 0, periods: 0, throttled: 0 };
+    beforeAll(async () => {
+      fs.writeFileSync(path.join(dir, 'cpu.max'), '100000 100000\n');
+      let at = Date.now();
+      const advance = () => {
+        const now = Date.now();
+        const periods = (now - at) / 100;
+        stat.usageUsec += Math.round((now - at) * 1000 * rate);
+        stat.periods += periods;
+        stat.throttled += periods * throttledShare;
+        at = now;
+        fs.writeFileSync(path.join(dir, 'cpu.stat'), `usage_usec ${stat.usageUsec}\nnr_periods ${Math.floor(stat.periods)}\nnr_throttled ${Math.floor(stat.throttled)}\nthrottled_usec 0\n`);
+      };
+      advance();
+      timer = setInterval(advance, 100);
+      gateway = await startGateway({ ...h.gatewayDeps(), config: { ...h.config, GATEWAY_MAX_LOAD: 0.8, GATEWAY_CGROUP_DIR: dir } }, gatewayPort, '127.0.0.1');
+    });
+    afterAll(async () => {
+      await endActiveCalls();
+      await gateway?.stop();
+      clearInterval(timer);
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    const health = async () => ((await (await fetch(`http://127.0.0.1:${gatewayPort}/healthz`)).json()) as { presence: { admitting: boolean; refusal: string | null; cgroup: { quota_cores: number; usage: number } | null } }).presence;
+
+    it('refuses while its cgroup uses its quota up, and admits once its usage is low', async () => {
+      await eventually(async () => (await health()).refusal === 'cgroup_cpu', 15_000);
+      expect((await health()).cgroup).toMatchObject({ quota_cores: 1, usage: expect.any(Number) });
+      expect((await health()).cgroup!.usage).toBeGreaterThan(0.8);
+      const [rows] = await h.db.sequelize.query(`SELECT admitting, room FROM gateways WHERE id = '${gateway.taskQueue}'`);
+      expect(rows).toEqual([{ admitting: false, room: 0 }]);
+      const metrics = await (await fetch(`http://127.0.0.1:${gatewayPort}/metrics`)).text();
+      expect(Number(/^voice_gateway_cgroup_cpu (\S+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0.8);
+      expect(metrics).toMatch(/^voice_gateway_admitting 0$/m);
+      const refused = await dial('+14155550351');
+      expect(refused.status).toBe(503);
+      expect(refused.body.detail).toMatch(/at capacity/i);
+
+      rate = 0.05;
+      throttledShare = 0;
+      await eventually(async () => (await health()).admitting, 15_000);
+      expect((await health()).cgroup!.usage).toBeLessThan(0.5);
+      await eventually(async () => ((await h.db.sequelize.query(`SELECT admitting FROM gateways WHERE id = '${gateway.taskQueue}'`))[0][0] as { admitting: boolean }).admitting);
+      expect((await dial('+14155550352')).status).toBe(201);
     });
   });
 });

@@ -3,19 +3,28 @@
  * gateway measured and remembers → whether it admits a new call, why not, and the room it offers.
  */
 import { decideAdmission, INITIAL_ADMISSION_MEMORY, LOAD_SMOOTHING, type AdmissionInputs, type AdmissionLimits, type AdmissionMemory, type AdmissionRefusal } from '../../src/gateway/admission/admission-rule';
+import type { CgroupCpuReading } from '../../src/gateway/admission/cgroup-cpu';
 import { SETUP_WEIGHT } from '../../src/gateway/admission/room-estimate';
 
-const limits: AdmissionLimits = { maxCalls: 100, maxLoad: 0.8, maxHostCpu: 0.8, maxHandoffMs: 2500 };
+const limits: AdmissionLimits = { maxCalls: 100, maxLoad: 0.8, maxHostCpu: 0.8, maxHandoffMs: 2500, minCalls: 4 };
 
 /** A steady gateway: the smoothed figures equal this reading's, so a row reads as "the load is L". */
 function steady(load: number, perCall: number | null = null, idle: number | null = 0): AdmissionMemory {
-  return { smoothedLoad: load, smoothedOwnLoad: load, cost: { perCall, idle } };
+  return { smoothedLoad: load, smoothedOwnLoad: load, smoothedProcessLoad: load, cost: { perCall, idle } };
 }
 
-function inputs(over: Partial<AdmissionInputs> & { load?: number; hostCpu?: number } = {}): AdmissionInputs {
-  const { load = 0.2, hostCpu = 0.1, ...rest } = over;
-  return { state: 'active', calls: 10, settingUp: 0, handoffLagMs: 0, reading: { load, utilisation: load, loopLagP99Ms: 0, cpu: 0.2, hostCpu }, ...rest };
+/** Smoothed figures by layer: the process alone, with its cgroup, with the machine's CPU too. */
+function layered(processLoad: number, ownLoad: number, load: number, perCall: number | null = null, idle: number | null = 0): AdmissionMemory {
+  return { smoothedLoad: load, smoothedOwnLoad: ownLoad, smoothedProcessLoad: processLoad, cost: { perCall, idle } };
 }
+
+function inputs(over: Partial<AdmissionInputs> & { load?: number; hostCpu?: number; cgroup?: CgroupCpuReading | null } = {}): AdmissionInputs {
+  const { load = 0.2, hostCpu = 0.1, cgroup = null, ...rest } = over;
+  return { state: 'active', calls: 10, settingUp: 0, handoffLagMs: 0, reading: { load, utilisation: load, loopLagP99Ms: 0, cpu: 0.2, hostCpu, cgroup }, ...rest };
+}
+
+/** A container with a CPU limit of two cores, this share of it used over the last second. */
+const quota = (usage: number, throttled = 0): CgroupCpuReading => ({ quotaCores: 2, usage, throttled });
 
 interface Row {
   name: string;
@@ -53,7 +62,7 @@ const rows: Row[] = [
   {
     name: 'the machine\'s CPU alone over GATEWAY_MAX_HOST_CPU: refused for host_cpu',
     // Own load 0.3, cores 90 % busy: 0.9 / 0.8 × 0.8 = 0.9 counts as the load.
-    memory: { smoothedLoad: 0.9, smoothedOwnLoad: 0.3, cost: { perCall: 0.03, idle: 0 } }, inputs: inputs({ calls: 10, load: 0.3, hostCpu: 0.9 }),
+    memory: layered(0.3, 0.3, 0.9, 0.03), inputs: inputs({ calls: 10, load: 0.3, hostCpu: 0.9 }),
     refusal: 'host_cpu', room: 10,
   },
   {
@@ -70,6 +79,55 @@ const rows: Row[] = [
   { name: 'hand-off lag just under: admits', memory: steady(0.1), inputs: inputs({ calls: 1, load: 0.1, handoffLagMs: 2499 }), refusal: null, room: 100 },
   { name: 'GATEWAY_MAX_HANDOFF_MS 0: the hand-off lag never closes the door', memory: steady(0.1), inputs: inputs({ calls: 1, load: 0.1, handoffLagMs: 60_000 }), limits: { ...limits, maxHandoffMs: 0 }, refusal: null, room: 100 },
   { name: 'the load comes before the hand-off lag', memory: steady(0.9, 0.09), inputs: inputs({ calls: 10, load: 0.9, handoffLagMs: 5000 }), refusal: 'load', room: 10 },
+  // GATEWAY_MIN_CALLS (4 here): the machine's CPU, which other programs use too, refuses nothing below it.
+  {
+    name: 'an idle gateway on a busy machine admits and offers GATEWAY_MIN_CALLS, not GATEWAY_MAX_CALLS',
+    // Cores 95 % busy with another program: 0.95 counts as the load, over 0.8, while its own is 0.02.
+    memory: layered(0.02, 0.02, 0.95, null, 0.95), inputs: inputs({ calls: 0, load: 0.02, hostCpu: 0.95 }),
+    refusal: null, room: 4,
+  },
+  { name: 'a busy machine, 3 calls held: admits the fourth', memory: layered(0.05, 0.05, 0.95, null, 0.95), inputs: inputs({ calls: 3, load: 0.05, hostCpu: 0.95 }), refusal: null, room: 4 },
+  { name: 'a busy machine, GATEWAY_MIN_CALLS held: refused for host_cpu', memory: layered(0.05, 0.05, 0.95, null, 0.95), inputs: inputs({ calls: 4, load: 0.05, hostCpu: 0.95 }), refusal: 'host_cpu', room: 4 },
+  {
+    name: 'spared the machine\'s CPU below GATEWAY_MIN_CALLS, it offers only what its own load pays for',
+    // 2 calls, own load 0.775 at 0.025 a call: one more call fits under 0.8, not two.
+    memory: layered(0.775, 0.775, 0.95, 0.025), inputs: inputs({ calls: 2, load: 0.775, hostCpu: 0.95 }),
+    refusal: null, room: 3,
+  },
+  { name: 'below GATEWAY_MIN_CALLS its own load still refuses', memory: layered(0.85, 0.85, 0.95), inputs: inputs({ calls: 1, load: 0.85, hostCpu: 0.95 }), refusal: 'load', room: 1 },
+  {
+    name: 'GATEWAY_MIN_CALLS 0: an idle gateway on a busy machine is refused for host_cpu',
+    memory: layered(0.02, 0.02, 0.95, null, 0.95), inputs: inputs({ calls: 0, load: 0.02, hostCpu: 0.95 }), limits: { ...limits, minCalls: 0 },
+    refusal: 'host_cpu', room: 0,
+  },
+  // A container with a CPU quota (cgroup v2 cpu.max): its usage against the quota is what says full.
+  {
+    name: 'its cgroup\'s CPU quota full: refused for cgroup_cpu, though the process\'s own figures say room',
+    // 96 % of the quota used: 0.9625 / 0.9 × 0.8 ≈ 0.86 counts as the load.
+    memory: layered(0.2, 0.85, 0.85, 0.02), inputs: inputs({ calls: 10, load: 0.2, cgroup: quota(0.9625) }),
+    refusal: 'cgroup_cpu', room: 10,
+  },
+  {
+    name: 'its cgroup\'s quota full refuses below GATEWAY_MIN_CALLS too: that is CPU the gateway used',
+    memory: layered(0.1, 0.9, 0.9), inputs: inputs({ calls: 1, load: 0.1, cgroup: quota(1) }),
+    refusal: 'cgroup_cpu', room: 1,
+  },
+  {
+    name: 'throttled in a fifth of its quota periods: refused for cgroup_cpu, though under its quota on average',
+    memory: layered(0.2, 1, 1, 0.02), inputs: inputs({ calls: 10, load: 0.2, cgroup: quota(0.5, 0.2) }),
+    refusal: 'cgroup_cpu', room: 10,
+  },
+  {
+    name: 'its cgroup\'s quota free, the machine busy: admits (the node\'s cores are its neighbours\')',
+    // Inside a quota the machine's CPU does not count: the room is what the load 0.3 leaves, 0.5 ÷ 0.03.
+    memory: steady(0.3, 0.03), inputs: inputs({ calls: 10, load: 0.3, hostCpu: 0.95, cgroup: quota(0.3) }),
+    refusal: null, room: 26,
+  },
+  {
+    name: 'a cgroup without a quota ("max"): the machine\'s CPU counts as without one',
+    memory: layered(0.3, 0.3, 0.9, 0.03), inputs: inputs({ calls: 10, load: 0.3, hostCpu: 0.9, cgroup: { quotaCores: null, usage: null, throttled: 0 } }),
+    refusal: 'host_cpu', room: 10,
+  },
   {
     name: 'the room never exceeds GATEWAY_MAX_CALLS',
     memory: steady(0.05, 0.005), inputs: inputs({ calls: 10, load: 0.05 }), limits: { ...limits, maxCalls: 25 },

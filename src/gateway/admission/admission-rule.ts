@@ -7,10 +7,18 @@
  *
  * It admits while the gateway is active, holds fewer than GATEWAY_MAX_CALLS, its settled load (the
  * smoothed load once the set-ups under way are over, room-estimate.ts) is under GATEWAY_MAX_LOAD,
- * and its calls' hand-off lag is under GATEWAY_MAX_HANDOFF_MS. The machine's CPU counts in the load
- * (withHostCpu); when it alone is what puts the load over the limit the refusal says `host_cpu`.
+ * and its calls' hand-off lag is under GATEWAY_MAX_HANDOFF_MS. The load is judged in three layers:
+ * the process's own figures (`load`), its container's cgroup against its CPU quota (`cgroup_cpu`:
+ * withCgroupCpu) and the machine's CPU (`host_cpu`: withHostCpu); a refusal names the first layer
+ * that puts the load over the limit.
+ *
+ * The machine's CPU is a secondary signal: other programs use it too (the benchmark of another
+ * stack on the same cores once had an idle gateway refuse every call), so it never counts inside a
+ * cgroup with a quota (the quota is the gateway's share, not the node's cores), and below
+ * GATEWAY_MIN_CALLS it never refuses: a gateway the machine's CPU alone would refuse admits and
+ * offers up to GATEWAY_MIN_CALLS, as far as its own load leaves room.
  */
-import { withHostCpu, type LoadReading } from './load-meter';
+import { withCgroupCpu, withHostCpu, type LoadReading } from './load-meter';
 import { learnCost, roomOf, settledLoadOf, UNLEARNT_COST, type CallCost } from './room-estimate';
 
 /** Weight of the newest reading in the smoothed load: one busy second alone does not close the door. */
@@ -19,7 +27,7 @@ export const LOAD_SMOOTHING = 0.5;
 export type GatewayState = 'active' | 'draining' | 'stopped';
 
 /** Why a gateway admits no new call, the first that applies in this order. */
-export type AdmissionRefusal = 'draining' | 'stopped' | 'max_calls' | 'load' | 'host_cpu' | 'handoff_lag';
+export type AdmissionRefusal = 'draining' | 'stopped' | 'max_calls' | 'load' | 'cgroup_cpu' | 'host_cpu' | 'handoff_lag';
 
 export interface AdmissionLimits {
   /** GATEWAY_MAX_CALLS */
@@ -30,12 +38,14 @@ export interface AdmissionLimits {
   maxHostCpu?: number;
   /** GATEWAY_MAX_HANDOFF_MS: no new call while the hand-off lag is at least this (0: never). */
   maxHandoffMs?: number;
+  /** GATEWAY_MIN_CALLS: below this many calls the machine's CPU never refuses (default 0). */
+  minCalls?: number;
 }
 
 /** What the gateway measured over the last interval. */
 export interface AdmissionInputs {
   state: GatewayState;
-  /** The load meter's reading: the gateway's own load and the machine's CPU share. */
+  /** The load meter's reading: the gateway's own load, its cgroup's and the machine's CPU share. */
   reading: LoadReading;
   /** Calls held now. */
   calls: number;
@@ -47,15 +57,17 @@ export interface AdmissionInputs {
 
 /** What the rule carries from one reading to the next. */
 export interface AdmissionMemory {
-  /** The smoothed load, the machine's CPU counted: what admission judges. */
+  /** The smoothed load, its cgroup and the machine's CPU counted: what admission judges. */
   smoothedLoad: number;
-  /** The same of the gateway's own figures alone: tells a `host_cpu` refusal from a `load` one. */
+  /** The same without the machine's CPU (the process and its cgroup): tells a `host_cpu` refusal from the others. */
   smoothedOwnLoad: number;
+  /** The same of the process's own figures alone: tells a `load` refusal from a `cgroup_cpu` one. */
+  smoothedProcessLoad: number;
   /** What one settled call costs, as learnt (room-estimate.ts). */
   cost: CallCost;
 }
 
-export const INITIAL_ADMISSION_MEMORY: AdmissionMemory = { smoothedLoad: 0, smoothedOwnLoad: 0, cost: UNLEARNT_COST };
+export const INITIAL_ADMISSION_MEMORY: AdmissionMemory = { smoothedLoad: 0, smoothedOwnLoad: 0, smoothedProcessLoad: 0, cost: UNLEARNT_COST };
 
 export interface AdmissionDecision {
   admitting: boolean;
@@ -63,7 +75,7 @@ export interface AdmissionDecision {
   refusal: AdmissionRefusal | null;
   /** Calls it can hold now, counting those it holds; its calls when not admitting. */
   room: number;
-  /** This interval's load with the machine's CPU counted. */
+  /** This interval's load with its cgroup and the machine's CPU counted. */
   load: number;
   smoothedLoad: number;
   /** The smoothed load once the set-ups under way are over. */
@@ -75,23 +87,51 @@ export interface AdmissionDecision {
 const smooth = (old: number, sample: number) => old * (1 - LOAD_SMOOTHING) + sample * LOAD_SMOOTHING;
 
 export function decideAdmission(memory: AdmissionMemory, inputs: AdmissionInputs, limits: AdmissionLimits): AdmissionDecision {
-  const { state, calls, settingUp, handoffLagMs } = inputs;
-  const load = withHostCpu(inputs.reading, limits.maxLoad, limits.maxHostCpu).load;
+  const { state, calls, settingUp, handoffLagMs, reading } = inputs;
+  const { maxLoad } = limits;
+  const minCalls = limits.minCalls ?? 0;
+  const ownLoad = withCgroupCpu(reading, maxLoad).load;
+  // Inside a CPU quota the quota is the gateway's share: the node's cores are its neighbours'.
+  const maxHostCpu = reading.cgroup?.quotaCores != null ? Infinity : limits.maxHostCpu;
+  const load = withHostCpu({ ...reading, load: ownLoad }, maxLoad, maxHostCpu).load;
   const smoothedLoad = smooth(memory.smoothedLoad, load);
-  const smoothedOwnLoad = smooth(memory.smoothedOwnLoad, inputs.reading.load);
+  const smoothedOwnLoad = smooth(memory.smoothedOwnLoad, ownLoad);
+  const smoothedProcessLoad = smooth(memory.smoothedProcessLoad, reading.load);
   const cost = learnCost(memory.cost, load, calls, settingUp);
   // Judged on the load once the set-ups under way are over: a burst's set-ups pass, its calls stay.
   const settledLoad = settledLoadOf(cost, smoothedLoad, settingUp);
+  const full = (smoothed: number) => settledLoadOf(cost, smoothed, settingUp) >= maxLoad;
+  const cpuRefusal: AdmissionRefusal | null =
+    settledLoad < maxLoad ? null
+    : full(smoothedProcessLoad) ? 'load'
+    : full(smoothedOwnLoad) ? 'cgroup_cpu'
+    : 'host_cpu';
+  // Below GATEWAY_MIN_CALLS the machine's CPU, which other programs use too, refuses nothing.
+  const spared = cpuRefusal === 'host_cpu' && calls < minCalls;
   const maxHandoffMs = limits.maxHandoffMs ?? 0;
   const refusal: AdmissionRefusal | null =
     state !== 'active' ? state
     : calls >= limits.maxCalls ? 'max_calls'
-    : settledLoad >= limits.maxLoad ? (settledLoadOf(cost, smoothedOwnLoad, settingUp) < limits.maxLoad ? 'host_cpu' : 'load')
+    : cpuRefusal && !spared ? cpuRefusal
     // The workflows falling behind is a full machine too, though this process's own figures say room.
     : maxHandoffMs > 0 && handoffLagMs >= maxHandoffMs ? 'handoff_lag'
     : null;
   const admitting = refusal === null;
-  // The room is projected from the newer of the two figures: in a burst the raw reading leads.
-  const room = admitting ? roomOf(cost, limits, calls, Math.max(load, smoothedLoad), settingUp) : calls;
-  return { admitting, refusal, room, load, smoothedLoad, settledLoad, memory: { smoothedLoad, smoothedOwnLoad, cost } };
+  return { admitting, refusal, room: admitting ? roomFor(cost, limits, inputs, load, smoothedLoad, ownLoad, smoothedOwnLoad, spared) : calls, load, smoothedLoad, settledLoad, memory: { smoothedLoad, smoothedOwnLoad, smoothedProcessLoad, cost } };
+}
+
+/**
+ * The room of an admitting gateway, projected from the newer of the two figures (in a burst the
+ * raw reading leads). Below GATEWAY_MIN_CALLS it is at least what its own load (the machine's CPU
+ * left out) pays for, up to GATEWAY_MIN_CALLS; that alone when the machine's CPU would refuse.
+ */
+function roomFor(cost: CallCost, limits: AdmissionLimits, inputs: AdmissionInputs, load: number, smoothedLoad: number, ownLoad: number, smoothedOwnLoad: number, spared: boolean): number {
+  const { calls, settingUp } = inputs;
+  const minCalls = limits.minCalls ?? 0;
+  const room = roomOf(cost, limits, calls, Math.max(load, smoothedLoad), settingUp);
+  if (calls >= minCalls) return room;
+  // The idle load was learnt with the machine's CPU in it: its own load is judged from zero.
+  const ownRoom = roomOf({ ...cost, idle: null }, limits, calls, Math.max(ownLoad, smoothedOwnLoad), settingUp);
+  const floor = Math.max(calls, Math.min(ownRoom, minCalls));
+  return spared ? floor : Math.max(room, floor);
 }

@@ -1,25 +1,36 @@
 /**
  * How busy this gateway is, measured over the last interval: event-loop utilisation (the share
  * of time the loop ran JavaScript), event-loop delay p99 (how late a timer fired — a gateway that
- * is descheduled or blocked paces audio late by that much), process CPU, and the whole machine's
- * CPU. `load` folds the gateway's own figures into one, 0 (idle) to 1 (no room): the larger of the
- * utilisation and the delay against its budget. Audio frames are 20 ms apart; a loop late by
- * LAG_BUDGET_MS is a gateway that can take no more calls without callers hearing it. The machine's
- * CPU is for the admission rule (admission-rule.ts, GATEWAY_MAX_HOST_CPU).
+ * is descheduled or blocked paces audio late by that much), process CPU (all its threads: the VAD
+ * thread too), its container's cgroup (cgroup-cpu.ts) and the whole machine's CPU. `load` folds the
+ * gateway's own figures into one, 0 (idle) to 1 (no room): the largest of the utilisation, the
+ * delay against its budget and the process CPU as a share of the cores it may use (the cgroup's
+ * quota, else all the machine's). Audio frames are 20 ms apart; a loop late by LAG_BUDGET_MS is a
+ * gateway that can take no more calls without callers hearing it. The cgroup and the machine's CPU
+ * are for the admission rule (admission-rule.ts: withCgroupCpu, withHostCpu).
  */
 import os from 'node:os';
 import { monitorEventLoopDelay, performance, type EventLoopUtilization, type IntervalHistogram } from 'node:perf_hooks';
+import { CgroupCpu, type CgroupCpuReading } from './cgroup-cpu';
 
 /** Event-loop delay (p99) at which the gateway counts as full. */
 export const LAG_BUDGET_MS = 50;
 
+/** Its cgroup's quota full (usage against the quota) or throttled in this share of periods counts as a full gateway. */
+export const CGROUP_FULL_USAGE = 0.9;
+export const CGROUP_FULL_THROTTLED = 0.1;
+
 export interface LoadReading {
-  /** 0…1+: max(utilisation, delay p99 / LAG_BUDGET_MS). */
+  /** 0…1+: max(utilisation, delay p99 / LAG_BUDGET_MS, ownCpu). */
   load: number;
   utilisation: number;
   loopLagP99Ms: number;
   /** Process CPU over the interval, in cores (1 = one core fully busy). */
   cpu: number;
+  /** The same as a share of the cores the gateway may use (its cgroup's quota, else the machine's); absent from a scripted reading. */
+  ownCpu?: number;
+  /** Its cgroup's CPU (cgroup v2); null or absent: none to read. */
+  cgroup?: CgroupCpuReading | null;
   /** The machine's CPU over the interval: the busy share of all its cores, 0…1. */
   hostCpu: number;
 }
@@ -46,9 +57,12 @@ export class LoadMeter {
   private atMs = performance.now();
   private host = hostTimes();
   private readonly delay: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
-  private last: LoadReading = { load: 0, utilisation: 0, loopLagP99Ms: 0, cpu: 0, hostCpu: 0 };
+  private last: LoadReading = { load: 0, utilisation: 0, loopLagP99Ms: 0, cpu: 0, ownCpu: 0, cgroup: null, hostCpu: 0 };
+  private readonly cgroupCpu: CgroupCpu;
 
-  constructor() {
+  /** `cgroupDir`: where its cgroup's cpu.max and cpu.stat are (GATEWAY_CGROUP_DIR; default the process's own cgroup). */
+  constructor(opts: { cgroupDir?: string } = {}) {
+    this.cgroupCpu = new CgroupCpu(opts.cgroupDir || undefined);
     this.delay.enable();
   }
 
@@ -69,11 +83,17 @@ export class LoadMeter {
     this.atMs = now;
     this.delay.reset();
     const utilisation = elu.utilization;
+    const cgroup = this.cgroupCpu.read();
+    const cores = (cgroup?.quotaCores ?? os.availableParallelism()) || 1;
+    const processCpu = (cpu.user + cpu.system) / 1000 / elapsedMs;
+    const ownCpu = processCpu / cores;
     this.last = {
-      load: Math.max(utilisation, lagMs / LAG_BUDGET_MS),
+      load: Math.max(utilisation, lagMs / LAG_BUDGET_MS, ownCpu),
       utilisation,
       loopLagP99Ms: lagMs,
-      cpu: (cpu.user + cpu.system) / 1000 / elapsedMs,
+      cpu: processCpu,
+      ownCpu,
+      cgroup,
       hostCpu,
     };
     return this.last;
@@ -86,6 +106,19 @@ export class LoadMeter {
   stop(): void {
     this.delay.disable();
   }
+}
+
+/**
+ * The reading with its container's cgroup counted as load: CGROUP_FULL_USAGE of the quota used, or
+ * throttled in CGROUP_FULL_THROTTLED of the periods (a throttled gateway is a gap in every caller's
+ * audio), reads as `maxLoad`. The cgroup holds the gateway and whatever shares its container, never
+ * its neighbours on the node. Without a quota, or with maxLoad above 1, it does not count.
+ */
+export function withCgroupCpu(reading: LoadReading, maxLoad: number): LoadReading {
+  const cg = reading.cgroup;
+  if (!cg || cg.usage === null || maxLoad > 1) return reading;
+  const fullness = Math.max(cg.usage / CGROUP_FULL_USAGE, cg.throttled / CGROUP_FULL_THROTTLED);
+  return { ...reading, load: Math.max(reading.load, fullness * maxLoad) };
 }
 
 /**

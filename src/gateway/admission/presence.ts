@@ -31,6 +31,10 @@ export interface PresenceOptions {
    * Above 1 the machine's CPU never counts.
    */
   maxHostCpu?: number;
+  /** GATEWAY_MIN_CALLS: below this many calls the machine's CPU never refuses (default 0). */
+  minCalls?: number;
+  /** GATEWAY_CGROUP_DIR: where the load meter reads its cgroup's cpu.max and cpu.stat (default the process's own cgroup). */
+  cgroupDir?: string;
   calls: () => number;
   /** Of those, the calls still being set up (connected within SETUP_SECS, room-estimate.ts). */
   settingUp?: () => number;
@@ -69,8 +73,8 @@ export class GatewayPresence {
   private failing = false;
 
   constructor(private readonly opts: PresenceOptions) {
-    this.meter = opts.meter ?? new LoadMeter();
-    this.limits = { maxCalls: opts.maxCalls, maxLoad: opts.maxLoad, maxHostCpu: opts.maxHostCpu, maxHandoffMs: opts.maxHandoffMs };
+    this.meter = opts.meter ?? new LoadMeter({ cgroupDir: opts.cgroupDir });
+    this.limits = { maxCalls: opts.maxCalls, maxLoad: opts.maxLoad, maxHostCpu: opts.maxHostCpu, maxHandoffMs: opts.maxHandoffMs, minCalls: opts.minCalls };
     this.snapshotValue = { load: 0, utilisation: 0, loopLagP99Ms: 0, cpu: 0, hostCpu: 0, state: 'active', calls: 0, smoothedLoad: 0, handoffLagMs: 0, admitting: true, refusal: null, room: opts.maxCalls };
   }
 
