@@ -25,6 +25,7 @@ const { campaignDial } = proxyActivities<CampaignActivities>({
 });
 
 const DEFAULT_STEPS_PER_RUN = 200;
+const MIN_SPACING_MS = 1000;
 
 export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<string> {
   let changed = false;
@@ -37,16 +38,23 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<st
     const result = await campaignStep({ campaignId: input.campaignId, nowMs: Date.now() });
     if (result.finished) return result.status;
     let sleepMs = result.sleepMs;
+    // Dials start spaced for calls_per_minute and run side by side (each waits on the provider).
+    // Under a second apart they start together: a timer that short costs more than it spaces,
+    // and the step already decides no more than a minute's calls_per_minute.
+    let halt = false;
+    const dials: Array<Promise<unknown>> = [];
     for (const [i, attemptId] of result.dials.entries()) {
-      if (i > 0) await sleep(result.spacingMs);
-      const dialled = await campaignDial({ attemptId });
-      // Our admission has no room (429/503): wait as it says; the attempt is dialled next step.
-      if (dialled.kind === 'wait') {
-        sleepMs = Math.max(sleepMs, dialled.retryAfterSecs * 1000);
-        break;
-      }
-      if (dialled.kind === 'stopped' || dialled.kind === 'held') break;
+      if (i > 0 && result.spacingMs >= MIN_SPACING_MS) await sleep(result.spacingMs);
+      if (halt) break;
+      dials.push(
+        campaignDial({ attemptId }).then((dialled) => {
+          // Our admission has no room (429/503): wait as it says; the attempt is dialled next step.
+          if (dialled.kind === 'wait') sleepMs = Math.max(sleepMs, dialled.retryAfterSecs * 1000);
+          if (dialled.kind === 'wait' || dialled.kind === 'stopped' || dialled.kind === 'held') halt = true;
+        }),
+      );
     }
+    await Promise.all(dials);
     if (changed) continue;
     await condition(() => changed, sleepMs);
     if (workflowInfo().continueAsNewSuggested) break;

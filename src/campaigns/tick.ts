@@ -23,6 +23,8 @@ export interface TickResult {
   spacingMs: number;
   /** When the next step is worth taking (calls in flight: the poll interval). */
   sleepMs: number;
+  /** With nothing to dial and nothing in flight: when the next contact falls due (hours, retry). */
+  nextDueAt?: string | null;
 }
 
 const LIVE = `('pending', 'retry_wait', 'calling')`;
@@ -99,8 +101,11 @@ export async function campaignTick(
   const dials = undialled.map((a) => a.id);
   if (room > 0) dials.push(...(await decide(db, campaign, now, room)));
 
-  const wake = dials.length || inFlight ? pollMs : await untilDue(db, campaign, now);
-  return { status: 'running', finished: false, dials, spacingMs, sleepMs: Math.max(wake, 50) };
+  if (dials.length || inFlight) return { status: 'running', finished: false, dials, spacingMs, sleepMs: pollMs };
+  const due = await nextDue(db, campaign, now);
+  // A long wait is taken in pieces of at most an hour: each piece re-reads the row.
+  const wait = due ? Math.min(due.getTime() - now.getTime(), IDLE_SLEEP_MS) : IDLE_SLEEP_MS;
+  return { status: 'running', finished: false, dials, spacingMs, sleepMs: Math.max(wait, 50), nextDueAt: due?.toISOString() ?? null };
 }
 
 /** How many new attempts may start now. */
@@ -159,21 +164,22 @@ async function decide(db: Database, campaign: CampaignRow, now: Date, room: numb
   });
 }
 
-/** Milliseconds until a retry falls due or a closed zone's calling hours open. */
-async function untilDue(db: Database, campaign: CampaignRow, now: Date): Promise<number> {
+/** When a retry falls due or a closed zone's calling hours open, whichever first (null: never). */
+async function nextDue(db: Database, campaign: CampaignRow, now: Date): Promise<Date | null> {
   const rows = await db.sequelize.query<{ timezone: string; due: Date | null }>(
     `SELECT timezone, min(CASE WHEN state = 'pending' THEN CAST(:now AS timestamptz) ELSE next_attempt_at END) AS due
      FROM campaign_contacts WHERE campaign_id = :id AND state IN ('pending', 'retry_wait') GROUP BY timezone`,
     { replacements: { id: campaign.id, now }, type: QueryTypes.SELECT },
   );
-  let soonest = IDLE_SLEEP_MS;
+  let soonest: Date | null = null;
   for (const r of rows) {
     const from = r.due && new Date(r.due) > now ? new Date(r.due) : now;
     const opens = nextOpening(campaign.schedule, r.timezone, from);
-    if (opens) soonest = Math.min(soonest, opens.getTime() - now.getTime());
+    // Due and open now, yet not decided: calls_per_minute or the lines are full for a while.
+    const at = opens && opens.getTime() === now.getTime() ? new Date(now.getTime() + 1000) : opens;
+    if (at && (!soonest || at < soonest)) soonest = at;
   }
-  // A full minute of calls_per_minute frees up within a minute.
-  return Math.max(soonest, 0) || Math.min(60_000, IDLE_SLEEP_MS);
+  return soonest;
 }
 
 /** The circuit breaker: too many failed attempts in the window pauses the campaign, with why. */

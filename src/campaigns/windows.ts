@@ -57,24 +57,46 @@ export function isOpen(schedule: CampaignSchedule, zone: string, at: Date): bool
   return schedule.windows.some((w) => w.days.includes(local.weekday) && local.minutes >= toMinutes(w.start) && local.minutes < toMinutes(w.end));
 }
 
-const STEP_MS = 10 * 60_000;
-const HORIZON_MS = 15 * 24 * 3600_000;
+const MINUTE = 60_000;
+const HORIZON_DAYS = 15;
+
+/** Minutes from the local time to the next window start after it, zone offsets aside. */
+function minutesToNextStart(schedule: CampaignSchedule, local: ReturnType<typeof localTime>): number {
+  // No windows (closed only by a holiday): the next local midnight.
+  if (!schedule.windows.length) return 1440 - local.minutes;
+  const today = WEEKDAYS.indexOf(local.weekday);
+  let best = Infinity;
+  for (let d = 0; d <= 7; d++) {
+    const day = WEEKDAYS[(today + d) % 7];
+    for (const w of schedule.windows) {
+      const delta = d * 1440 + toMinutes(w.start) - local.minutes;
+      if (delta > 0 && w.days.includes(day)) best = Math.min(best, delta);
+    }
+  }
+  return best;
+}
 
 /**
  * The first minute at or after `from` when calls to `zone` may start; null when none within
- * 15 days (or the schedule has ended). Steps in 10 minutes, then back to the exact minute.
+ * 15 days (or the schedule has ended). Jumps from window start to window start in local time,
+ * then looks up to an hour either side, for a daylight-saving change in between.
  */
 export function nextOpening(schedule: CampaignSchedule, zone: string, from: Date): Date | null {
-  if (isOpen(schedule, zone, from)) return from;
-  const start = schedule.start_at ? Math.max(from.getTime(), new Date(schedule.start_at).getTime()) : from.getTime();
-  if (start !== from.getTime() && isOpen(schedule, zone, new Date(start))) return new Date(start);
-  const base = Math.ceil(start / 60_000) * 60_000;
-  for (let t = base + STEP_MS; t - base <= HORIZON_MS; t += STEP_MS) {
-    if (schedule.end_at && t >= new Date(schedule.end_at).getTime() + STEP_MS) return null;
-    if (!isOpen(schedule, zone, new Date(t))) continue;
-    let first = t;
-    while (first - 60_000 > start && isOpen(schedule, zone, new Date(first - 60_000))) first -= 60_000;
-    return new Date(first);
+  const startAt = schedule.start_at ? new Date(schedule.start_at).getTime() : -Infinity;
+  const endAt = schedule.end_at ? new Date(schedule.end_at).getTime() : Infinity;
+  const origin = Math.max(from.getTime(), startAt);
+  if (isOpen(schedule, zone, new Date(origin))) return new Date(origin);
+  const firstOpen = (t: number) => t >= origin && isOpen(schedule, zone, new Date(t)) && !isOpen(schedule, zone, new Date(t - MINUTE));
+  let t = Math.floor(origin / MINUTE) * MINUTE;
+  while (t - origin <= HORIZON_DAYS * 1440 * MINUTE && t < endAt) {
+    const delta = minutesToNextStart(schedule, localTime(new Date(t), zone));
+    if (!Number.isFinite(delta)) return null;
+    const candidate = t + delta * MINUTE;
+    for (const shift of [0, -60, 60, -30, 30]) {
+      const at = candidate + shift * MINUTE;
+      if (at < endAt && firstOpen(at)) return new Date(at);
+    }
+    t = candidate;
   }
   return null;
 }

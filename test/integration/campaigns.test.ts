@@ -12,6 +12,8 @@ import { startHarness, type Harness } from '../support/harness';
 import { defaultProviderEnv, FakePool } from '../support/speech-vendors';
 import { startMediaStandIn, type MediaStandIn, STAND_IN_ENV } from '../support/media-stand-in';
 import { createSession } from '../support/users';
+import { campaignTick } from '../../src/campaigns/tick';
+import { loadTelephonySettings } from '../../src/providers/telephony/settings-store';
 
 const ACCOUNT_SID = `AC${'0c'.repeat(16)}`;
 const AUTH_TOKEN = 'campaign-test-auth-token-0123456789';
@@ -225,6 +227,50 @@ describe('a campaign through the Twilio fake', () => {
     const ny = (await h.request('GET', `/api/campaigns/${res.body.id}/contacts`)).body.contacts.find((c: any) => c.phone_number === '+14155558002');
     expect(ny.timezone).toBe('America/New_York');
   }, 30_000);
+});
+
+describe('calling hours, at chosen instants (the step the workflow takes, given its clock)', () => {
+  const schedule = { windows: [{ days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat'], start: '10:00', end: '19:00' }] };
+  async function runnable(contacts: Array<Record<string, string>>) {
+    const res = await create({ name: 'Hours', contacts, schedule, start: false });
+    expect(res.status).toBe(201);
+    // A draft has no workflow: the test takes its steps, with its own clock.
+    await h.db.models.Campaign.update({ status: 'running' }, { where: { id: res.body.id } });
+    return res.body.id as string;
+  }
+  const step = async (id: string, iso: string) => campaignTick(h.db, await loadTelephonySettings(h.db, h.box), id, new Date(iso), 200);
+  const phonesOf = async (attemptIds: string[]) =>
+    (await h.db.models.CampaignContact.findAll({ where: { last_call_id: attemptIds } })).map((c) => c.get('phone_number')).sort();
+
+  it('calls only contacts whose local hours are open; the others when theirs open', async () => {
+    const id = await runnable([
+      { phone: '+919876500001' },
+      { phone: '+919876500002' },
+      { phone: '+14155590001', timezone: 'America/New_York' },
+      { phone: '+14155590002', timezone: 'America/New_York' },
+    ]);
+    // Monday 10:30 in Kolkata, midnight in New York.
+    const first = await step(id, '2026-12-07T05:00:00Z');
+    expect(await phonesOf(first.dials)).toEqual(['+919876500001', '+919876500002']);
+    // Monday 19:30 in Kolkata, 09:00 in New York: nothing new (the two decided stay due to dial).
+    const closed = await step(id, '2026-12-07T14:00:00Z');
+    expect(closed.dials.sort()).toEqual([...first.dials].sort());
+    // 10:30 in New York.
+    const ny = await step(id, '2026-12-07T15:30:00Z');
+    expect(await phonesOf(ny.dials.filter((d) => !first.dials.includes(d)))).toEqual(['+14155590001', '+14155590002']);
+  });
+
+  it('sleeps until the next opening when no zone is open', async () => {
+    const id = await runnable([{ phone: '+14155591001', timezone: 'America/New_York' }]);
+    const result = await step(id, '2026-12-07T05:00:00Z');
+    expect(result.dials).toEqual([]);
+    expect(result.nextDueAt).toBe('2026-12-07T15:00:00.000Z'); // 10:00 in New York
+    expect(result.sleepMs).toBe(3600_000); // a durable timer, in pieces of at most an hour
+    const sunday = await step(id, '2026-12-06T16:00:00Z'); // Sunday 11:00 there
+    expect(sunday.nextDueAt).toBe('2026-12-07T15:00:00.000Z');
+    const soon = await step(id, '2026-12-07T14:50:00Z');
+    expect(soon.sleepMs).toBe(10 * 60_000);
+  });
 });
 
 describe('bad input', () => {
