@@ -8,6 +8,7 @@ import type { SecretBox } from '../src/security/crypto';
 import type { Logger } from '../src/shared/logger';
 import { createAnalysisActivities } from './analysis';
 import { createAgentTestActivities } from './agent-tests';
+import { createCampaignActivities } from './campaigns';
 import { createLlmActivities } from './llm';
 import { createPersistenceActivities } from './persistence';
 import { createTelephonyActivities } from './telephony';
@@ -30,6 +31,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createTelephonyActivities(deps),
     ...createAnalysisActivities(deps),
     ...createAgentTestActivities(deps),
+    ...createCampaignActivities(deps),
   };
 }
 

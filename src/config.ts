@@ -87,6 +87,8 @@ export const coreConfigSchema = z.object({
   ANALYSIS_RETRY_WINDOW_SECS: z.coerce.number().int().min(10).max(7 * 24 * 3600).default(24 * 3600),
   ANALYSIS_TIMEOUT_SECS: z.coerce.number().int().min(5).max(900).default(120),
   RING_TIMEOUT_SECS: z.coerce.number().int().positive().default(60),
+  // How often a campaign with calls in flight looks at their outcomes (docs/campaigns.md).
+  CAMPAIGN_POLL_MS: z.coerce.number().int().min(100).max(60_000).default(2_000),
   // POST /api/calls/end waits this long for the call's workflow to end the call; a workflow that
   // cannot (no worker, a task failing on every attempt) is then terminated and the call failed.
   CALL_END_TIMEOUT_SECS: z.coerce.number().positive().max(3600).default(30),

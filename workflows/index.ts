@@ -4,3 +4,4 @@ export { webhookDeliveryWorkflow } from './webhook-workflow';
 export { callAnalysisWorkflow } from './analysis-workflow';
 export { testRunWorkflow } from './test-run-workflow';
 export { testAttemptWorkflow } from './test-attempt-workflow';
+export { campaignWorkflow } from './campaign-workflow';

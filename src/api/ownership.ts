@@ -14,3 +14,10 @@ async function ownerOf(model: Database['models']['Agent'] | Database['models']['
 
 export const ownedAgent = (db: Database): Owned => ({ what: 'agent', owner: (params: { agent_id: string }) => ownerOf(db.models.Agent, params.agent_id) });
 export const ownedTool = (db: Database): Owned => ({ what: 'tool', owner: (params: { tool_id: string }) => ownerOf(db.models.Tool, params.tool_id) });
+export const ownedCampaign = (db: Database): Owned => ({
+  what: 'campaign',
+  owner: async (params: { campaign_id: string }) => {
+    const row = await db.models.Campaign.findByPk(params.campaign_id, { attributes: ['owner_id'] });
+    return row ? ((row.get('owner_id') as string | null) ?? null) : undefined;
+  },
+});

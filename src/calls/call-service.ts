@@ -48,6 +48,8 @@ export class CallError extends Error {
 }
 
 export interface StartCallRequest {
+  /** The call's id when the caller chose it (a campaign attempt's deterministic id); default random. */
+  callId?: string;
   agentName: string;
   /** The agent's snapshot when the caller has loaded it already (not loaded again). */
   agent?: AgentSnapshot;
@@ -108,7 +110,7 @@ export async function startCall(deps: CallDeps, req: StartCallRequest): Promise<
   const { db, temporal, config } = deps;
   const agent = req.agent ?? (await loadAgentSnapshot(db, req.agentName));
   if (!agent) throw new CallError(404, `Agent ${req.agentName} not found`);
-  const callId = crypto.randomUUID();
+  const callId = req.callId ?? crypto.randomUUID();
   const workflowId = callWorkflowId(callId);
   const customParameters = req.customParameters ?? {};
   const row = {

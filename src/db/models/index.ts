@@ -2,6 +2,7 @@ import type { Sequelize } from 'sequelize';
 import { defineAgentModels } from './agents';
 import { defineAgentTestModels } from './agent-tests';
 import { defineCallModels } from './calls';
+import { defineCampaignModels } from './campaigns';
 import { definePublishableKeyModels } from './publishable-keys';
 import { defineTelephonyModels } from './telephony';
 import { defineToolModels } from './tools';
@@ -16,6 +17,7 @@ export function defineModels(sequelize: Sequelize) {
     ...defineCallModels(sequelize),
     ...defineAgentTestModels(sequelize),
     ...definePublishableKeyModels(sequelize),
+    ...defineCampaignModels(sequelize),
   };
 }
 
@@ -23,6 +25,7 @@ export type Models = ReturnType<typeof defineModels>;
 export * from './agents';
 export * from './agent-tests';
 export * from './calls';
+export * from './campaigns';
 export * from './publishable-keys';
 export * from './telephony';
 export * from './tools';

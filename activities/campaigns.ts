@@ -1,0 +1,27 @@
+/**
+ * The campaign workflow's activities (workflows/campaign-workflow.ts): a step (read outcomes,
+ * decide the next attempts) and dialling one attempt. Both are safe to retry: decisions and
+ * dials are keyed by the attempt's deterministic id (src/campaigns/attempt-id.ts).
+ */
+import { Context } from '@temporalio/activity';
+import { campaignTick, type TickResult } from '../src/campaigns/tick';
+import { dialAttempt, type DialResult } from '../src/campaigns/dial';
+import { loadTelephonySettings } from '../src/providers/telephony/settings-store';
+import { resolveSecrets } from '../src/security/local-secrets';
+import type { ActivityDeps } from './index';
+
+export function createCampaignActivities(deps: ActivityDeps) {
+  let jwtSecret: string | undefined;
+  return {
+    async campaignStep(input: { campaignId: string; nowMs: number }): Promise<TickResult> {
+      const settings = await loadTelephonySettings(deps.db, deps.box);
+      return campaignTick(deps.db, settings, input.campaignId, new Date(input.nowMs), deps.config.CAMPAIGN_POLL_MS);
+    },
+    async campaignDial(input: { attemptId: string }): Promise<DialResult> {
+      // The stream token's key: the same secret the API signs with (JWT_SECRET or DATA_DIR's).
+      jwtSecret ??= resolveSecrets(deps.config).jwtSecret;
+      const temporal = Context.current().client;
+      return dialAttempt({ ...deps, temporal, jwtSecret }, input.attemptId);
+    },
+  };
+}

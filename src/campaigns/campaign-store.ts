@@ -1,0 +1,178 @@
+/**
+ * Campaigns in PostgreSQL: writing an uploaded contact list (invalid rows kept with their line,
+ * duplicates merged, do-not-call numbers marked never to dial), progress counts, the JSON shape.
+ */
+import crypto from 'node:crypto';
+import { Op, QueryTypes } from 'sequelize';
+import { plainAll, type Database } from '../db/database';
+import { CONTACT_STATES, type CampaignRow, type ContactState } from '../db/models/campaigns';
+import { ContactListError, csvRows, parseContacts, type RejectedRow } from './contacts';
+
+export interface ContactsUpload {
+  contacts?: Array<Record<string, unknown>>;
+  contacts_csv?: string;
+  default_country?: string;
+}
+
+export interface UploadSummary {
+  added: number;
+  duplicates: number;
+  skipped_dnc: number;
+  invalid: RejectedRow[];
+  invalid_count: number;
+}
+
+const CHUNK = 500;
+const SHOWN_INVALID = 100;
+const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Rows of the upload, each with its line: CSV lines count the header as 1, JSON rows from 1. */
+export function uploadRows(upload: ContactsUpload): Array<{ line: number; row: Record<string, unknown> }> {
+  if (upload.contacts && upload.contacts_csv !== undefined) throw new ContactListError('give contacts or contacts_csv, not both');
+  const rows = upload.contacts_csv !== undefined ? csvRows(upload.contacts_csv) : (upload.contacts ?? []).map((row, i) => ({ line: i + 1, row }));
+  for (const { row } of rows.slice(0, 1)) {
+    const bad = Object.keys(row).find((k) => !PARAM_NAME.test(k));
+    if (bad) throw new ContactListError(`contacts: column ${JSON.stringify(bad)}: names are letters, digits and _`);
+  }
+  return rows;
+}
+
+/** Numbers of `phones` on the owner's or the global do-not-call list. */
+export async function onDoNotCall(db: Database, ownerId: string | null, phones: string[]): Promise<Set<string>> {
+  if (!phones.length) return new Set();
+  const owners = [{ owner_id: null }, ...(ownerId ? [{ owner_id: ownerId }] : [])];
+  const rows = await db.models.DoNotCall.findAll({ where: { phone_number: phones, [Op.or]: owners }, attributes: ['phone_number'] });
+  return new Set(rows.map((r) => r.get('phone_number') as string));
+}
+
+export async function storeContacts(db: Database, campaign: Pick<CampaignRow, 'id' | 'owner_id' | 'timezone' | 'default_country'>, upload: ContactsUpload): Promise<UploadSummary> {
+  const parsed = parseContacts(uploadRows(upload), upload.default_country ?? campaign.default_country);
+  const { CampaignContact } = db.models;
+  const before = await CampaignContact.count({ where: { campaign_id: campaign.id, state: { [Op.ne]: 'invalid' } } });
+  let skippedDnc = 0;
+  const now = new Date();
+  for (let i = 0; i < parsed.contacts.length; i += CHUNK) {
+    const chunk = parsed.contacts.slice(i, i + CHUNK);
+    const dnc = await onDoNotCall(db, campaign.owner_id, chunk.map((c) => c.phone));
+    skippedDnc += chunk.filter((c) => dnc.has(c.phone)).length;
+    await CampaignContact.bulkCreate(
+      chunk.map((c) => ({
+        id: crypto.randomUUID(),
+        campaign_id: campaign.id,
+        phone_number: c.phone,
+        timezone: c.timezone ?? campaign.timezone,
+        custom_parameters: c.customParameters,
+        state: (dnc.has(c.phone) ? 'skipped_dnc' : 'pending') as ContactState,
+        line: c.line,
+        created_at: now,
+        updated_at: now,
+      })),
+      // A number already in the campaign stays one contact (the partial unique index).
+      { ignoreDuplicates: true },
+    );
+  }
+  for (let i = 0; i < parsed.invalid.length; i += CHUNK) {
+    await CampaignContact.bulkCreate(
+      parsed.invalid.slice(i, i + CHUNK).map((r) => ({
+        id: crypto.randomUUID(),
+        campaign_id: campaign.id,
+        phone_number: r.phone.slice(0, 100),
+        timezone: campaign.timezone,
+        state: 'invalid' as const,
+        line: r.line,
+        error: r.error,
+        created_at: now,
+        updated_at: now,
+      })),
+    );
+  }
+  const after = await CampaignContact.count({ where: { campaign_id: campaign.id, state: { [Op.ne]: 'invalid' } } });
+  const inserted = after - before;
+  return {
+    added: inserted - skippedDnc,
+    duplicates: parsed.duplicates + (parsed.contacts.length - inserted),
+    skipped_dnc: skippedDnc,
+    invalid: parsed.invalid.slice(0, SHOWN_INVALID),
+    invalid_count: parsed.invalid.length,
+  };
+}
+
+export async function campaignProgress(db: Database, campaignId: string) {
+  const states = await db.sequelize.query<{ state: ContactState; n: string }>(
+    `SELECT state, count(*) AS n FROM campaign_contacts WHERE campaign_id = :campaignId GROUP BY state`,
+    { replacements: { campaignId }, type: QueryTypes.SELECT },
+  );
+  const [attempts] = await db.sequelize.query<{ total: string; in_flight: string; ended: string; answered: string }>(
+    `SELECT count(*) AS total, count(*) FILTER (WHERE state <> 'ended') AS in_flight, count(*) FILTER (WHERE state = 'ended') AS ended,
+            count(*) FILTER (WHERE outcome = 'answered') AS answered
+     FROM campaign_attempts WHERE campaign_id = :campaignId`,
+    { replacements: { campaignId }, type: QueryTypes.SELECT },
+  );
+  const byState = Object.fromEntries(CONTACT_STATES.map((s) => [s, 0])) as Record<ContactState, number>;
+  for (const s of states) byState[s.state] = Number(s.n);
+  const ended = Number(attempts.ended);
+  return {
+    contacts: Object.values(byState).reduce((a, b) => a + b, 0),
+    by_state: byState,
+    attempts: Number(attempts.total),
+    attempts_in_flight: Number(attempts.in_flight),
+    answered: Number(attempts.answered),
+    answer_rate: ended ? Number(attempts.answered) / ended : null,
+  };
+}
+
+const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+
+export async function campaignJson(db: Database, c: CampaignRow) {
+  return {
+    id: c.id,
+    name: c.name,
+    agent_name: c.agent_name,
+    provider: c.provider,
+    from_number: c.from_number,
+    status: c.status,
+    status_reason: c.status_reason,
+    timezone: c.timezone,
+    default_country: c.default_country,
+    schedule: c.schedule,
+    pacing: c.pacing,
+    retry: c.retry,
+    stop_rule: c.stop_rule,
+    workflow_id: c.workflow_id,
+    created_at: iso(c.created_at)!,
+    started_at: iso(c.started_at),
+    ended_at: iso(c.ended_at),
+    progress: await campaignProgress(db, c.id),
+  };
+}
+
+export async function contactPage(db: Database, campaignId: string, q: { state?: ContactState; page: number; page_size: number }) {
+  const where = { campaign_id: campaignId, ...(q.state ? { state: q.state } : {}) };
+  const { rows, count } = await db.models.CampaignContact.findAndCountAll({
+    where,
+    order: [['line', 'ASC'], ['created_at', 'ASC'], ['id', 'ASC']],
+    limit: q.page_size,
+    offset: (q.page - 1) * q.page_size,
+  });
+  const contacts = plainAll(rows);
+  const attempts = contacts.length
+    ? plainAll(await db.models.CampaignAttempt.findAll({ where: { contact_id: contacts.map((c) => c.id) }, order: [['attempt', 'ASC']] }))
+    : [];
+  return {
+    total: count,
+    contacts: contacts.map((c) => ({
+      id: c.id,
+      phone_number: c.phone_number,
+      timezone: c.timezone,
+      custom_parameters: c.custom_parameters,
+      state: c.state,
+      attempts: c.attempts,
+      next_attempt_at: iso(c.next_attempt_at),
+      last_outcome: c.last_outcome,
+      last_call_id: c.last_call_id,
+      line: c.line,
+      error: c.error,
+      calls: attempts.filter((a) => a.contact_id === c.id && a.state !== 'decided').map((a) => ({ attempt: a.attempt, call_id: a.id, outcome: a.outcome })),
+    })),
+  };
+}
