@@ -19,7 +19,7 @@ import { GatewayLost, LlmUnavailable, SpeechUnavailable, VoiceChannel } from './
 import { isFinal } from './call-status';
 import { hangUpProviderCall } from './provider-hangup';
 import { initialNode, trimHistory } from './conversation';
-import { isBackchannel } from '../src/shared/turn-policy';
+import { isBackchannel, turnPolicyOf } from '../src/shared/turn-policy';
 import { CallMediaSession } from './call-media-session';
 import { runLimits } from './turn-arming';
 import { plannedAnalysis, runPostCallAnalysis } from './post-call-analysis';
@@ -186,7 +186,7 @@ export class CallSession extends CallMediaSession {
   private async onUtterance(u: Utterance): Promise<void> {
     this.noteUtteranceSeq(u.seq);
     this.recordGatewayEvents(u.events);
-    const backchannel = isBackchannel(u, this.input.agent.pipeline.min_words);
+    const backchannel = isBackchannel(u, turnPolicyOf(this.input.agent.pipeline, this.input.agent.stt.language));
     // An armed turn's reply already played: the caller spoke before its events, so at the gateway's time.
     // utterance_seq: the gateway's number for it, which tells a live stream which turns a run still holds.
     const data = { text: u.text, ...(u.seq !== undefined ? { utterance_seq: u.seq } : {}), ...(backchannel ? { backchannel: true } : {}) };

@@ -9,14 +9,15 @@
  * emitted after ORPHAN_WAIT_MS) — an utterance is never dropped, and empty text never emitted.
  * Speech resuming before the final arrives continues the same turn.
  *
- * Barge-in, while the agent is speaking, follows the turn policy (src/shared/turn-policy.ts),
- * applied to the caller's transcript (finals + interim) of this turn as it grows, at the latest
- * when the turn completes. A turn that overlapped the agent, did not interrupt it and ended while
+ * Barge-in, while the agent is speaking, follows the call's turn policy (src/shared/turn-policy/:
+ * interruption words, backchannel phrases, min_words, in the agent's language), applied to the
+ * caller's transcript (finals + interim) of this turn as it grows, at the latest when the turn
+ * completes. A turn that overlapped the agent, did not interrupt it and ended while
  * the agent was still speaking is reported `duringAgentSpeech` (the policy's backchannel
  * candidate: "uh-huh"); one that outlasted the agent's speech is a normal turn.
  */
 import type { SttTranscript } from '../providers/stt/types';
-import { interruptsAgent, interruptsOnSpeechStart } from '../shared/turn-policy';
+import { interruptsAgent, interruptsOnSpeechStart, turnPolicyOf, type TurnPolicy } from '../shared/turn-policy';
 import type { VadEvent } from './vad/vad-analyzer';
 
 /** Longest wait for a streaming STT's final after the VAD said the caller stopped (an adapter may ask for longer). */
@@ -68,10 +69,15 @@ export class TurnDetector {
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
 
+  private readonly policy: TurnPolicy;
+
+  /** `policy`: the call's (turnPolicyOf); a bare min_words for the built-in phrases of every language. */
   constructor(
-    private readonly minWords: number,
+    policy: TurnPolicy | number,
     private readonly hooks: TurnDetectorHooks,
-  ) {}
+  ) {
+    this.policy = typeof policy === 'number' ? turnPolicyOf({ min_words: policy }) : policy;
+  }
 
   /** True between VAD speech start and the turn's completion. */
   get inTurn(): boolean {
@@ -86,7 +92,7 @@ export class TurnDetector {
       this.phase = 'speaking';
       if (this.hooks.agentSpeaking()) {
         this.overlapped = true;
-        if (interruptsOnSpeechStart(this.minWords)) this.interrupt();
+        if (interruptsOnSpeechStart(this.policy)) this.interrupt();
         else this.checkWords();
       }
       return;
@@ -132,7 +138,7 @@ export class TurnDetector {
    * without this the agent would talk over the caller until their turn ends.
    */
   onAgentSpeech(): void {
-    if (this.closed || this.phase !== 'speaking' || !interruptsOnSpeechStart(this.minWords)) return;
+    if (this.closed || this.phase !== 'speaking' || !interruptsOnSpeechStart(this.policy)) return;
     this.overlapped = true;
     this.interrupt();
   }
@@ -144,8 +150,8 @@ export class TurnDetector {
   }
 
   private checkWords(): void {
-    if (this.interrupted || interruptsOnSpeechStart(this.minWords) || !this.overlapped || !this.hooks.agentSpeaking()) return;
-    if (interruptsAgent(`${this.finals.join(' ')} ${this.interim}`, this.minWords)) this.interrupt();
+    if (this.interrupted || interruptsOnSpeechStart(this.policy) || !this.overlapped || !this.hooks.agentSpeaking()) return;
+    if (interruptsAgent(`${this.finals.join(' ')} ${this.interim}`, this.policy)) this.interrupt();
   }
 
   private interrupt(): void {
@@ -160,7 +166,7 @@ export class TurnDetector {
     if (!text) text = this.interim;
     if (wasFinalizing && text && this.overlapped && !this.interrupted && this.hooks.agentSpeaking()) {
       // The final transcript may be what first shows min_words.
-      if (!interruptsOnSpeechStart(this.minWords) && interruptsAgent(text, this.minWords)) this.interrupt();
+      if (!interruptsOnSpeechStart(this.policy) && interruptsAgent(text, this.policy)) this.interrupt();
     }
     const duringAgentSpeech = this.overlapped && !this.interrupted && this.hooks.agentSpeaking();
     const turn: CompletedTurn = {
