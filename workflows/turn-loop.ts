@@ -8,7 +8,7 @@
  */
 import { allHandlersFinished, condition, continueAsNew, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { isBackchannel } from '../src/shared/turn-policy';
+import { isBackchannel, turnPolicyOf, type TurnPolicy } from '../src/shared/turn-policy';
 import type { CallWorkflowInput, RunTurn } from './call-definitions';
 import type { CallContext, CallSummary } from './call-context';
 import type { CallInbox } from './call-inbox';
@@ -66,12 +66,16 @@ export class TurnLoop {
     this.arming!.arm(request, utteranceId, { afterSeq: this.inbox.lastSeq, afterSpeech, carryOn });
   }
 
+  private policy: TurnPolicy | undefined;
+
   /** One utterance: a backchannel is recorded only; anything else is a turn of the agent. */
   private async answer(u: Utterance): Promise<void> {
     const { ctx } = this;
     this.inbox.noteSeq(u.seq);
     ctx.recordGatewayEvents(u.events);
-    const backchannel = isBackchannel(u, ctx.input.agent.pipeline.min_words);
+    // The agent's policy in its language, with its own phrases: the same the gateway judged by.
+    this.policy ??= turnPolicyOf(ctx.input.agent.pipeline, ctx.input.agent.stt.language);
+    const backchannel = isBackchannel(u, this.policy);
     // An armed turn's reply already played: the caller spoke before its events, so at the gateway's time.
     // utterance_seq: the gateway's number for it, which tells a live stream which turns a run still holds.
     const data = { text: u.text, ...(u.seq !== undefined ? { utterance_seq: u.seq } : {}), ...(backchannel ? { backchannel: true } : {}) };

@@ -10,7 +10,7 @@
 import { DEFAULT_LLM_MODELS, LLM_PROVIDER_NAMES } from '../providers/llm/registry';
 import { STT_PROVIDER_NAMES } from '../providers/stt/registry';
 import { TTS_PROVIDER_NAMES } from '../providers/tts/registry';
-import { DEFAULT_MIN_WORDS } from './turn-policy';
+import { DEFAULT_DICTATION_WAIT_SECS, DEFAULT_MIN_WORDS, NO_EXTRA_PHRASES, type PhraseSettings } from './turn-policy';
 
 export const STT_PROVIDERS: readonly string[] = STT_PROVIDER_NAMES;
 export const LLM_PROVIDERS: readonly string[] = LLM_PROVIDER_NAMES;
@@ -69,6 +69,12 @@ export const PIPELINE_DEFAULTS = {
   vad_stop_secs: 0.2,
   vad_min_volume: 0.4,
   min_words: DEFAULT_MIN_WORDS,
+  /** Backchannels ("uh-huh", "haan ji") added to or replacing the built-in ones of the agent's language (docs/media-gateway.md#backchannels). */
+  backchannel_phrases: NO_EXTRA_PHRASES as PhraseSettings,
+  /** Interruption words ("stop", "ruko") added to or replacing the built-in ones. */
+  interrupt_phrases: NO_EXTRA_PHRASES as PhraseSettings,
+  /** The caller's silence that ends a turn in the middle of dictating a number or an e-mail (docs/media-gateway.md#end-of-turn). */
+  dictation_wait_secs: DEFAULT_DICTATION_WAIT_SECS,
   /** Keypresses: a pause this long ends the caller's input (docs/phone-operations.md). */
   dtmf_timeout_secs: 2,
   /** Keypresses: this many keys end the caller's input. */

@@ -160,6 +160,10 @@ describe('POST /api/agents', () => {
       [{ name: 'ok', pipeline_settings: { idle_warn_secs: -1 } }, /^pipeline_settings\.idle_warn_secs: /],
       [{ name: 'ok', pipeline_settings: { min_words: 0 } }, /^pipeline_settings\.min_words: /],
       [{ name: 'ok', pipeline_settings: { min_words: 2.5 } }, /^pipeline_settings\.min_words: /],
+      [{ name: 'ok', pipeline_settings: { backchannel_phrases: { mode: 'merge', phrases: [] } } }, /^pipeline_settings\.backchannel_phrases\.mode: /],
+      [{ name: 'ok', pipeline_settings: { interrupt_phrases: { phrases: [''] } } }, /^pipeline_settings\.interrupt_phrases\.phrases\.0: /],
+      [{ name: 'ok', pipeline_settings: { interrupt_phrases: ['stop'] } }, /^pipeline_settings\.interrupt_phrases: /],
+      [{ name: 'ok', pipeline_settings: { dictation_wait_secs: 0 } }, /^pipeline_settings\.dictation_wait_secs: /],
       [{ name: 'ok', pipeline_settings: { idle_warn_secs: 50, idle_end_secs: 50 } }, /^pipeline_settings\.idle_end_secs: must be greater than idle_warn_secs/],
       [{ name: 'ok', pipeline_settings: { idle_warn_secs: 60 } }, /^pipeline_settings\.idle_end_secs: /],
       [{ name: 'ok', stt_mode: 'translate' }, /^stt_mode: only allowed when stt_provider is sarvam/],
@@ -231,10 +235,10 @@ describe('PATCH /api/agents/{agent_id}', () => {
       name: 'patchy',
       llm_settings: { temperature: 0.2, max_tokens: 100 },
       stt_settings: { punctuate: true, diarize: false },
-      pipeline_settings: { min_words: 2 },
+      pipeline_settings: { min_words: 2, backchannel_phrases: { phrases: ['sab theek'] } },
     });
     const res = await h.request('PATCH', `/api/agents/${a.id}`, {
-      body: { pipeline_settings: { idle_warn_secs: 5 }, llm_settings: { temperature: 1.5 }, stt_settings: { diarize: true, model_tier: 'x' } },
+      body: { pipeline_settings: { idle_warn_secs: 5, interrupt_phrases: { mode: 'replace', phrases: ['halt'] } }, llm_settings: { temperature: 1.5 }, stt_settings: { diarize: true, model_tier: 'x' } },
     });
     expect(res.status).toBe(200);
     expect(res.body.pipeline_settings).toEqual({
@@ -245,6 +249,9 @@ describe('PATCH /api/agents/{agent_id}', () => {
       vad_stop_secs: 0.2,
       vad_min_volume: 0.4,
       min_words: 2,
+      backchannel_phrases: { mode: 'add', phrases: ['sab theek'] },
+      interrupt_phrases: { mode: 'replace', phrases: ['halt'] },
+      dictation_wait_secs: 1.2,
       dtmf_timeout_secs: 2,
       dtmf_max_digits: 32,
     });
@@ -254,10 +261,12 @@ describe('PATCH /api/agents/{agent_id}', () => {
     expect(res.body.prompt).toBe(a.prompt);
 
     const second = await h.request('PATCH', `/api/agents/${a.id}`, {
-      body: { pipeline_settings: { min_words: null }, llm_settings: { max_tokens: null }, stt_settings: { punctuate: null }, greeting: 'Hi' },
+      body: { pipeline_settings: { min_words: null, interrupt_phrases: null }, llm_settings: { max_tokens: null }, stt_settings: { punctuate: null }, greeting: 'Hi' },
     });
     expect(second.status).toBe(200);
     expect(second.body.pipeline_settings.min_words).toBe(3);
+    expect(second.body.pipeline_settings.interrupt_phrases).toEqual({ mode: 'add', phrases: [] });
+    expect(second.body.pipeline_settings.backchannel_phrases).toEqual({ mode: 'add', phrases: ['sab theek'] });
     expect(second.body.llm_settings).toEqual({ temperature: 1.5 });
     expect(second.body.stt_settings).toEqual({ diarize: true, model_tier: 'x' });
     expect(second.body.greeting).toBe('Hi');

@@ -38,7 +38,7 @@ async function buildFlowAgent(name: string) {
       greeting: 'Hi {{first_name}}!',
       llm_provider: 'groq',
       llm_settings: { temperature: 0.4 },
-      pipeline_settings: { min_words: 1 },
+      pipeline_settings: { min_words: 1, backchannel_phrases: { mode: 'replace', phrases: ['roger'] }, dictation_wait_secs: 1.5 },
       pre_call_tool_ids: [crm.id],
       tool_ids: [notes.id],
       context_variables: { first_name: { type: 'string', description: 'first name' } },
@@ -89,7 +89,7 @@ describe('GET /api/agents/{agent_id}/export', () => {
       llm_model: 'llama-3.1-8b-instant',
       pre_call_tool_ids: [crm.id],
       tool_ids: [notes.id],
-      pipeline_settings: { min_words: 1, idle_warn_secs: 25 },
+      pipeline_settings: { min_words: 1, idle_warn_secs: 25, backchannel_phrases: { mode: 'replace', phrases: ['roger'] }, dictation_wait_secs: 1.5 },
     });
     expect(bundle.tools.map((t: any) => t.name).sort()).toEqual([book.name, crm.name, notes.name].sort());
     expect(bundle.tools.find((t: any) => t.name === crm.name)).toEqual({
@@ -141,6 +141,7 @@ describe('POST /api/agents/import', () => {
     expect(res.body.tools_without_secrets).toEqual([]);
     expect(res.body.flow_nodes_count).toBe(3);
     expect(res.body.agent).toMatchObject({ name: 'travelling', version: 1, flow_nodes_count: 3, total_calls: 0 });
+    expect(res.body.agent.pipeline_settings).toEqual(bundle.agent.pipeline_settings);
     expect(res.body.agent).not.toHaveProperty('webhook_secret');
     const stored = await target.db.models.Agent.findByPk(res.body.agent.id);
     expect(target.box.decrypt(stored!.get('webhook_secret_encrypted') as string)).toMatch(/^whsec_/);

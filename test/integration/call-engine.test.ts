@@ -4,6 +4,7 @@
  * receiver): a freeform agent's turns, tools and end, and the idle timers. Flow agents, the agent
  * snapshot, client-managed calls and outgoing webhooks are in call-engine-flows.test.ts.
  */
+import { PIPELINE_DEFAULTS } from '../../src/shared/catalog';
 import { callWorkflowId, utteranceSignal } from '../../workflows/call-definitions';
 import type { FakeReply } from '../fakes/openai-server';
 import { createAgent, createTool, eventually } from '../support/fixtures';
@@ -200,6 +201,32 @@ describe('freeform agent', () => {
       ['agent_spoke', 'Sure.', false],
     ]);
     expect(llm.requests.length).toBe(1);
+    await hangUp(call_id);
+  });
+
+  it("judges backchannels by meaning in the agent's language, with its own phrases", async () => {
+    await createAgent(h.db, h.box, {
+      name: 'backchannel-hindi',
+      stt_language: 'hi-IN',
+      pipeline_settings: { ...PIPELINE_DEFAULTS, min_words: 3, backchannel_phrases: { mode: 'add', phrases: ['sab badhiya'] } },
+    });
+    llm.setResponder(() => ({ content: 'Ji.' }));
+    const { call_id } = await startText('backchannel-hindi');
+    const handle = h.temporal.workflow.getHandle(callWorkflowId(call_id));
+    await handle.signal(utteranceSignal, { text: 'haan ji, theek hai', duringAgentSpeech: true });
+    await handle.signal(utteranceSignal, { text: 'sab badhiya', duringAgentSpeech: true });
+    await handle.signal(utteranceSignal, { text: 'ruko', duringAgentSpeech: true });
+    const spoke = await eventually(async () => {
+      const list = (await events(call_id)).filter((e) => e.event_type === 'user_spoke' || e.event_type === 'agent_spoke');
+      return list.length >= 4 ? list : null;
+    });
+    // Four words of assent are a backchannel; "ruko" (stop) is a turn, answered.
+    expect(spoke.map((e) => [e.event_type, e.data.text, e.data.backchannel ?? false])).toEqual([
+      ['user_spoke', 'haan ji, theek hai', true],
+      ['user_spoke', 'sab badhiya', true],
+      ['user_spoke', 'ruko', false],
+      ['agent_spoke', 'Ji.', false],
+    ]);
     await hangUp(call_id);
   });
 });

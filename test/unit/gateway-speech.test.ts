@@ -262,13 +262,28 @@ describe('turn detection', () => {
     expect(calls.turns[0]).toMatchObject({ text: 'Stop.', duringAgentSpeech: false });
   });
 
-  it('barges in once the transcript reaches min_words; fewer words over the agent are a backchannel', () => {
+  it('barges in once the transcript reaches min_words, or at an interruption word; fewer words over the agent are a backchannel', () => {
     const a = detector(3, true);
     a.d.onVad(started);
-    a.d.onTranscript(transcript('no wait', { isFinal: false }));
+    a.d.onTranscript(transcript('I think', { isFinal: false }));
     expect(a.calls.bargeIns).toBe(0);
-    a.d.onTranscript(transcript('no wait please', { isFinal: false }));
+    a.d.onTranscript(transcript('I think so', { isFinal: false }));
     expect(a.calls.bargeIns).toBe(1);
+
+    // "Stop," as the first interim: at once, not at the third word.
+    const s = detector(3, true);
+    s.d.onVad(started);
+    s.d.onTranscript(transcript('Stop,', { isFinal: false }));
+    expect(s.calls.bargeIns).toBe(1);
+
+    // Assent of any length is a backchannel.
+    const h = detector(3, true);
+    h.d.onVad(started);
+    h.d.onTranscript(transcript('haan ji, theek hai', { isFinal: false }));
+    h.d.onVad(stopped);
+    h.d.onTranscript(transcript('haan ji, theek hai', { fromFinalize: true }));
+    expect(h.calls.bargeIns).toBe(0);
+    expect(h.calls.turns[0]).toMatchObject({ text: 'haan ji, theek hai', duringAgentSpeech: true });
 
     const b = detector(3, true);
     b.d.onVad(started);

@@ -42,6 +42,12 @@ const providerName = (names: readonly string[]) =>
     .meta({ enum: names });
 const sttModeText = () => `only for the stt_provider that offers it (${sttModeProviders().join(', ')})`;
 
+/** An agent's own phrases (`backchannel_phrases`, `interrupt_phrases`). */
+const phraseSettings = strictObject({
+  mode: z.enum(['add', 'replace']).default('add').describe('add: besides the built-in phrases; replace: instead of them'),
+  phrases: z.array(z.string().trim().min(1).max(100)).max(200).describe('matched ignoring case and punctuation, as whole words'),
+});
+
 /** Every field of `pipeline_settings` with its rule (defaults come from PIPELINE_DEFAULTS). */
 const pipelineFields = {
   idle_warn_secs: z.number().positive().max(MAX_IDLE_SECS).describe('seconds of silence before the agent prompts the user'),
@@ -51,6 +57,17 @@ const pipelineFields = {
   vad_stop_secs: z.number().positive().max(MAX_VAD_WINDOW_SECS).describe('seconds of silence to end a user turn'),
   vad_min_volume: z.number().min(0).max(1).describe('minimum volume counted as speech'),
   min_words: z.number().int().min(1).max(50).describe('minimum words before the LLM processes a turn'),
+  backchannel_phrases: phraseSettings.describe(
+    'backchannels ("uh-huh", "haan ji"): never interrupt the agent, never answered. mode add: besides the built-in ones of the agent\'s stt_language and English; replace: instead of them (docs/media-gateway.md#backchannels)',
+  ),
+  interrupt_phrases: phraseSettings.describe(
+    'words that interrupt the agent at once, whatever min_words ("stop", "ruko"). mode add: besides the built-in ones; replace: instead of them (docs/media-gateway.md#barge-in)',
+  ),
+  dictation_wait_secs: z
+    .number()
+    .positive()
+    .max(MAX_VAD_WINDOW_SECS)
+    .describe('seconds of silence that end a turn stopped in the middle of dictation (a number, an e-mail address, a trailing "and"); other turns end at vad_stop_secs (docs/media-gateway.md#end-of-turn)'),
   dtmf_timeout_secs: z.number().min(0.5).max(30).describe("seconds without a keypress that end the caller's keypad input (# ends it at once)"),
   dtmf_max_digits: z.number().int().min(1).max(64).describe("keypresses that end the caller's keypad input on their own"),
 };
@@ -90,7 +107,7 @@ const transferDestinations = z
 
 function agentShape(toolRef: z.ZodType<string>) {
   const pipeline = Object.fromEntries(
-    (Object.keys(pipelineFields) as PipelineKey[]).map((k) => [k, pipelineFields[k].default(PIPELINE_DEFAULTS[k])]),
+    (Object.keys(pipelineFields) as PipelineKey[]).map((k) => [k, (pipelineFields[k] as z.ZodType).default(PIPELINE_DEFAULTS[k])]),
   ) as { [K in PipelineKey]: z.ZodDefault<(typeof pipelineFields)[K]> };
   return {
     name: AgentName.describe('unique slug; used in inbound webhook URLs and as agent_name in call requests'),

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import { toPcm16, type AudioFormat } from '../../audio/format';
 import type { Logger } from '../../shared/logger';
-import { interruptsOnSpeechStart, minWordsOf } from '../../shared/turn-policy';
+import { interruptsOnSpeechStart, turnPolicyOf } from '../../shared/turn-policy';
 import { ApplicationFailure } from '@temporalio/common';
 import { DTMF_DIGITS, dtmfAudio } from '../../audio/dtmf';
 import type { EndReason, GatewayEvent, SendDtmfResult, SpeechOutcome } from '../../../workflows/call-definitions';
@@ -113,6 +113,7 @@ export class CallMedia {
     const { runJournal } = opts;
     this.delivery = new UtteranceDelivery(this.reports, {
       conversation: this.conversation,
+      policy: turnPolicyOf(opts.voice.pipeline, opts.voice.stt.language),
       ...(llm ? { answerAlone: (req) => runVoiceTurn(this, llm(req.provider), req, neverCancelled) } : {}),
       heardWhole: (id) => this.speech.heardWhole(id),
       ...(opts.runsTurns ? { runsTurns: opts.runsTurns } : {}),
@@ -123,8 +124,9 @@ export class CallMedia {
 
     // Caller audio in: VAD and STT feed the turn detector, which decides barge-ins and utterances.
     const pipeline = opts.voice.pipeline;
-    const minWords = minWordsOf(pipeline);
-    this.turns = new TurnDetector(minWords, {
+    // The turn policy in the agent's language with its own phrases, built once for the call.
+    const policy = turnPolicyOf(pipeline, opts.voice.stt.language);
+    this.turns = new TurnDetector(policy, {
       agentSpeaking: () => this.speech.playback.speaking,
       // A goodbye before the gateway hangs up is heard to its end: cut short, the caller would
       // hear half a sentence and then the line drop.
@@ -167,7 +169,7 @@ export class CallMedia {
     const { out } = opts;
     // Only when speech start alone interrupts (the turn policy): holding for every backchannel
     // onset would chop the agent's speech.
-    const holdsOnSpeechStart = interruptsOnSpeechStart(minWords);
+    const holdsOnSpeechStart = interruptsOnSpeechStart(policy);
     this.speech = new SpeechOut({
       callId,
       format,

@@ -9,14 +9,21 @@
  * emitted after ORPHAN_WAIT_MS) — an utterance is never dropped, and empty text never emitted.
  * Speech resuming before the final arrives continues the same turn.
  *
- * Barge-in, while the agent is speaking, follows the turn policy (src/shared/turn-policy.ts),
- * applied to the caller's transcript (finals + interim) of this turn as it grows, at the latest
- * when the turn completes. A turn that overlapped the agent, did not interrupt it and ended while
+ * End of turn: a turn whose words stop in the middle of dictation (a number, an e-mail address,
+ * a trailing "and"; the policy's end-of-turn judge says so) is held open after its final until
+ * the caller has been silent `dictation_wait_secs` in all, counted from the VAD's stop: speech
+ * resuming within it (the VAD's next speech_started) continues the same turn. Other turns end
+ * at the VAD's stop as before.
+ *
+ * Barge-in, while the agent is speaking, follows the call's turn policy (src/shared/turn-policy/:
+ * interruption words, backchannel phrases, min_words, in the agent's language), applied to the
+ * caller's transcript (finals + interim) of this turn as it grows, at the latest when the turn
+ * completes. A turn that overlapped the agent, did not interrupt it and ended while
  * the agent was still speaking is reported `duringAgentSpeech` (the policy's backchannel
  * candidate: "uh-huh"); one that outlasted the agent's speech is a normal turn.
  */
 import type { SttTranscript } from '../../providers/stt/types';
-import { interruptsAgent, interruptsOnSpeechStart } from '../../shared/turn-policy';
+import { interruptsAgent, interruptsOnSpeechStart, ruleEndOfTurn, turnPolicyOf, type EndOfTurnJudge, type TurnPolicy } from '../../shared/turn-policy';
 import type { VadEvent } from '../vad/vad-analyzer';
 
 /** Longest wait for a streaming STT's final after the VAD said the caller stopped (an adapter may ask for longer). */
@@ -67,11 +74,25 @@ export class TurnDetector {
   private vadDecidedPerf: number | null = null;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Held open for more dictation (see the header); `heldFinalPerf`: when the final that would have ended it came. */
+  private holding = false;
+  private heldFinalPerf: number | null = null;
 
+  private readonly policy: TurnPolicy;
+  private readonly endOfTurn: EndOfTurnJudge;
+
+  /**
+   * `policy`: the call's (turnPolicyOf); a bare min_words for the built-in phrases of every
+   * language. `endOfTurn`: how long a turn's silence lasts before it ends (default: the policy's rules).
+   */
   constructor(
-    private readonly minWords: number,
+    policy: TurnPolicy | number,
     private readonly hooks: TurnDetectorHooks,
-  ) {}
+    endOfTurn?: EndOfTurnJudge,
+  ) {
+    this.policy = typeof policy === 'number' ? turnPolicyOf({ min_words: policy }) : policy;
+    this.endOfTurn = endOfTurn ?? ruleEndOfTurn(this.policy);
+  }
 
   /** True between VAD speech start and the turn's completion. */
   get inTurn(): boolean {
@@ -84,9 +105,11 @@ export class TurnDetector {
       this.clearTimer();
       if (this.phase === 'idle' && this.finals.length === 0) this.resetTurn();
       this.phase = 'speaking';
+      this.holding = false;
+      this.heldFinalPerf = null;
       if (this.hooks.agentSpeaking()) {
         this.overlapped = true;
-        if (interruptsOnSpeechStart(this.minWords)) this.interrupt();
+        if (interruptsOnSpeechStart(this.policy)) this.interrupt();
         else this.checkWords();
       }
       return;
@@ -116,7 +139,8 @@ export class TurnDetector {
       this.checkWords();
     } else if (this.phase === 'finalizing') {
       this.checkWords();
-      if (t.fromFinalize || t.speechFinal) this.complete(nowPerf, true);
+      // Held for dictation: the hold's timer ends the turn, unless the caller goes on.
+      if ((t.fromFinalize || t.speechFinal) && !this.holding) this.complete(nowPerf, true);
     } else if (text) {
       // No VAD turn: speech below the VAD's thresholds, or a final arriving after a turn timed out.
       // Never a barge-in (the VAD heard no speech), but over the agent it is a backchannel.
@@ -132,7 +156,7 @@ export class TurnDetector {
    * without this the agent would talk over the caller until their turn ends.
    */
   onAgentSpeech(): void {
-    if (this.closed || this.phase !== 'speaking' || !interruptsOnSpeechStart(this.minWords)) return;
+    if (this.closed || this.phase !== 'speaking' || !interruptsOnSpeechStart(this.policy)) return;
     this.overlapped = true;
     this.interrupt();
   }
@@ -144,8 +168,8 @@ export class TurnDetector {
   }
 
   private checkWords(): void {
-    if (this.interrupted || interruptsOnSpeechStart(this.minWords) || !this.overlapped || !this.hooks.agentSpeaking()) return;
-    if (interruptsAgent(`${this.finals.join(' ')} ${this.interim}`, this.minWords)) this.interrupt();
+    if (this.interrupted || interruptsOnSpeechStart(this.policy) || !this.overlapped || !this.hooks.agentSpeaking()) return;
+    if (interruptsAgent(`${this.finals.join(' ')} ${this.interim}`, this.policy)) this.interrupt();
   }
 
   private interrupt(): void {
@@ -158,9 +182,20 @@ export class TurnDetector {
     const wasFinalizing = this.phase === 'finalizing';
     let text = this.finals.join(' ').trim();
     if (!text) text = this.interim;
+    if (wasFinalizing && !this.holding && text && this.vadDecidedPerf !== null) {
+      // Mid-dictation: wait for more, `silenceMs` of silence in all (the VAD's stop already waited vad_stop_secs).
+      const holdMs = this.endOfTurn.silenceMs(text) - this.policy.vadStopMs - (nowPerf - this.vadDecidedPerf);
+      if (holdMs > 0) {
+        this.holding = true;
+        this.heldFinalPerf = viaFinal ? nowPerf : null;
+        this.arm(holdMs);
+        return;
+      }
+    }
+    const finalPerf = this.holding ? this.heldFinalPerf : viaFinal ? nowPerf : null;
     if (wasFinalizing && text && this.overlapped && !this.interrupted && this.hooks.agentSpeaking()) {
       // The final transcript may be what first shows min_words.
-      if (!interruptsOnSpeechStart(this.minWords) && interruptsAgent(text, this.minWords)) this.interrupt();
+      if (!interruptsOnSpeechStart(this.policy) && interruptsAgent(text, this.policy)) this.interrupt();
     }
     const duringAgentSpeech = this.overlapped && !this.interrupted && this.hooks.agentSpeaking();
     const turn: CompletedTurn = {
@@ -168,9 +203,11 @@ export class TurnDetector {
       duringAgentSpeech,
       speechEndPerf: wasFinalizing ? this.speechEndPerf : null,
       vadStopPerf: wasFinalizing ? this.vadStopPerf : null,
-      sttTtfbMs: viaFinal && wasFinalizing && this.vadDecidedPerf !== null ? Math.round(nowPerf - this.vadDecidedPerf) : null,
+      sttTtfbMs: finalPerf !== null && wasFinalizing && this.vadDecidedPerf !== null ? Math.round(finalPerf - this.vadDecidedPerf) : null,
     };
     this.phase = 'idle';
+    this.holding = false;
+    this.heldFinalPerf = null;
     this.resetTurn();
     if (text) this.hooks.utterance(turn);
   }

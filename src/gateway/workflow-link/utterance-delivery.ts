@@ -22,7 +22,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { ArmedTurnRequest, ArmedTurnResult, RunTurn, UtteranceSignal, VoiceTurnRequest, VoiceTurnResult } from '../../../workflows/call-definitions';
-import { isBackchannel } from '../../shared/turn-policy';
+import { isBackchannel, type TurnPolicy } from '../../shared/turn-policy';
 import { countTurnPath, type TurnPath } from '../../observability/metrics';
 import { epochMs } from './events';
 import { SpeechUnavailable } from '../speech/tts-link';
@@ -62,6 +62,8 @@ export interface DeliveryOptions {
   runsTurns?: () => boolean;
   /** Keeps a turn a run holds unreported where a dead gateway does not lose it (run-journal.ts); rejects if it could not. */
   journal?: (turn: RunTurn) => Promise<void>;
+  /** The call's turn policy (its language and phrases), as the workflow applies it; default: min_words alone over every language's phrases. */
+  policy?: TurnPolicy;
 }
 
 /** Arm ids remembered (disarmed early, or taken): a call has at most one or two in flight. */
@@ -95,6 +97,7 @@ export class UtteranceDelivery {
   private readonly heardWhole: (utteranceId: string) => boolean;
   private readonly runsTurns: () => boolean;
   private readonly journal?: (turn: RunTurn) => Promise<void>;
+  private readonly policy?: TurnPolicy;
 
   constructor(
     private readonly reports: Pick<WorkflowReports, 'events' | 'utterance'> & { outbox: { readonly stalled: boolean } },
@@ -105,6 +108,7 @@ export class UtteranceDelivery {
     this.heardWhole = options.heardWhole ?? (() => false);
     this.runsTurns = options.runsTurns ?? (() => true);
     this.journal = options.journal;
+    this.policy = options.policy;
   }
 
   get isArmed(): boolean {
@@ -208,7 +212,7 @@ export class UtteranceDelivery {
     if (!turn.duringAgentSpeech) this.counted(stale ? 'stale_plan' : 'armed');
     // Spoken over the agent: a run judges min_words as the workflow would; otherwise the workflow does.
     const minWords = armed.req.carryOn?.minWords;
-    const backchannel = turn.duringAgentSpeech && (minWords === undefined || isBackchannel(turn, minWords));
+    const backchannel = turn.duringAgentSpeech && (minWords === undefined || isBackchannel(turn, this.policy ? { ...this.policy, minWords } : minWords));
     if (backchannel || stale) {
       this.finish(armed, { utterance, thought: null, failure: null, events: [] });
       return;

@@ -5,6 +5,7 @@ import { IconAlertTriangle, IconPlus, IconTrash } from '@tabler/icons-react';
 import { EVENT_TYPES, LLM_PROVIDERS, STT_MODES, STT_PROVIDERS, TTS_PROVIDERS } from '../api/enums';
 import type { Tool } from '../api/types';
 import { PIPELINE_FIELDS, type AgentFormValues } from '../lib/agent-form';
+import { PHRASE_FIELDS } from '../lib/phrase-form';
 import { AnalysisFieldset } from './AnalysisFieldset';
 import { TransferFieldset } from './TransferFieldset';
 import { VoicemailFieldset } from './VoicemailFieldset';
@@ -95,6 +96,22 @@ export function AgentForm({ form, tools, warnings, isNew }: Props) {
         <SimpleGrid cols={{ base: 1, xs: 2, md: 4 }}>
           {PIPELINE_FIELDS.map((f) => (
             <NumberInput key={f.key} label={f.label} min={0} step={f.step} placeholder={byDefault} {...form.getInputProps(`pipeline.${f.key}`)} />
+          ))}
+        </SimpleGrid>
+        <SimpleGrid cols={{ base: 1, sm: 2 }} mt="sm">
+          {PHRASE_FIELDS.map((f) => (
+            <Stack key={f.key} gap={4}>
+              <Textarea label={f.label} description={f.description} autosize minRows={2} placeholder="one phrase a line" {...form.getInputProps(`phrases.${f.key}.text`)} />
+              <Select
+                aria-label={`${f.label}: mode`}
+                data={[
+                  { value: 'add', label: 'Add to the built-in ones' },
+                  { value: 'replace', label: 'Replace the built-in ones' },
+                ]}
+                allowDeselect={false}
+                {...form.getInputProps(`phrases.${f.key}.mode`)}
+              />
+            </Stack>
           ))}
         </SimpleGrid>
       </Fieldset>

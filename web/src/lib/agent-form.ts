@@ -6,11 +6,13 @@
 import type { Agent, AgentCreate } from '../api/types';
 import { analysisFormPath, analysisFormValues, analysisRequest, ANALYSIS_FORM_PATHS, type AnalysisFormValues } from './analysis-form';
 import { nearestField } from './field-errors';
+import { PHRASE_FIELDS, PHRASE_FORM_PATHS, phraseFormValues, phraseRequest, type PhraseFormValues, type PhraseKey } from './phrase-form';
 import { destinationFormPath, destinationRows, destinationsRequest, type DestinationRow } from './transfer-form';
 import { voicemailFormValues, voicemailRequest, VOICEMAIL_FORM_PATHS, type VoicemailFormValues } from './voicemail-form';
 
 type Pipeline = Agent['pipeline_settings'];
-export type PipelineKey = keyof Pipeline;
+/** The numeric pipeline settings (the phrase lists have their own form values: phrase-form.ts). */
+export type PipelineKey = Exclude<keyof Pipeline, PhraseKey>;
 
 /** Every pipeline setting with a label; the type check below fails the build when the API adds one. */
 export const PIPELINE_FIELDS = [
@@ -21,10 +23,11 @@ export const PIPELINE_FIELDS = [
   { key: 'vad_stop_secs', label: 'VAD stop (s)', step: 0.05 },
   { key: 'vad_min_volume', label: 'VAD minimum volume', step: 0.05 },
   { key: 'min_words', label: 'Minimum words to interrupt', step: 1 },
+  { key: 'dictation_wait_secs', label: 'Pause ending dictation (s)', step: 0.1 },
   { key: 'dtmf_timeout_secs', label: 'Keypad pause ends input (s)', step: 0.5 },
   { key: 'dtmf_max_digits', label: 'Keypad input max keys', step: 1 },
 ] as const satisfies ReadonlyArray<{ key: PipelineKey; label: string; step: number }>;
-type Unlisted = Exclude<PipelineKey, (typeof PIPELINE_FIELDS)[number]['key']>;
+type Unlisted = Exclude<keyof Pipeline, (typeof PIPELINE_FIELDS)[number]['key'] | (typeof PHRASE_FIELDS)[number]['key']>;
 const everyPipelineKeyListed: [Unlisted] extends [never] ? true : Unlisted = true;
 void everyPipelineKeyListed;
 
@@ -53,6 +56,7 @@ export interface AgentFormValues {
   tts_language: string;
   tts_settings: string;
   pipeline: Record<PipelineKey, number | string>;
+  phrases: Record<PhraseKey, PhraseFormValues>;
   tool_ids: string[];
   pre_call_tool_ids: string[];
   context_variables: ContextVariableRow[];
@@ -64,6 +68,8 @@ export interface AgentFormValues {
 }
 
 const json = (value: unknown) => (value && Object.keys(value).length ? JSON.stringify(value, null, 2) : '');
+const numericPipeline = (p: Partial<Pipeline> | undefined) =>
+  Object.fromEntries(PIPELINE_FIELDS.filter((f) => p?.[f.key] !== undefined).map((f) => [f.key, p![f.key] as number]));
 const emptyPipeline = () => Object.fromEntries(PIPELINE_FIELDS.map((f) => [f.key, ''])) as Record<PipelineKey, number | string>;
 
 /** Form values of a stored agent or a generated draft; an empty form for a new agent. */
@@ -87,7 +93,8 @@ export function toFormValues(agent?: Partial<AgentCreate> | Agent): AgentFormVal
     voice: a.voice ?? '',
     tts_language: a.tts_language ?? '',
     tts_settings: json(a.tts_settings),
-    pipeline: { ...emptyPipeline(), ...(a.pipeline_settings ?? {}) },
+    pipeline: { ...emptyPipeline(), ...numericPipeline(a.pipeline_settings) },
+    phrases: phraseFormValues(a.pipeline_settings),
     // Lists the API transforms (deduplicates) are `unknown` in its response schema.
     tool_ids: (a.tool_ids as string[] | undefined) ?? [],
     pre_call_tool_ids: (a.pre_call_tool_ids as string[] | undefined) ?? [],
@@ -153,10 +160,11 @@ export function toRequestBody(values: AgentFormValues, initial: AgentFormValues,
   if (values.max_tokens !== initial.max_tokens) llm.max_tokens = num(values.max_tokens);
   if (Object.keys(llm).length) body.llm_settings = isNew ? dropNulls(llm) : llm;
 
-  const pipeline: Record<string, number | null> = {};
+  const pipeline: Record<string, unknown> = {};
   for (const { key } of PIPELINE_FIELDS) {
     if (values.pipeline[key] !== initial.pipeline[key]) pipeline[key] = num(values.pipeline[key]);
   }
+  Object.assign(pipeline, phraseRequest(values.phrases, initial.phrases, isNew));
   if (Object.keys(pipeline).length) body.pipeline_settings = isNew ? dropNulls(pipeline) : pipeline;
 
   for (const key of ['tool_ids', 'pre_call_tool_ids', 'webhook_events'] as const) {
@@ -176,13 +184,14 @@ export function toRequestBody(values: AgentFormValues, initial: AgentFormValues,
   return body;
 }
 
-const dropNulls = (o: Record<string, number | null>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null));
+const dropNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null));
 
 /** The form path that shows an API error for a field path ("pipeline_settings.min_words" → "pipeline.min_words"). */
 export function formPathOf(apiField: string): string | undefined {
   const destination = destinationFormPath(apiField);
   if (destination) return destination;
   const renamed = analysisFormPath(apiField)
+    .replace(/^pipeline_settings\.(backchannel_phrases|interrupt_phrases)(\.mode)?.*$/, (_m, key: string, mode?: string) => `phrases.${key}.${mode ? 'mode' : 'text'}`)
     .replace(/^pipeline_settings\./, 'pipeline.')
     .replace(/^llm_settings\.(temperature|max_tokens)/, '$1')
     .replace(/^llm_settings$/, 'temperature');
@@ -190,7 +199,8 @@ export function formPathOf(apiField: string): string | undefined {
 }
 
 const FORM_PATHS: readonly string[] = [
-  ...Object.keys(toFormValues()).filter((k) => k !== 'pipeline' && k !== 'analysis' && k !== 'voicemail'),
+  ...Object.keys(toFormValues()).filter((k) => k !== 'pipeline' && k !== 'phrases' && k !== 'analysis' && k !== 'voicemail'),
+  ...PHRASE_FORM_PATHS,
   ...ANALYSIS_FORM_PATHS,
   ...VOICEMAIL_FORM_PATHS,
   ...PIPELINE_FIELDS.map((f) => `pipeline.${f.key}`),
