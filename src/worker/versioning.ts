@@ -11,7 +11,7 @@ import { temporal } from '@temporalio/proto';
 import type { Config } from '../config';
 import type { Logger } from '../shared/logger';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// Read at run time: the image has package.json next to the compiled code (Dockerfile).
 const PACKAGE_VERSION: string = require('../../package.json').version;
 
 const VersionStatus = temporal.api.enums.v1.WorkerDeploymentVersionStatus;

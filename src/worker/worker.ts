@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
-import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities';
 import { startGatewayWatchdog } from '../calls/gateway-watchdog';
 import { ensureSearchAttributes } from '../temporal/search-attributes';
@@ -65,7 +65,7 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
     namespace: settings.namespace,
     taskQueue: settings.taskQueue,
     activities: createActivities(settings.deps),
-    workflowBundle: { code } satisfies WorkerOptions['workflowBundle'],
+    workflowBundle: { code },
     // Calls (and agent tests) run start to end on the version they started on: a change to their
     // code needs no patch. Workflows that must move to new code say so (webhook delivery).
     workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' },
@@ -81,9 +81,11 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
   // Signals go through the worker's own native connection: no second connection per worker.
   const client = new Client({ connection, namespace: settings.namespace });
   const check = { service: client.workflowService, namespace: settings.namespace, version, log };
+  // An explicit WORKER_SET_CURRENT wins; under `auto` the caller may know better (`npm start`).
+  const setCurrent = config.WORKER_SET_CURRENT === 'auto' ? (settings.setCurrent ?? 'auto') : config.WORKER_SET_CURRENT;
   try {
     // The server knows the version once the worker has polled: the first poll is under way.
-    await applySetCurrent(client.workflowService, settings.namespace, version, config.WORKER_SET_CURRENT === 'auto' ? (settings.setCurrent ?? 'auto') : config.WORKER_SET_CURRENT, log);
+    await applySetCurrent(client.workflowService, settings.namespace, version, setCurrent, log);
   } catch (err) {
     worker.shutdown();
     await running.catch(() => undefined);
@@ -108,7 +110,9 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
       (stopping ??= (async () => {
         drainWatch?.stop();
         if (worker.getState() === 'RUNNING' && config.WORKER_DRAIN_SECS > 0) {
-          await awaitPinnedCalls({ ...check, intervalMs: Math.max(1000, config.WORKER_DRAIN_CHECK_SECS * 1000 || 10_000), maxMs: config.WORKER_DRAIN_SECS * 1000 });
+          // Asked as often as the drain watch asks (every 10 s when that is off, as in the chart).
+          const intervalMs = config.WORKER_DRAIN_CHECK_SECS > 0 ? Math.max(1000, config.WORKER_DRAIN_CHECK_SECS * 1000) : 10_000;
+          await awaitPinnedCalls({ ...check, intervalMs, maxMs: config.WORKER_DRAIN_SECS * 1000 });
         }
         await watchdog.stop();
         if (worker.getState() === 'RUNNING') worker.shutdown();
