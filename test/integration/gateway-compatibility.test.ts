@@ -3,8 +3,8 @@
  * (docs/versioning.md, "The policy for workflow changes"). Gateways are not versioned: during a
  * rollout a call pinned to the previous worker version talks to a new gateway, and a new call to
  * a gateway of the previous version. The previous version here is real code, not a recording: the
- * source of a git revision (VAP_PREVIOUS_VERSION; default the merge-base with `main`, or HEAD~1
- * on main itself), checked out into a temporary directory and run from there — its worker
+ * source of a git revision (VAP_PREVIOUS_VERSION; by default the commit that `.ci/previous-version`
+ * names, the last version deployed before this one), checked out into a temporary directory and run from there — its worker
  * (workflows and activities) in one direction, its media gateway in the other. Each call is a
  * Twilio call through every real part (API, PostgreSQL, Temporal, processes; vendor fakes), and
  * its history names the processes that ran it: the workflow tasks' and the gateway activities'
@@ -42,17 +42,8 @@ const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encodi
 
 /** The revision of the previous version and its source, runnable with this checkout's node_modules. */
 function checkOutPrevious(): { ref: string; dir: string } {
-  const head = git('rev-parse', 'HEAD');
-  let ref = process.env.VAP_PREVIOUS_VERSION;
-  if (!ref) {
-    let base: string | undefined;
-    try {
-      base = git('merge-base', 'HEAD', 'main');
-    } catch {
-      base = undefined; // no local main (a CI checkout of a branch): the commit before
-    }
-    ref = base && base !== head ? base : 'HEAD~1';
-  }
+  // The version deployed before this one: .ci/previous-version names its commit (moved on at each release).
+  const ref = process.env.VAP_PREVIOUS_VERSION ?? fs.readFileSync(path.join(ROOT, '.ci', 'previous-version'), 'utf8').trim();
   const commit = git('rev-parse', '--verify', `${ref}^{commit}`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vap-previous-'));
   const archive = execFileSync('git', ['archive', commit, 'workflows', 'src', 'activities', 'test/support', 'package.json', 'tsconfig.json'], { cwd: ROOT, maxBuffer: 512 * 1024 * 1024 });
