@@ -121,7 +121,7 @@ const presenceSources = new Set<() => PresenceReading>();
 
 new Gauge({
   name: 'voice_gateway_load',
-  help: 'This gateway\'s load as admission sees it: the largest of event-loop utilisation, event-loop delay p99 / 50 ms, its process CPU share of its cores, its cgroup against its CPU quota and the machine\'s CPU against GATEWAY_MAX_HOST_CPU, smoothed (0 idle, 1 full).',
+  help: 'This gateway\'s load as admission sees it: the largest of event-loop utilisation, event-loop delay p99 / 50 ms, its cgroup against its CPU quota and the machine\'s CPU against GATEWAY_MAX_HOST_CPU, smoothed (0 idle, 1 full).',
   collect() {
     this.reset();
     for (const source of presenceSources) this.set(source().load);
@@ -130,7 +130,7 @@ new Gauge({
 
 new Gauge({
   name: 'voice_gateway_own_cpu',
-  help: 'This gateway process\'s CPU over the last second (all its threads), as a share of the cores it may use: its cgroup\'s CPU quota, else all the machine\'s (0…1; counts in its load).',
+  help: 'This gateway process\'s CPU over the last second (all its threads), as a share of the cores it may use: its cgroup\'s CPU quota, else all the machine\'s (0…1; shown, not counted: its cgroup is).',
   collect() {
     this.reset();
     for (const source of presenceSources) this.set(source().ownCpu);

@@ -35,6 +35,14 @@ describe('configuration', () => {
     expect(() => loadConfig({ NICE: 'low' })).toThrow(/NICE/);
   });
 
+  it('spares GATEWAY_MIN_CALLS calls from the machine\'s CPU (default 4), validated at start-up', () => {
+    expect(loadConfig({}).GATEWAY_MIN_CALLS).toBe(4);
+    expect(loadConfig({ GATEWAY_MIN_CALLS: '0' }).GATEWAY_MIN_CALLS).toBe(0);
+    expect(() => loadConfig({ GATEWAY_MIN_CALLS: '-1' })).toThrow(/GATEWAY_MIN_CALLS/);
+    expect(() => loadConfig({ GATEWAY_MIN_CALLS: '2.5' })).toThrow(/GATEWAY_MIN_CALLS/);
+    expect(loadConfig({}).GATEWAY_CGROUP_DIR).toBe('');
+  });
+
   it('runs the VAD on its own thread unless GATEWAY_VAD_THREAD=off', () => {
     expect(loadConfig({}).GATEWAY_VAD_THREAD).toBe('on');
     expect(loadConfig({ GATEWAY_VAD_THREAD: 'off' }).GATEWAY_VAD_THREAD).toBe('off');

@@ -2,12 +2,14 @@
  * How busy this gateway is, measured over the last interval: event-loop utilisation (the share
  * of time the loop ran JavaScript), event-loop delay p99 (how late a timer fired — a gateway that
  * is descheduled or blocked paces audio late by that much), process CPU (all its threads: the VAD
- * thread too), its container's cgroup (cgroup-cpu.ts) and the whole machine's CPU. `load` folds the
- * gateway's own figures into one, 0 (idle) to 1 (no room): the largest of the utilisation, the
- * delay against its budget and the process CPU as a share of the cores it may use (the cgroup's
- * quota, else all the machine's). Audio frames are 20 ms apart; a loop late by LAG_BUDGET_MS is a
- * gateway that can take no more calls without callers hearing it. The cgroup and the machine's CPU
- * are for the admission rule (admission-rule.ts: withCgroupCpu, withHostCpu).
+ * thread too; `ownCpu`: as a share of the cores it may use, its cgroup's quota else the machine's),
+ * its container's cgroup (cgroup-cpu.ts) and the whole machine's CPU. `load` folds the gateway's
+ * own figures into one, 0 (idle) to 1 (no room): the larger of the utilisation and the delay
+ * against its budget. Audio frames are 20 ms apart; a loop late by LAG_BUDGET_MS is a gateway that
+ * can take no more calls without callers hearing it. The cgroup and the machine's CPU are for the
+ * admission rule (admission-rule.ts: withCgroupCpu, withHostCpu). The process CPU is not in the
+ * load: `npm start` runs the API and the worker in the same process, and in a container the
+ * cgroup's usage already counts it against the quota.
  */
 import os from 'node:os';
 import { monitorEventLoopDelay, performance, type EventLoopUtilization, type IntervalHistogram } from 'node:perf_hooks';
@@ -21,7 +23,7 @@ export const CGROUP_FULL_USAGE = 0.9;
 export const CGROUP_FULL_THROTTLED = 0.1;
 
 export interface LoadReading {
-  /** 0…1+: max(utilisation, delay p99 / LAG_BUDGET_MS, ownCpu). */
+  /** 0…1+: max(utilisation, delay p99 / LAG_BUDGET_MS). */
   load: number;
   utilisation: number;
   loopLagP99Ms: number;
@@ -88,7 +90,7 @@ export class LoadMeter {
     const processCpu = (cpu.user + cpu.system) / 1000 / elapsedMs;
     const ownCpu = processCpu / cores;
     this.last = {
-      load: Math.max(utilisation, lagMs / LAG_BUDGET_MS, ownCpu),
+      load: Math.max(utilisation, lagMs / LAG_BUDGET_MS),
       utilisation,
       loopLagP99Ms: lagMs,
       cpu: processCpu,
