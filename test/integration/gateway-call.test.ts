@@ -151,11 +151,12 @@ describe('an inbound call through the media gateway and the call workflow', () =
     expect(history.slice(0, taskDone).filter((e) => e.eventType === T.EVENT_TYPE_WORKFLOW_TASK_STARTED)).toHaveLength(1);
     expect(history[0]!.workflowExecutionStartedEventAttributes!.firstWorkflowTaskBackoff?.seconds).toBeTruthy();
     // That task sends the greeting and the first turn to the gateway without waiting for a write
-    // (a local activity would hold its commands back); its one marker is the call's patch.
+    // (a local activity would hold its commands back), and records no marker (the call workflow
+    // has no patches: it is pinned to its worker's deployment version).
     const nextTask = history.findIndex((e, i) => i > taskDone && e.eventType === T.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED);
     const commands = history.slice(taskDone, nextTask);
     expect(commands.filter((e) => e.eventType === T.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name)).toEqual(['mediaSession', 'speak', 'armedTurn']);
-    expect(commands.filter((e) => e.eventType === T.EVENT_TYPE_MARKER_RECORDED).map((e) => e.markerRecordedEventAttributes!.markerName)).toEqual(['core_patch']);
+    expect(commands.filter((e) => e.eventType === T.EVENT_TYPE_MARKER_RECORDED).map((e) => e.markerRecordedEventAttributes!.markerName)).toEqual([]);
     expect(row.recording_path).toBe(path.join(h.config.dataDir, 'recordings', `${callId}.wav`));
 
     const list = await events(callId);
