@@ -8,6 +8,7 @@ import { campaignTick, type TickResult } from '../src/campaigns/tick';
 import { dialAttempt, type DialResult } from '../src/campaigns/dial';
 import { loadTelephonySettings } from '../src/providers/telephony/settings-store';
 import { resolveSecrets } from '../src/security/local-secrets';
+import { heartbeating } from './heartbeating';
 import type { ActivityDeps } from './index';
 
 export function createCampaignActivities(deps: ActivityDeps) {
@@ -15,13 +16,14 @@ export function createCampaignActivities(deps: ActivityDeps) {
   return {
     async campaignStep(input: { campaignId: string; nowMs: number }): Promise<TickResult> {
       const settings = await loadTelephonySettings(deps.db, deps.box);
-      return campaignTick(deps.db, settings, input.campaignId, new Date(input.nowMs), deps.config.CAMPAIGN_POLL_MS);
+      return heartbeating(campaignTick(deps.db, settings, input.campaignId, new Date(input.nowMs), deps.config.CAMPAIGN_POLL_MS));
     },
     async campaignDial(input: { attemptId: string }): Promise<DialResult> {
       // The stream token's key: the same secret the API signs with (JWT_SECRET or DATA_DIR's).
       jwtSecret ??= resolveSecrets(deps.config).jwtSecret;
       const temporal = Context.current().client;
-      return dialAttempt({ ...deps, temporal, jwtSecret }, input.attemptId);
+      // Heartbeats: a worker killed mid-dial is noticed in seconds, and the retry finds the ledger.
+      return heartbeating(dialAttempt({ ...deps, temporal, jwtSecret }, input.attemptId));
     },
   };
 }

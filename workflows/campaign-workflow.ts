@@ -14,13 +14,16 @@ import { campaignChangedSignal, type CampaignWorkflowInput } from './campaign-de
 
 type CampaignActivities = ReturnType<typeof createCampaignActivities>;
 
+// Both heartbeat: a worker killed mid-activity is noticed within seconds, not at the timeout.
 const { campaignStep } = proxyActivities<CampaignActivities>({
   startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '5s',
   retry: { initialInterval: '1s', maximumInterval: '30s' },
 });
 // Placing a call waits up to 5 s for a refusal to be recorded; the provider request has its own timeout.
 const { campaignDial } = proxyActivities<CampaignActivities>({
   startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '5s',
   retry: { initialInterval: '1s', maximumInterval: '30s' },
 });
 
