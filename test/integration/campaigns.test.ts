@@ -262,6 +262,26 @@ describe('calling hours, at chosen instants (the step the workflow takes, given 
     expect(await phonesOf(ny.dials.filter((d) => !first.dials.includes(d)))).toEqual(['+14155590001', '+14155590002']);
   });
 
+  it('keeps reserved_inbound lines free: an inbound call arriving takes the last outbound room', async () => {
+    const res = await create({ name: 'Reserved', contacts: ['+14155595001', '+14155595002', '+14155595003'].map((phone) => ({ phone })), pacing: { max_concurrent: 5, calls_per_minute: 600, reserved_inbound: 17 }, start: false });
+    await h.db.models.Campaign.update({ status: 'running' }, { where: { id: res.body.id } });
+    // twilio_max_concurrent is 20: 20 − 17 reserved = 3 lines; an inbound call is on one of them.
+    const inbound = await h.db.models.Call.create({
+      agent_name: 'reminder-bot',
+      phone_number: '+14155595999',
+      direction: 'inbound',
+      status: 'in_progress',
+      provider: 'twilio',
+      workflow_id: `call-reserved-${res.body.id}`,
+    });
+    try {
+      const first = await step(res.body.id, '2026-12-07T05:00:00Z');
+      expect(first.dials).toHaveLength(2);
+    } finally {
+      await inbound.destroy();
+    }
+  });
+
   it('sleeps until the next opening when no zone is open', async () => {
     const id = await runnable([{ phone: '+14155591001', timezone: 'America/New_York' }]);
     const result = await step(id, '2026-12-07T05:00:00Z');
