@@ -19,9 +19,10 @@ export const ALLOWED_FROM: Record<CampaignAction, CampaignStatus[]> = {
   cancel: ['draft', 'scheduled', 'running', 'paused', 'stopped'],
 };
 
-export async function startCampaignWorkflow(deps: { temporal: Client; config: Config }, campaignId: string, stepsPerRun?: number): Promise<void> {
+/** Starts (or finds) the campaign's workflow; answers its first run's id. */
+export async function startCampaignWorkflow(deps: { temporal: Client; config: Config }, campaignId: string, stepsPerRun?: number): Promise<string> {
   const input: CampaignWorkflowInput = { campaignId, ...(stepsPerRun ? { stepsPerRun } : {}) };
-  await deps.temporal.workflow.start('campaignWorkflow', {
+  const handle = await deps.temporal.workflow.start('campaignWorkflow', {
     workflowId: campaignWorkflowId(campaignId),
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     args: [input],
@@ -29,6 +30,7 @@ export async function startCampaignWorkflow(deps: { temporal: Client; config: Co
     workflowIdConflictPolicy: 'USE_EXISTING',
     staticSummary: `campaign ${campaignId}`,
   });
+  return handle.firstExecutionRunId;
 }
 
 export async function signalCampaign(temporal: Client, campaignId: string): Promise<void> {

@@ -30,9 +30,9 @@ const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export function uploadRows(upload: ContactsUpload): Array<{ line: number; row: Record<string, unknown> }> {
   if (upload.contacts && upload.contacts_csv !== undefined) throw new ContactListError('give contacts or contacts_csv, not both');
   const rows = upload.contacts_csv !== undefined ? csvRows(upload.contacts_csv) : (upload.contacts ?? []).map((row, i) => ({ line: i + 1, row }));
-  for (const { row } of rows.slice(0, 1)) {
+  for (const { line, row } of rows) {
     const bad = Object.keys(row).find((k) => !PARAM_NAME.test(k));
-    if (bad) throw new ContactListError(`contacts: column ${JSON.stringify(bad)}: names are letters, digits and _`);
+    if (bad) throw new ContactListError(`contacts: column ${JSON.stringify(bad)} (line ${line}): names are letters, digits and _`);
   }
   return rows;
 }

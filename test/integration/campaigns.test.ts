@@ -14,6 +14,8 @@ import { startMediaStandIn, type MediaStandIn, STAND_IN_ENV } from '../support/m
 import { createSession } from '../support/users';
 import { campaignTick } from '../../src/campaigns/tick';
 import { loadTelephonySettings } from '../../src/providers/telephony/settings-store';
+import { dialAttempt } from '../../src/campaigns/dial';
+import { signalCampaign, startCampaignWorkflow, transition } from '../../src/campaigns/campaign-control';
 
 const ACCOUNT_SID = `AC${'0c'.repeat(16)}`;
 const AUTH_TOKEN = 'campaign-test-auth-token-0123456789';
@@ -260,6 +262,26 @@ describe('calling hours, at chosen instants (the step the workflow takes, given 
     expect(await phonesOf(ny.dials.filter((d) => !first.dials.includes(d)))).toEqual(['+14155590001', '+14155590002']);
   });
 
+  it('keeps reserved_inbound lines free: an inbound call arriving takes the last outbound room', async () => {
+    const res = await create({ name: 'Reserved', contacts: ['+14155595001', '+14155595002', '+14155595003'].map((phone) => ({ phone })), pacing: { max_concurrent: 5, calls_per_minute: 600, reserved_inbound: 17 }, start: false });
+    await h.db.models.Campaign.update({ status: 'running' }, { where: { id: res.body.id } });
+    // twilio_max_concurrent is 20: 20 − 17 reserved = 3 lines; an inbound call is on one of them.
+    const inbound = await h.db.models.Call.create({
+      agent_name: 'reminder-bot',
+      phone_number: '+14155595999',
+      direction: 'inbound',
+      status: 'in_progress',
+      provider: 'twilio',
+      workflow_id: `call-reserved-${res.body.id}`,
+    });
+    try {
+      const first = await step(res.body.id, '2026-12-07T05:00:00Z');
+      expect(first.dials).toHaveLength(2);
+    } finally {
+      await inbound.destroy();
+    }
+  });
+
   it('sleeps until the next opening when no zone is open', async () => {
     const id = await runnable([{ phone: '+14155591001', timezone: 'America/New_York' }]);
     const result = await step(id, '2026-12-07T05:00:00Z');
@@ -270,6 +292,35 @@ describe('calling hours, at chosen instants (the step the workflow takes, given 
     expect(sunday.nextDueAt).toBe('2026-12-07T15:00:00.000Z');
     const soon = await step(id, '2026-12-07T14:50:00Z');
     expect(soon.sleepMs).toBe(10 * 60_000);
+  });
+});
+
+describe('exactly once, and a bounded history', () => {
+  it('an attempt dialled twice at once (a retried activity, a second worker) reaches the provider once', async () => {
+    const res = await create({ name: 'Once', contacts: [{ phone: '+14155593001' }], start: false });
+    await h.db.models.Campaign.update({ status: 'running' }, { where: { id: res.body.id } });
+    const step = await campaignTick(h.db, await loadTelephonySettings(h.db, h.box), res.body.id, new Date(), 200);
+    expect(step.dials).toHaveLength(1);
+    const deps = { ...h.ctx, temporal: h.temporal, jwtSecret: h.config.JWT_SECRET! };
+    const results = await Promise.all([dialAttempt(deps, step.dials[0]), dialAttempt(deps, step.dials[0])]);
+    expect(results.map((r) => r.kind).sort()).toEqual(['already', 'dialled']);
+    expect(await dialAttempt(deps, step.dials[0])).toEqual({ kind: 'already', callId: step.dials[0] });
+    expect(dialLog().filter((d) => d.to === '+14155593001')).toEqual([{ to: '+14155593001', callId: step.dials[0] }]);
+    await h.db.models.Campaign.update({ status: 'cancelled' }, { where: { id: res.body.id } });
+  });
+
+  it('continues as new every stepsPerRun steps and still completes', async () => {
+    const res = await create({ name: 'Long', contacts: [{ phone: '+14155594001' }, { phone: '+14155594002' }], pacing: { max_concurrent: 1, calls_per_minute: 600 }, start: false });
+    const id = res.body.id;
+    const firstRun = await startCampaignWorkflow({ temporal: h.temporal, config: h.config }, id, 3);
+    await transition(h.db, (await h.db.models.Campaign.findByPk(id))!.get({ plain: true }), 'start');
+    await signalCampaign(h.temporal, id);
+    await waitForStatus(id, 'completed');
+    expect(await h.temporal.workflow.getHandle(res.body.workflow_id).result()).toBe('completed');
+    const first = await h.temporal.workflow.getHandle(res.body.workflow_id, firstRun).fetchHistory();
+    expect(first.events!.at(-1)!.workflowExecutionContinuedAsNewEventAttributes).toBeTruthy();
+    expect(first.events!.length).toBeLessThan(60);
+    expect((await h.temporal.workflow.getHandle(res.body.workflow_id).describe()).runId).not.toBe(firstRun);
   });
 });
 
