@@ -21,16 +21,20 @@ const SERIAL = [
   'test/integration/agent-test-durability.test.ts',
   'test/integration/analysis-durability.test.ts',
   'test/integration/readiness.test.ts',
+  'test/integration/transfer-twilio.test.ts',
   // Its gateway's admission measures this process's event-loop lag and hand-off times: the
   // files running beside it would be charged to the gateway.
   'test/integration/gateway-admission.test.ts',
   // Whole calls that assert real-time audio: barge-in silencing the line within 300 ms, playout
   // pacing, a call's length to the fraction of a second. Beside other files they missed them.
+  'test/integration/voice-call.test.ts',
   'test/integration/voice-call-exotel.test.ts',
   'test/integration/voice-call-plivo.test.ts',
   'test/integration/voice-call-providers.test.ts',
   'test/integration/voicemail-plivo-exotel.test.ts',
   'test/integration/plivo-adapter.test.ts',
+  'test/integration/gateway.test.ts',
+  'test/integration/barge-in-onset.test.ts',
   'test/integration/demo.test.ts',
   'test/integration/analysis-voice-call.test.ts',
 ];
