@@ -18,7 +18,7 @@ import type { AgentSnapshot, EndReason, LlmTurnRequest, LlmTurnResult } from './
 /** Something the gateway observed, recorded by the workflow as a call event at `timestampMs`. */
 export interface GatewayEvent {
   /** `dtmf`: a caller keypress `{digit}` (the gathered input follows as an utterance). */
-  type: 'tts_started' | 'tts_stopped' | 'tts_usage' | 'interruption' | 'ttfb_metric' | 'error' | 'dtmf' | 'voicemail_message_left';
+  type: 'tts_started' | 'tts_stopped' | 'tts_usage' | 'interruption' | 'agent_resumed' | 'ttfb_metric' | 'error' | 'dtmf' | 'voicemail_message_left';
   timestampMs: number;
   data: Record<string, unknown>;
 }

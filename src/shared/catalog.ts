@@ -10,7 +10,7 @@
 import { DEFAULT_LLM_MODELS, LLM_PROVIDER_NAMES } from '../providers/llm/registry';
 import { STT_PROVIDER_NAMES } from '../providers/stt/registry';
 import { TTS_PROVIDER_NAMES } from '../providers/tts/registry';
-import { DEFAULT_DICTATION_WAIT_SECS, DEFAULT_MIN_WORDS, NO_EXTRA_PHRASES, type PhraseSettings } from './turn-policy';
+import { DEFAULT_DICTATION_WAIT_SECS, DEFAULT_FALSE_INTERRUPTION_SECS, DEFAULT_MIN_WORDS, NO_EXTRA_PHRASES, type PhraseSettings } from './turn-policy';
 
 export const STT_PROVIDERS: readonly string[] = STT_PROVIDER_NAMES;
 export const LLM_PROVIDERS: readonly string[] = LLM_PROVIDER_NAMES;
@@ -39,6 +39,7 @@ export const EVENT_TYPES = [
   'tts_started',
   'tts_stopped',
   'interruption',
+  'agent_resumed',
   'ttfb_metric',
   'llm_usage',
   'tts_usage',
@@ -75,6 +76,8 @@ export const PIPELINE_DEFAULTS = {
   interrupt_phrases: NO_EXTRA_PHRASES as PhraseSettings,
   /** The caller's silence that ends a turn in the middle of dictating a number or an e-mail (docs/media-gateway.md#end-of-turn). */
   dictation_wait_secs: DEFAULT_DICTATION_WAIT_SECS,
+  /** Speech over the agent pauses it; with no words after this long it resumes (0: no pause; docs/media-gateway.md#barge-in). */
+  false_interruption_secs: DEFAULT_FALSE_INTERRUPTION_SECS,
   /** Keypresses: a pause this long ends the caller's input (docs/phone-operations.md). */
   dtmf_timeout_secs: 2,
   /** Keypresses: this many keys end the caller's input. */

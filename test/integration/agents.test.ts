@@ -164,6 +164,7 @@ describe('POST /api/agents', () => {
       [{ name: 'ok', pipeline_settings: { interrupt_phrases: { phrases: [''] } } }, /^pipeline_settings\.interrupt_phrases\.phrases\.0: /],
       [{ name: 'ok', pipeline_settings: { interrupt_phrases: ['stop'] } }, /^pipeline_settings\.interrupt_phrases: /],
       [{ name: 'ok', pipeline_settings: { dictation_wait_secs: 0 } }, /^pipeline_settings\.dictation_wait_secs: /],
+      [{ name: 'ok', pipeline_settings: { false_interruption_secs: -1 } }, /^pipeline_settings\.false_interruption_secs: /],
       [{ name: 'ok', pipeline_settings: { idle_warn_secs: 50, idle_end_secs: 50 } }, /^pipeline_settings\.idle_end_secs: must be greater than idle_warn_secs/],
       [{ name: 'ok', pipeline_settings: { idle_warn_secs: 60 } }, /^pipeline_settings\.idle_end_secs: /],
       [{ name: 'ok', stt_mode: 'translate' }, /^stt_mode: only allowed when stt_provider is sarvam/],
@@ -252,6 +253,7 @@ describe('PATCH /api/agents/{agent_id}', () => {
       backchannel_phrases: { mode: 'add', phrases: ['sab theek'] },
       interrupt_phrases: { mode: 'replace', phrases: ['halt'] },
       dictation_wait_secs: 1.2,
+      false_interruption_secs: 1,
       dtmf_timeout_secs: 2,
       dtmf_max_digits: 32,
     });

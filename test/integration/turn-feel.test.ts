@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import { FRAME_MS, loadSpeechWav, nowMs } from '../fakes/twilio-caller';
-import { deepgram, eventually, FIXTURES, heardSpeechMs, newCall, speak, STOP_ONSET_MS, STOP_WAV, useGatewayProbe } from '../support/gateway-probe-stack';
+import { deepgram, eventually, FIXTURES, heardSpeechMs, HELLO_WAV, newCall, speak, STOP_ONSET_MS, STOP_WAV, useGatewayProbe } from '../support/gateway-probe-stack';
 
 /** One stretch of speech (320–820 ms), no pause inside it. */
 const QUESTION_WAV = path.join(FIXTURES, 'hello-question.wav');
@@ -98,18 +98,26 @@ describe('interruption words and backchannels', () => {
     expect(call.caller.clears[0]!.atMs - onsetSentMs).toBeLessThan(1200);
   });
 
-  it("an agent's own backchannel phrases never interrupt, however many words", async () => {
+  it("an agent's own backchannel phrases never interrupt, however many words: the agent pauses while the caller speaks, then resumes where it stopped", async () => {
     const call = await newCall({ min_words: 3, backchannel_phrases: { mode: 'add', phrases: ['haan ji', 'theek hai'] } });
     deepgram.script(['Haan ji, theek hai.']);
     const speaking = speak(call, 's1', reply);
     await eventually(async () => heardSpeechMs(call.caller) >= 500, 10_000, 'agent audio');
-    await call.caller.say(STOP_WAV);
+    // 2.66 s of speech without a pause (hello-appointment.wav's 1200–3860 ms), from 100 ms in.
+    const said = await call.caller.say(loadSpeechWav(HELLO_WAV, 8000).subarray(8 * 1100, 8 * 4000));
     const state = await eventually(async () => {
       const s = await call.state();
       return s.utterances.length > 0 && s;
     }, 15_000, 'utterance');
     expect(state.utterances[0]).toMatchObject({ text: 'Haan ji, theek hai.', duringAgentSpeech: true });
+    expect((state.utterances[0]!.events ?? []).filter((e) => e.type === 'agent_resumed').map((e) => e.data)).toEqual([{ reason: 'backchannel' }]);
     expect(await speaking).toMatchObject({ interrupted: false, heardText: reply });
     expect(call.caller.clears).toHaveLength(0);
+    // The agent's audio stopped while the caller spoke (the VAD's 0.2 s onset plus the 60 ms the provider holds) and went on after.
+    const onsetMs = call.caller.sentAtOffset(said, 100);
+    const endMs = call.caller.sentAtOffset(said, 2760);
+    const agentDuring = call.caller.speechFrames().filter((f) => f.playedAtMs > onsetMs + 400 && f.playedAtMs < endMs);
+    expect(agentDuring).toEqual([]);
+    expect(call.caller.speechFrames().filter((f) => f.playedAtMs > endMs).length).toBeGreaterThan(0);
   });
 });

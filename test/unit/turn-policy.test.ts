@@ -7,6 +7,7 @@ import {
   isBackchannel,
   midDictation,
   minWordsOf,
+  pausesOnSpeech,
   turnPolicyOf,
   wordCount,
   words,
@@ -107,6 +108,16 @@ describe('turn policy', () => {
     ['hi', 'okay okay', false],
   ])('language %s, "%s": interrupts %s', (language, text, interrupts) => {
     expect(interruptsAgent(text, turnPolicyOf({ min_words: 3 }, language))).toBe(interrupts);
+  });
+
+  // min_words, false_interruption_secs → speech over the agent pauses it at once
+  it.each([
+    [3, undefined, true],
+    [3, 1.5, true],
+    [3, 0, false],
+    [1, 1, false],
+  ])('min_words %d, false_interruption_secs %s: pauses on speech %s', (minWords, secs, pauses) => {
+    expect(pausesOnSpeech(turnPolicyOf({ min_words: minWords, false_interruption_secs: secs ?? null }))).toBe(pauses);
   });
 
   it('knows every language when the agent’s is unknown (a bare min_words)', () => {

@@ -68,6 +68,11 @@ const pipelineFields = {
     .positive()
     .max(MAX_VAD_WINDOW_SECS)
     .describe('seconds of silence that end a turn stopped in the middle of dictation (a number, an e-mail address, a trailing "and"); other turns end at vad_stop_secs (docs/media-gateway.md#end-of-turn)'),
+  false_interruption_secs: z
+    .number()
+    .min(0)
+    .max(MAX_VAD_WINDOW_SECS)
+    .describe('speech over the agent pauses it at once (min_words > 1); a backchannel, or no words within this many seconds, resumes it where the caller stopped hearing it (event agent_resumed); 0: no pause (docs/media-gateway.md#barge-in)'),
   dtmf_timeout_secs: z.number().min(0.5).max(30).describe("seconds without a keypress that end the caller's keypad input (# ends it at once)"),
   dtmf_max_digits: z.number().int().min(1).max(64).describe("keypresses that end the caller's keypad input on their own"),
 };

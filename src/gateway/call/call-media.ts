@@ -16,7 +16,7 @@ import path from 'node:path';
 import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import { toPcm16, type AudioFormat } from '../../audio/format';
 import type { Logger } from '../../shared/logger';
-import { interruptsOnSpeechStart, turnPolicyOf } from '../../shared/turn-policy';
+import { interruptsOnSpeechStart, pausesOnSpeech, turnPolicyOf } from '../../shared/turn-policy';
 import { ApplicationFailure } from '@temporalio/common';
 import { DTMF_DIGITS, dtmfAudio } from '../../audio/dtmf';
 import type { EndReason, GatewayEvent, SendDtmfResult, SpeechOutcome } from '../../../workflows/call-definitions';
@@ -136,6 +136,7 @@ export class CallMedia {
       finalize: () => this.stt.finalize(),
       finalWaitMs: () => this.stt.finalWaitMs,
       utterance: (turn) => this.utterance(turn),
+      resumed: (reason) => this.reports.events.add('agent_resumed', { reason }),
       arrivalPerf: (audioMs) => this.arrivals.arrivalOf(audioMs),
     });
     this.keys = new DtmfGatherer({ timeoutSecs: pipeline.dtmf_timeout_secs ?? 2, maxDigits: pipeline.dtmf_max_digits ?? 32 }, (digits) =>
@@ -169,7 +170,9 @@ export class CallMedia {
     const { out } = opts;
     // Only when speech start alone interrupts (the turn policy): holding for every backchannel
     // onset would chop the agent's speech.
-    const holdsOnSpeechStart = interruptsOnSpeechStart(policy);
+    // Or when speech over the agent pauses it (pause at once, decide after): held from the VAD's
+    // first suspicion until the turn detector decides.
+    const holdsOnSpeechStart = interruptsOnSpeechStart(policy) || pausesOnSpeech(policy);
     this.speech = new SpeechOut({
       callId,
       format,
@@ -186,7 +189,7 @@ export class CallMedia {
         sent: (frame, slotPerf) => this.recordAgent(frame, slotPerf),
       },
       // Keys the agent presses play out whole: an IVR talking over them must not cut them.
-      hold: () => holdsOnSpeechStart && this.vad.state === 'starting' && !this.speech.pressingKeys,
+      hold: () => ((holdsOnSpeechStart && this.vad.state === 'starting') || this.turns.holdsAgent) && !this.speech.pressingKeys,
       began: () => this.turns.onAgentSpeech(),
       observer: this.observer,
     });

@@ -21,9 +21,15 @@
  * completes. A turn that overlapped the agent, did not interrupt it and ended while
  * the agent was still speaking is reported `duringAgentSpeech` (the policy's backchannel
  * candidate: "uh-huh"); one that outlasted the agent's speech is a normal turn.
+ *
+ * Pause at once, decide after (policy `pausesOnSpeech`): from the VAD's speech start over the
+ * agent, `holdsAgent` is true and the gateway sends no more agent audio (the caller stops
+ * hearing it within the provider's ~60 ms buffer; the position is kept). An interruption
+ * cancels the agent as before; a backchannel, or no words within `false_interruption_secs`,
+ * resumes it where it stopped (`resumed(reason)`).
  */
 import type { SttTranscript } from '../../providers/stt/types';
-import { interruptsAgent, interruptsOnSpeechStart, ruleEndOfTurn, turnPolicyOf, type EndOfTurnJudge, type TurnPolicy } from '../../shared/turn-policy';
+import { interruptsAgent, interruptsOnSpeechStart, pausesOnSpeech, ruleEndOfTurn, turnPolicyOf, type EndOfTurnJudge, type TurnPolicy } from '../../shared/turn-policy';
 import type { VadEvent } from '../vad/vad-analyzer';
 
 /** Longest wait for a streaming STT's final after the VAD said the caller stopped (an adapter may ask for longer). */
@@ -55,6 +61,8 @@ export interface TurnDetectorHooks {
   /** How long the STT needs to answer finalize() (segment-based adapters need a round trip); default FINAL_WAIT_MS. */
   finalWaitMs?(): number | undefined;
   utterance(turn: CompletedTurn): void;
+  /** The agent, paused by speech over it, plays on: the speech was a backchannel, or had no words. */
+  resumed?(reason: 'backchannel' | 'no_words'): void;
   /** When the caller audio at `audioMs` (the VAD's clock) arrived; null if unknown. */
   arrivalPerf?(audioMs: number): number | null;
 }
@@ -77,6 +85,9 @@ export class TurnDetector {
   /** Held open for more dictation (see the header); `heldFinalPerf`: when the final that would have ended it came. */
   private holding = false;
   private heldFinalPerf: number | null = null;
+  /** The agent is paused by the caller's speech over it, words undecided (see the header). */
+  private paused = false;
+  private pauseTimer: NodeJS.Timeout | undefined;
 
   private readonly policy: TurnPolicy;
   private readonly endOfTurn: EndOfTurnJudge;
@@ -92,6 +103,11 @@ export class TurnDetector {
   ) {
     this.policy = typeof policy === 'number' ? turnPolicyOf({ min_words: policy }) : policy;
     this.endOfTurn = endOfTurn ?? ruleEndOfTurn(this.policy);
+  }
+
+  /** Should the agent's audio be held (paused) now? */
+  get holdsAgent(): boolean {
+    return this.paused;
   }
 
   /** True between VAD speech start and the turn's completion. */
@@ -110,7 +126,10 @@ export class TurnDetector {
       if (this.hooks.agentSpeaking()) {
         this.overlapped = true;
         if (interruptsOnSpeechStart(this.policy)) this.interrupt();
-        else this.checkWords();
+        else {
+          if (!this.interrupted && !this.paused && pausesOnSpeech(this.policy)) this.pause();
+          this.checkWords();
+        }
       }
       return;
     }
@@ -165,6 +184,28 @@ export class TurnDetector {
   close(): void {
     this.closed = true;
     this.clearTimer();
+    this.clearPause();
+  }
+
+  private pause(): void {
+    this.paused = true;
+    this.pauseTimer = setTimeout(() => {
+      this.pauseTimer = undefined;
+      // No words yet: a cough, a door, the line. The agent plays on; words later still interrupt.
+      if (this.paused && !`${this.finals.join(' ')} ${this.interim}`.trim()) this.resume('no_words');
+    }, this.policy.falseInterruptionMs);
+  }
+
+  private resume(reason: 'backchannel' | 'no_words'): void {
+    if (!this.paused) return;
+    this.clearPause();
+    if (this.hooks.agentSpeaking()) this.hooks.resumed?.(reason);
+  }
+
+  private clearPause(): void {
+    this.paused = false;
+    if (this.pauseTimer) clearTimeout(this.pauseTimer);
+    this.pauseTimer = undefined;
   }
 
   private checkWords(): void {
@@ -173,6 +214,7 @@ export class TurnDetector {
   }
 
   private interrupt(): void {
+    this.clearPause();
     this.interrupted = true;
     this.hooks.bargeIn();
   }
@@ -198,6 +240,7 @@ export class TurnDetector {
       if (!interruptsOnSpeechStart(this.policy) && interruptsAgent(text, this.policy)) this.interrupt();
     }
     const duringAgentSpeech = this.overlapped && !this.interrupted && this.hooks.agentSpeaking();
+    this.resume(text ? 'backchannel' : 'no_words');
     const turn: CompletedTurn = {
       text,
       duringAgentSpeech,

@@ -27,6 +27,8 @@ export { words, PhraseSet } from './normalize';
 export const DEFAULT_MIN_WORDS = 3;
 /** `pipeline_settings.dictation_wait_secs` when an agent does not set it. */
 export const DEFAULT_DICTATION_WAIT_SECS = 1.2;
+/** `pipeline_settings.false_interruption_secs` when an agent does not set it. */
+export const DEFAULT_FALSE_INTERRUPTION_SECS = 1;
 /** `pipeline_settings.vad_stop_secs` when an agent does not set it (PIPELINE_DEFAULTS). */
 export const DEFAULT_VAD_STOP_SECS = 0.2;
 
@@ -44,6 +46,7 @@ export interface TurnPolicySettings {
   interrupt_phrases?: PhraseSettings | null;
   vad_stop_secs?: number | null;
   dictation_wait_secs?: number | null;
+  false_interruption_secs?: number | null;
 }
 
 /** A call's policy, built once from the agent's settings and language (turnPolicyOf). */
@@ -59,6 +62,11 @@ export interface TurnPolicy {
   vadStopMs: number;
   /** The silence that ends a turn in the middle of dictation (a number, an e-mail, "and …"). */
   dictationWaitMs: number;
+  /**
+   * Speech over the agent pauses it at once (min_words > 1); with no words after this long it
+   * resumes. 0: no pause, the agent talks on until the words interrupt it.
+   */
+  falseInterruptionMs: number;
 }
 
 const num = (n: unknown, fallback: number) => (typeof n === 'number' && Number.isFinite(n) ? n : fallback);
@@ -91,6 +99,7 @@ export function turnPolicyOf(settings: TurnPolicySettings | undefined, language?
     continuations: new PhraseSet(phrasesOf(CONTINUATIONS, language, null)),
     vadStopMs: Math.round(num(settings?.vad_stop_secs, DEFAULT_VAD_STOP_SECS) * 1000),
     dictationWaitMs: Math.round(num(settings?.dictation_wait_secs, DEFAULT_DICTATION_WAIT_SECS) * 1000),
+    falseInterruptionMs: Math.round(num(settings?.false_interruption_secs, DEFAULT_FALSE_INTERRUPTION_SECS) * 1000),
   };
 }
 
@@ -145,6 +154,12 @@ export function readTurn(text: string, p: TurnPolicy | number): TurnReading {
 /** Does the VAD's speech start alone interrupt the agent? (The gateway then also holds the agent's audio while the VAD decides.) */
 export function interruptsOnSpeechStart(p: TurnPolicy | number): boolean {
   return policy(p).minWords <= 1;
+}
+
+/** Does speech over the agent pause it at once, until the words decide (interrupt: cancelled; backchannel or no words: it resumes)? */
+export function pausesOnSpeech(p: TurnPolicy | number): boolean {
+  const pol = policy(p);
+  return !interruptsOnSpeechStart(pol) && pol.falseInterruptionMs > 0;
 }
 
 /** Has the caller, speaking over the agent, said enough (`text`: the turn's words so far, interim or final) to interrupt it? */

@@ -24,6 +24,7 @@ export const PIPELINE_FIELDS = [
   { key: 'vad_min_volume', label: 'VAD minimum volume', step: 0.05 },
   { key: 'min_words', label: 'Minimum words to interrupt', step: 1 },
   { key: 'dictation_wait_secs', label: 'Pause ending dictation (s)', step: 0.1 },
+  { key: 'false_interruption_secs', label: 'Resume after no words (s)', step: 0.1 },
   { key: 'dtmf_timeout_secs', label: 'Keypad pause ends input (s)', step: 0.5 },
   { key: 'dtmf_max_digits', label: 'Keypad input max keys', step: 1 },
 ] as const satisfies ReadonlyArray<{ key: PipelineKey; label: string; step: number }>;
