@@ -37,6 +37,8 @@ const SERIAL = [
   'test/integration/barge-in-onset.test.ts',
   'test/integration/demo.test.ts',
   'test/integration/analysis-voice-call.test.ts',
+  // Times a barge-in's clear and a dictated turn's end through a real gateway, as gateway.test.ts.
+  'test/integration/turn-feel.test.ts',
 ];
 
 const shared = {

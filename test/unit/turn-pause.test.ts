@@ -1,6 +1,6 @@
 /** Pause at once, decide after: speech over the agent holds its audio until the words decide. */
 import type { SttTranscript } from '../../src/providers/stt/types';
-import { TurnDetector, type CompletedTurn } from '../../src/gateway/turn-detector';
+import { TurnDetector, type CompletedTurn } from '../../src/gateway/turns/turn-detector';
 import { turnPolicyOf } from '../../src/shared/turn-policy';
 
 const started = { type: 'speech_started' as const, at_ms: 1000, detected_at_ms: 1192 };
