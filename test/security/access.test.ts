@@ -46,6 +46,20 @@ const ROLE_TABLE: Record<string, Access> = {
   'POST /api/tools': 'member',
   'PATCH /api/tools/{tool_id}': 'owner',
   'DELETE /api/tools/{tool_id}': 'owner',
+  // Campaigns (docs/campaigns.md): a campaign and its contacts are its owner's (or an admin's).
+  'POST /api/campaigns': 'member',
+  'GET /api/campaigns': 'member',
+  'GET /api/campaigns/{campaign_id}': 'owner',
+  'POST /api/campaigns/{campaign_id}/start': 'owner',
+  'POST /api/campaigns/{campaign_id}/pause': 'owner',
+  'POST /api/campaigns/{campaign_id}/resume': 'owner',
+  'POST /api/campaigns/{campaign_id}/cancel': 'owner',
+  'POST /api/campaigns/{campaign_id}/contacts': 'owner',
+  'GET /api/campaigns/{campaign_id}/contacts': 'owner',
+  // Each member's own do-not-call list (the handlers scope it to the caller).
+  'GET /api/do-not-call': 'member',
+  'POST /api/do-not-call': 'member',
+  'DELETE /api/do-not-call/{entry_id}': 'member',
   'POST /api/tools/{tool_id}/test': 'owner',
   'GET /api/settings/telephony': 'admin',
   'PUT /api/settings/telephony': 'admin',
@@ -106,7 +120,11 @@ beforeAll(async () => {
   await h.request('PUT', '/api/settings/telephony', { body: { provider: 'twilio', public_base_url: h.api.url, twilio_auth_token: 'twilio-token-9876' } });
   const callId = crypto.randomUUID();
   await h.db.models.Call.create({ id: callId, agent_name: 'admin-agent', phone_number: '+14155550100', direction: 'inbound', status: 'completed', workflow_id: `call-${callId}` });
+  // An administrators' campaign (owner_id null), as POST /api/campaigns by an admin stores it.
+  const campaignId = crypto.randomUUID();
+  await h.db.models.Campaign.create({ id: campaignId, name: 'admin-campaign', owner_id: null, agent_name: 'admin-agent', status: 'draft', timezone: 'UTC', workflow_id: `campaign-${campaignId}` });
   Object.assign(params, {
+    campaign_id: campaignId,
     agent_id: agent.body.id,
     node_key: 'start',
     tool_id: tool.body.id,
