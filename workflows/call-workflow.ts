@@ -17,7 +17,7 @@
  *   post-call-analysis.ts  the analysis, after the call's final record
  *
  * Workflow code: deterministic, no I/O. Call workflows are pinned to their worker's deployment
- * version, so they change without `patched()` (docs/conversation-engine.md).
+ * version, so they change without patch markers (docs/conversation-engine.md).
  */
 import { allHandlersFinished, ApplicationFailure, condition } from '@temporalio/workflow';
 import type { CallWorkflowInput } from './call-definitions';
