@@ -10,7 +10,7 @@ import { createAgent, eventually } from '../support/fixtures';
 import { configureTwilio } from '../support/telephony';
 import { startHarness, type Harness } from '../support/harness';
 import { defaultProviderEnv, FakePool } from '../support/speech-vendors';
-import { startMediaStandIn, type MediaStandIn, STAND_IN_ENV } from '../support/media-stand-in';
+import { startMediaStandIn, type MediaStandIn, STAND_IN_ENV, hangUpAnsweredAfter } from '../support/media-stand-in';
 import { killHard, spawnWorkerProcess } from '../support/worker-process-control';
 
 const ACCOUNT_SID = `AC${'0d'.repeat(16)}`;
@@ -32,14 +32,7 @@ beforeAll(async () => {
   h = await startHarness({ env: workerEnv });
   await createAgent(h.db, h.box, { name: 'durable-dialler' });
   await configureTwilio(h, { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, phoneNumber: '+15005550006' }, { twilio_max_concurrent: 20 });
-  const answeredAt = new Map<string, number>();
-  hangups = setInterval(() => {
-    for (const s of gateway.streams) {
-      const id = s.customParameters.call_id;
-      if (!answeredAt.has(id)) answeredAt.set(id, Date.now());
-      else if (Date.now() - answeredAt.get(id)! > 300) gateway.hangup(id);
-    }
-  }, 50);
+  hangups = hangUpAnsweredAfter(gateway, 300);
 });
 afterAll(async () => {
   clearInterval(hangups);

@@ -10,7 +10,7 @@ import { createAgent, eventually } from '../support/fixtures';
 import { configureTwilio } from '../support/telephony';
 import { startHarness, type Harness } from '../support/harness';
 import { defaultProviderEnv, FakePool } from '../support/speech-vendors';
-import { startMediaStandIn, type MediaStandIn, STAND_IN_ENV } from '../support/media-stand-in';
+import { startMediaStandIn, type MediaStandIn, STAND_IN_ENV, hangUpAnsweredAfter } from '../support/media-stand-in';
 import { createSession } from '../support/users';
 import { campaignTick } from '../../src/campaigns/tick';
 import { loadTelephonySettings } from '../../src/providers/telephony/settings-store';
@@ -38,14 +38,7 @@ beforeAll(async () => {
   await createAgent(h.db, h.box, { name: 'reminder-bot' });
   await configureTwilio(h, { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER }, { twilio_max_concurrent: 20 });
   // Every callee who answers talks for ~300 ms, then hangs up.
-  const answeredAt = new Map<string, number>();
-  hangups = setInterval(() => {
-    for (const s of gateway.streams) {
-      const id = s.customParameters.call_id;
-      if (!answeredAt.has(id)) answeredAt.set(id, Date.now());
-      else if (Date.now() - answeredAt.get(id)! > 300) gateway.hangup(id);
-    }
-  }, 50);
+  hangups = hangUpAnsweredAfter(gateway, 300);
 });
 afterAll(async () => {
   clearInterval(hangups);

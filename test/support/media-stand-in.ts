@@ -67,3 +67,18 @@ export async function startMediaStandIn(): Promise<MediaStandIn> {
     },
   };
 }
+
+/**
+ * Callees who answer, talk for `afterMs` and hang up: every stream the stand-in holds is hung up
+ * that long after it was first seen. Returns the timer; clear it when the test ends.
+ */
+export function hangUpAnsweredAfter(standIn: MediaStandIn, afterMs: number): NodeJS.Timeout {
+  const answeredAt = new Map<string, number>();
+  return setInterval(() => {
+    for (const s of standIn.streams) {
+      const id = s.customParameters.call_id;
+      if (!answeredAt.has(id)) answeredAt.set(id, Date.now());
+      else if (Date.now() - answeredAt.get(id)! > afterMs) standIn.hangup(id);
+    }
+  }, 50);
+}
