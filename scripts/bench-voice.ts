@@ -2,8 +2,8 @@
  * `npm run bench:voice [-- --calls N --turns K --barge-ins B --provider twilio|exotel|plivo
  * --nice P --gateway-nice G --warmup 0|1 --cpu-prof worker|gateway|api --redial R --temporal disk|memory]`
  * (defaults 50, 3, 1, twilio, 10, -6, 1; no profile; 0; disk): after one warm-up call (reported
- * apart), N simultaneous simulated phone calls through the real API, call
- * workflow and media gateway, with zero-latency vendor fakes, measured from the callers' side,
+ * apart), N simultaneous simulated phone calls through the real API, call workflow and media
+ * gateway, with zero-latency vendor fakes, measured from the callers' side,
  * from the gateway's /metrics and from /proc. Ends with one machine-readable `SUMMARY` line.
  *
  * The worker, the API and Temporal run at nice P (README: CPU priority), the gateway at nice G:
@@ -18,8 +18,7 @@
  * answering the gateway never waits behind the callers. This process holds the telephony fake
  * with its callers on the media streams (the measuring instrument) on a worker thread of their own
  * (scripts/lib/callers-thread.ts), and configures and reads back through an API of its own on the
- * same database, on its main thread. Temporal and
- * PostgreSQL are found or started like the tests do. All traffic stays on 127.0.0.1.
+ * same database. Temporal and PostgreSQL are found or started like the tests do; all on 127.0.0.1.
  *
  * Each call: the greeting, then K caller turns (test/fixtures/audio/hello-appointment.wav), each
  * answered by a short one-sentence reply, then B barge-ins: a turn drawing a long reply and the
@@ -68,7 +67,7 @@ import { gatewayGcSummary } from './lib/gc-pauses';
 import { printStalls } from './lib/bench-stalls';
 import { printMachineUse } from './lib/bench-machine-report';
 import { startLocalServices } from './lib/local-services';
-import type { HandoffSteps } from './lib/turn-handoff';
+import { printHandoffSteps } from './lib/turn-handoff';
 import { printSetupSteps } from './lib/setup-steps';
 import { childPids, cores, hostTicks, hostUse, mb, pct, ProcMonitor } from './lib/proc-stats';
 
@@ -339,24 +338,7 @@ async function main(): Promise<void> {
     });
     console.log(`| caller side − gateway figure, per turn (the VAD's decision point, audio queued in the gateway before the VAD, sockets) | ${p(unseen, 50)} | ${p(unseen, 95)} |`);
     const steps = admittedChecks.flatMap((c) => c.steps);
-    const step = (k: keyof HandoffSteps) => steps.map((s) => s[k]);
-    // Only a turn not armed in time goes through the utterance signal and a voiceTurn activity.
-    if (steps.length === 0) {
-      console.log(`\nNo call had all its turns go through the utterance signal (armed turns skip it): the Temporal hand-off is the gateway's own stage below.`);
-    } else {
-      console.log(`\nTurns of calls none of whose turns was armed (${steps.length}): the gateway's "VAD stop → first audio" split at the Temporal hand-off (workflow histories):\n`);
-      console.log('| step | p50 | p95 |');
-      console.log('|---|---|---|');
-      for (const [k, label] of [
-        ['toSignalMs', 'VAD stop → utterance signal in the history (STT final, signal RPC)'],
-        ['toWorkflowTaskMs', 'signal → workflow task started on the call worker'],
-        ['workflowTaskMs', 'workflow task (the worker decides: voiceTurn)'],
-        ['toActivityStartMs', 'voiceTurn scheduled → started on the gateway'],
-        ['gatewayWorkMs', 'voiceTurn started → first audio on the socket (LLM stream, TTS, first frame)'],
-      ] as const) {
-        console.log(`| ${label} | ${p(step(k), 50)} | ${p(step(k), 95)} |`);
-      }
-    }
+    printHandoffSteps(steps, p);
 
     printSetupSteps(admittedChecks.flatMap((c) => (c.setup ? [c.setup] : [])), p);
 

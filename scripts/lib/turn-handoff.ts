@@ -61,3 +61,25 @@ export function handoffSteps(history: temporal.api.history.v1.IHistory, e2e: Arr
   }
   return out;
 }
+
+/** The bench's table of the Temporal hand-off steps of turns that went through the utterance signal. */
+export function printHandoffSteps(steps: HandoffSteps[], p: (xs: number[], q: number) => string): void {
+  const step = (k: keyof HandoffSteps) => steps.map((s) => s[k]);
+  // Only a turn not armed in time goes through the utterance signal and a voiceTurn activity.
+  if (steps.length === 0) {
+    console.log(`\nNo call had all its turns go through the utterance signal (armed turns skip it): the Temporal hand-off is the gateway's own stage below.`);
+  } else {
+    console.log(`\nTurns of calls none of whose turns was armed (${steps.length}): the gateway's "VAD stop → first audio" split at the Temporal hand-off (workflow histories):\n`);
+    console.log('| step | p50 | p95 |');
+    console.log('|---|---|---|');
+    for (const [k, label] of [
+      ['toSignalMs', 'VAD stop → utterance signal in the history (STT final, signal RPC)'],
+      ['toWorkflowTaskMs', 'signal → workflow task started on the call worker'],
+      ['workflowTaskMs', 'workflow task (the worker decides: voiceTurn)'],
+      ['toActivityStartMs', 'voiceTurn scheduled → started on the gateway'],
+      ['gatewayWorkMs', 'voiceTurn started → first audio on the socket (LLM stream, TTS, first frame)'],
+    ] as const) {
+      console.log(`| ${label} | ${p(step(k), 50)} | ${p(step(k), 95)} |`);
+    }
+  }
+}

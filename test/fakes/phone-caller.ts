@@ -13,7 +13,8 @@
 import WebSocket from 'ws';
 import { bytesForMs, fromPcm16, silence, silenceByte, toPcm16, type AudioFormat } from '../../src/audio/format';
 import { detectDtmf } from '../../src/audio/dtmf';
-import { Pacer, type Paced } from '../../src/gateway/speech/pacer';
+import type { Pacer, Paced } from '../../src/gateway/speech/pacer';
+import { clockFor } from './caller-clock';
 import {
   FRAME_MS,
   SPEECH_PEAK,
@@ -43,14 +44,6 @@ interface Utterance {
   startedAtMs?: number;
   sentAtMs: number[];
   resolve(span: SpeechSpan): void;
-}
-
-// The gateway's own drift-free pacer: one timer for all callers at a given speed.
-const clocks = new Map<number, Pacer>();
-function clockFor(speed: number): Pacer {
-  let clock = clocks.get(speed);
-  if (!clock) clocks.set(speed, (clock = new Pacer(FRAME_MS / speed)));
-  return clock;
 }
 
 /** A played frame's audio when media is not kept (PhoneCallerOptions.keepMediaEvents). */

@@ -13,10 +13,9 @@
  * - Inbound: `simulateInbound` requests the number's answer URL like Plivo and follows the XML.
  *
  * Outcomes are scriptable per destination: answer (default), busy, no-answer, failed.
- * - Transfer Call API: `POST …/Call/{call_uuid}/` `{legs: aleg, aleg_url}` stops the running
- *   `<Stream>`, fetches aleg_url and runs its XML; `<Dial>` plays the dialled party per
- *   `setDialOutcome` (callbackUrl `DialAction=answer`, then action `DialStatus`) and runs the XML the
- *   action answers.
+ * - Transfer Call API: `POST …/Call/{call_uuid}/` `{legs: aleg, aleg_url}` stops the `<Stream>`,
+ *   runs aleg_url's XML; `<Dial>` plays the dialled party per `setDialOutcome` (callbackUrl
+ *   `DialAction=answer`, then action `DialStatus`) and runs the XML the action answers.
  */
 import crypto from 'node:crypto';
 import http from 'node:http';
@@ -25,7 +24,7 @@ import { plivoContentTypeFormat } from '../../src/providers/telephony/plivo/medi
 import { connectPlivoCaller, type PlivoCaller } from './plivo-caller';
 import { parseXml, type XmlElement } from './twilio-twiml';
 import type { CallOutcome, CallbackDelivery, CallState, FakePlivo, FakePlivoCall, FakePlivoOptions, FakeStream, OutcomeScript, RecordedApiRequest } from './plivo-fake-types';
-import { deferred, jsonBody, plivoSignatureV3, readStreamElement, sleep, sleepUnless } from './plivo-wire';
+import { baseParams, deferred, jsonBody, plivoSignatureV3, readStreamElement, sleep, sleepUnless } from './plivo-wire';
 import { simulatePlivoAmd } from './plivo-amd';
 import { plivoError, plivoRestRoute, type PlivoCalls } from './plivo-rest';
 
@@ -75,22 +74,6 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
     }
     return delivery;
   }
-
-  const baseParams = (s: CallState, status: string, event: string): Record<string, string> => {
-    const c = s.record;
-    return {
-      CallUUID: c.callUuid,
-      ...(c.requestUuid ? { RequestUUID: c.requestUuid } : {}),
-      From: c.from.replace(/^\+/, ''),
-      To: c.to.replace(/^\+/, ''),
-      CallStatus: status,
-      Direction: c.direction,
-      Event: event,
-      CallerName: c.direction === 'inbound' ? `+${c.from.replace(/^\+/, '')}` : '',
-      BillRate: '0.00850',
-      STIRVerification: 'Not Applicable',
-    };
-  };
 
   // ---- call simulation ---------------------------------------------------------------------
 

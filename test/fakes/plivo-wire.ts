@@ -4,7 +4,7 @@
  */
 import crypto from 'node:crypto';
 import { isPlivoContentType } from '../../src/providers/telephony/plivo/media-messages';
-import type { FakeStream } from './plivo-fake-types';
+import type { CallState, FakeStream } from './plivo-fake-types';
 import type { XmlElement } from './twilio-twiml';
 
 const EXTRA_HEADERS = /^[A-Za-z0-9]+=[A-Za-z0-9]*(?:,[A-Za-z0-9]+=[A-Za-z0-9]*)*$/;
@@ -131,4 +131,21 @@ export function deferred<T>(): Deferred<T> {
   let resolve!: (v: T) => void;
   const promise = new Promise<T>((r) => (resolve = r));
   return { promise, resolve };
+}
+
+/** The parameters every Plivo call callback carries. */
+export function baseParams(s: CallState, status: string, event: string): Record<string, string> {
+  const c = s.record;
+  return {
+    CallUUID: c.callUuid,
+    ...(c.requestUuid ? { RequestUUID: c.requestUuid } : {}),
+    From: c.from.replace(/^\+/, ''),
+    To: c.to.replace(/^\+/, ''),
+    CallStatus: status,
+    Direction: c.direction,
+    Event: event,
+    CallerName: c.direction === 'inbound' ? `+${c.from.replace(/^\+/, '')}` : '',
+    BillRate: '0.00850',
+    STIRVerification: 'Not Applicable',
+  };
 }
