@@ -10,7 +10,7 @@
  * fake LLM and a local webhook receiver. `--only-analysis` records the post-call analysis
  * scenarios alone, `--only-drain` the drained phone call alone, `--only-transfer` the transferred
  * phone calls alone, `--only-voicemail` the two voicemail calls alone, `--only-keypad` the phone
- * call with keypresses both ways alone, `--only-voice` the phone call
+ * call with keypresses both ways alone, `--only-web` the web call alone, `--only-voice` the phone call
  * with armed turns, the one whose caller cuts the greeting off and the turn run (new histories,
  * without re-recording the others).
  */
@@ -27,6 +27,7 @@ import { startFakeOpenAI } from '../test/fakes/openai-server';
 import { FRAME_MS } from '../test/fakes/twilio-caller';
 import { startFakeTwilio } from '../test/fakes/twilio-server';
 import { startWebhookReceiver } from '../test/fakes/webhook-receiver';
+import { connectWebCaller } from '../test/fakes/web-caller';
 import { createAgent, createNodes, createTool, eventually } from '../test/support/fixtures';
 import { configureTwilio } from '../test/support/telephony';
 import { machineGreeting, pauseAndBeep } from '../test/support/voicemail-audio';
@@ -280,10 +281,29 @@ async function main(): Promise<void> {
     await save('voice-keypresses', callWorkflowId(call.callId));
   };
 
+  // 10. A web call (docs/web-calls.md): a browser on /media/web, PCM at 16 kHz, the greeting, one
+  //     question answered, the browser hangs up.
+  const recordWebCall = async () => {
+    await createAgent(h.db, h.box, { name: 'replay-web', greeting: 'Hi, the clinic.', pipeline_settings: { ...PIPELINE_DEFAULTS, min_words: 1, vad_stop_secs: 0.4 } });
+    llm.setResponder(() => ({ content: 'Of course, which day suits you?' }));
+    deepgram.script(['I would like to book an appointment for tomorrow.']);
+    const started = await post('/api/calls/web', { agent_name: 'replay-web' });
+    const caller = await connectWebCaller({ url: started.stream_url, callId: started.call_id, token: started.token });
+    const heardMs = () => caller.speechFrames().length * FRAME_MS;
+    await eventually(async () => heardMs() >= 500, 15_000, 20);
+    const before = heardMs();
+    await caller.say(HELLO_WAV);
+    await eventually(async () => heardMs() >= before + 500, 15_000, 20);
+    await caller.hangup();
+    await h.temporal.workflow.getHandle(callWorkflowId(started.call_id)).result();
+    await save('web-call', callWorkflowId(started.call_id));
+  };
+
   try {
     fs.mkdirSync(OUT, { recursive: true });
     if (process.argv.includes('--only-keypad')) return await recordKeypresses();
     if (process.argv.includes('--only-drain')) return await recordDrained();
+    if (process.argv.includes('--only-web')) return await recordWebCall();
     if (process.argv.includes('--only-transfer')) return await recordTransfers();
     if (process.argv.includes('--only-voicemail')) return await recordVoicemail();
     if (process.argv.includes('--only-voice')) {
@@ -300,6 +320,7 @@ async function main(): Promise<void> {
     await recordTransfers();
     await recordVoicemail();
     await recordKeypresses();
+    await recordWebCall();
     await recordDrained();
   } finally {
     await gateway.stop();

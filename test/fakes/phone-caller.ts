@@ -32,8 +32,7 @@ import {
 
 export * from './phone-wire';
 
-// After a long event-loop stall a caller sends at most this many overdue ticks at once, so it
-// catches up in a burst of bounded size rather than flooding the socket.
+// After a stall a caller sends at most this many overdue ticks at once (a bounded burst).
 const MAX_CATCH_UP_TICKS = 10;
 
 type PlaybackItem = { kind: 'audio'; bytes: Buffer; offset: number; receivedAtMs: number } | { kind: 'mark'; name: string };
@@ -327,19 +326,17 @@ export class PhoneCaller implements Paced {
 
   private receive(data: Buffer, isBinary: boolean): void {
     const atMs = nowMs();
-    if (isBinary) {
-      this.protocolErrors.push('binary frame (media stream messages are JSON text)');
-      return;
-    }
-    let message: any;
-    try {
-      message = JSON.parse(data.toString('utf8'));
-    } catch {
-      this.protocolErrors.push(`invalid JSON: ${data.toString('utf8').slice(0, 80)}`);
-      return;
+    if (isBinary && !this.wire.readBinary) return void this.protocolErrors.push('binary frame (media stream messages are JSON text)');
+    let message: any = { binary: data.length };
+    if (!isBinary) {
+      try {
+        message = JSON.parse(data.toString('utf8'));
+      } catch {
+        return void this.protocolErrors.push(`invalid JSON: ${data.toString('utf8').slice(0, 80)}`);
+      }
     }
     const event: ReceivedEvent = { atMs, message };
-    const action = this.wire.read(message);
+    const action = isBinary ? this.wire.readBinary!(data) : this.wire.read(message);
     if (action.kind !== 'media' || this.keepMediaEvents) this.events.push(event);
     for (const w of [...this.waiters]) {
       if (w.test(event)) {
@@ -381,8 +378,8 @@ export class PhoneCaller implements Paced {
 
   // ---- plumbing ------------------------------------------------------------------------------
 
-  protected send(message: object): void {
-    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(message));
+  protected send(message: object | Buffer): void {
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(Buffer.isBuffer(message) ? message : JSON.stringify(message));
   }
 
   private onClose(code: number): void {

@@ -32,8 +32,8 @@ export interface CallerWire {
   headers(url: string): Record<string, string>;
   /** Messages sent as soon as the socket is open (Twilio: connected, start). */
   opening(): object[];
-  /** One media message with `audio` in the stream's format; `chunk` counts from 1. */
-  media(audio: Buffer, chunk: number): object;
+  /** One media message with `audio` in the stream's format; `chunk` counts from 1. A Buffer is sent as a binary frame. */
+  media(audio: Buffer, chunk: number): object | Buffer;
   dtmf(digit: string): object;
   /** The hang-up message, or null when the vendor just closes the socket. */
   stop(): object | null;
@@ -43,6 +43,8 @@ export interface CallerWire {
   cleared(): object | null;
   /** What a JSON message from the gateway asks for; anything the vendor would reject is an error. */
   read(message: unknown): WireAction;
+  /** What a binary frame from the gateway is (the web channel's audio); absent: binary is an error. */
+  readBinary?(data: Buffer): WireAction;
 }
 
 export interface PhoneCallerOptions {

@@ -43,6 +43,8 @@ describe('workflow replay', () => {
         // Outbound calls an answering machine took: the vendor's AMD, the gateway's detector.
         'voice-voicemail-vendor.binpb',
         'voice-voicemail-message.binpb',
+        // A web call: a browser on /media/web (docs/web-calls.md).
+        'web-call.binpb',
         // A phone call its gateway drained (docs/call-lifecycle.md, "Draining").
         'voice-drained.binpb',
         // A phone call that rode through a Temporal outage (scripts/record-outage-history.ts).
