@@ -6,10 +6,12 @@
  * - integration: test/integration and test/security against the one PostgreSQL and Temporal dev
  *   server of the global set-up, several files at a time (each has its own database, task queue
  *   and ports).
- * - serial: the integration files listed in SERIAL (why each is there is said next to it) and the
- *   browser tests, one file at a time, after the parallel tier.
+ * - timed: the integration files listed in TIMED (why each is there is said next to it) and the
+ *   browser tests, two files at a time, after the integration tier: they time real-time audio or
+ *   wait for processes they restart with deadlines, which three files at a time beside the rest
+ *   of the integration tier missed.
  */
-const SERIAL = [
+const TIMED = [
   // They kill and restart processes (workers, gateways, the API, their own Temporal server) and
   // wait for them with deadlines, or time an outage: with neighbours starting up beside them the
   // processes missed their start-up deadlines (a parallel run, docs/development.md).
@@ -52,7 +54,7 @@ const services = {
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
 };
 
-const serialPaths = SERIAL.map((file) => `<rootDir>/${file}`);
+const timedPaths = TIMED.map((file) => `<rootDir>/${file}`);
 
 module.exports = {
   testTimeout: 60000,
@@ -66,9 +68,9 @@ module.exports = {
       ...services,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/security/**/*.test.ts'],
-      testPathIgnorePatterns: ['/node_modules/', ...SERIAL.map((file) => `/${file.replace(/[.]/g, '\\.')}$`)],
+      testPathIgnorePatterns: ['/node_modules/', ...TIMED.map((file) => `/${file.replace(/[.]/g, '\\.')}$`)],
     },
-    { ...shared, ...services, displayName: 'serial', testMatch: serialPaths },
+    { ...shared, ...services, displayName: 'timed', testMatch: timedPaths },
     { ...shared, ...services, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.test.ts'] },
   ],
 };

@@ -27,7 +27,7 @@ export interface TestServicesOptions {
 
 export default async function globalSetup(): Promise<void> {
   // Each project of jest.config.js that needs the services names this set-up; a run of several
-  // (the serial tier: its integration files and the browser tests) starts them once.
+  // (the timed tier: its integration files and the browser tests) starts them once.
   if ((globalThis as Record<string, unknown>).__VAP_TEST__) return;
   await startTestServices();
 }
