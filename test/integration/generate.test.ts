@@ -10,7 +10,7 @@ const draft = {
     { name: 'doctor_name', type: 'string', description: 'doctor of the appointment' },
     { name: 'appointment_date', type: 'string', description: 'date and time, spoken form' },
   ],
-  pipeline_settings: { idle_warn_secs: null, idle_end_secs: null, min_words: 1 },
+  pipeline_settings: { idle_warn_secs: null, idle_end_secs: null, min_words: 1, backchannel_phrases: ['ji haan', ' '], dictation_wait_secs: 1.5 },
   llm_settings: { temperature: 0.3 },
   suggested_tools: [
     {
@@ -50,7 +50,8 @@ describe('POST /api/agents/generate', () => {
       tts_language: 'hi',
       llm_model: 'test-model',
       llm_settings: { temperature: 0.3 },
-      pipeline_settings: { idle_warn_secs: 25, idle_end_secs: 50, min_words: 1, vad_confidence: 0.5 },
+      // The turn policy's settings: the draft's backchannels added to the built-in ones.
+      pipeline_settings: { idle_warn_secs: 25, idle_end_secs: 50, min_words: 1, vad_confidence: 0.5, backchannel_phrases: { mode: 'add', phrases: ['ji haan'] }, dictation_wait_secs: 1.5 },
       context_variables: {
         patient_name: { type: 'string', description: 'patient first name' },
         appointment_date: { type: 'string', description: 'date and time, spoken form' },
@@ -66,6 +67,7 @@ describe('POST /api/agents/generate', () => {
     expect(sent.response_format.type).toBe('json_schema');
     expect(sent.response_format.json_schema.strict).toBe(true);
     expect(sent.response_format.json_schema.schema.required).toEqual(expect.arrayContaining(['name', 'prompt', 'greeting', 'context_variables']));
+    expect(sent.response_format.json_schema.schema.properties.pipeline_settings.required).toEqual(expect.arrayContaining(['backchannel_phrases', 'dictation_wait_secs']));
     expect(sent.messages.at(-1).content).toContain('offer to reschedule');
     expect(sent.messages.at(-1).content).toContain('Hindi (hi-IN)');
 

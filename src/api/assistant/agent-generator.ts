@@ -42,11 +42,19 @@ export const DRAFT_JSON_SCHEMA = {
     pipeline_settings: {
       type: 'object',
       additionalProperties: false,
-      required: ['idle_warn_secs', 'idle_end_secs', 'min_words'],
+      required: ['idle_warn_secs', 'idle_end_secs', 'min_words', 'backchannel_phrases', 'dictation_wait_secs'],
       properties: {
         idle_warn_secs: nullable('number', `seconds of caller silence before a reminder; null = ${PIPELINE_DEFAULTS.idle_warn_secs}`),
         idle_end_secs: nullable('number', `seconds of silence before hanging up; null = ${PIPELINE_DEFAULTS.idle_end_secs}`),
         min_words: nullable('integer', `minimum words of a caller turn; null = ${PIPELINE_DEFAULTS.min_words}; 1 when short answers (yes/no, digits) matter`),
+        // The turn policy's own settings (docs/media-gateway.md): the built-in lists cover the
+        // common phrases of each supported language, so the model adds only what this job has.
+        backchannel_phrases: {
+          type: ['array', 'null'],
+          items: { type: 'string' },
+          description: 'extra acknowledgements callers of this job say while the agent talks that must not interrupt it ("uh-huh", "haan ji" are built in); null = none',
+        },
+        dictation_wait_secs: nullable('number', `seconds of silence that end a turn stopped mid-number or mid-address; null = ${PIPELINE_DEFAULTS.dictation_wait_secs}; longer (1.5-2) when callers read out long numbers`),
       },
     },
     llm_settings: {
@@ -81,7 +89,13 @@ const DraftSchema = z.object({
   greeting: z.string().nullish(),
   context_variables: z.array(Parameter).nullish(),
   pipeline_settings: z
-    .object({ idle_warn_secs: z.number().nullish(), idle_end_secs: z.number().nullish(), min_words: z.number().nullish() })
+    .object({
+      idle_warn_secs: z.number().nullish(),
+      idle_end_secs: z.number().nullish(),
+      min_words: z.number().nullish(),
+      backchannel_phrases: z.array(z.string()).nullish(),
+      dictation_wait_secs: z.number().nullish(),
+    })
     .nullish(),
   llm_settings: z.object({ temperature: z.number().nullish() }).nullish(),
   suggested_tools: z.array(z.object({ name: z.string(), description: z.string(), parameters: z.array(Parameter).nullish() })).nullish(),
@@ -149,6 +163,13 @@ async function freeName(db: Database, base: string): Promise<string> {
 const withoutNulls = (o: Record<string, unknown> | null | undefined) =>
   Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== null && v !== undefined));
 
+/** The draft's pipeline settings in the agent's form: extra backchannels are added to the built-in ones. */
+function pipelineOf(settings: Draft['pipeline_settings']): Record<string, unknown> {
+  const { backchannel_phrases, ...rest } = settings ?? {};
+  const phrases = (backchannel_phrases ?? []).map((p) => p.trim()).filter(Boolean);
+  return { ...withoutNulls(rest), ...(phrases.length ? { backchannel_phrases: { mode: 'add', phrases } } : {}) };
+}
+
 function candidateConfig(draft: Draft, name: string, language: string, model: string): Record<string, unknown> {
   const langs = agentLanguages(language);
   return {
@@ -159,7 +180,7 @@ function candidateConfig(draft: Draft, name: string, language: string, model: st
     tts_language: langs.tts_language,
     llm_model: model,
     llm_settings: withoutNulls(draft.llm_settings),
-    pipeline_settings: withoutNulls(draft.pipeline_settings),
+    pipeline_settings: pipelineOf(draft.pipeline_settings),
     context_variables: Object.fromEntries(
       (draft.context_variables ?? []).map((v) => [v.name, { type: v.type, description: v.description ?? '' }]),
     ),
