@@ -1,5 +1,5 @@
 /**
- * `npm run demo [-- --provider twilio|exotel|plivo] [--scenario clinic|transfer|voicemail]`: one complete
+ * `npm run demo [-- --provider twilio|exotel|plivo] [--scenario clinic|transfer|voicemail|backchannel]`: one complete
  * phone call (or, for voicemail, two outbound calls), offline,
  * through the real API, call workflow and media gateway. The vendors are the local fakes of
  * test/fakes/ speaking their real protocols on 127.0.0.1: the phone company (default Twilio:
@@ -19,6 +19,8 @@
  * 0.3 s + 0.5 s with sox as in test/fixtures/audio/README.md).
  *
  * `--scenario transfer`: the caller asks for a person and is handed to one (scripts/lib/demo-transfer.ts).
+ * `--scenario backchannel`: a Hindi caller's "haan ji" pauses and resumes the agent, "ruko" stops it
+ * (scripts/lib/demo-backchannel.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -336,7 +338,7 @@ function arg(name: string, fallback: string): string {
 const providerArg = () => arg('provider', 'twilio');
 
 /** `--scenario <name>`: the inbound clinic call (default), transfer (scripts/lib/demo-transfer.ts) or voicemail (scripts/lib/demo-voicemail.ts). */
-const SCENARIOS = ['clinic', 'transfer', 'voicemail'];
+const SCENARIOS = ['clinic', 'transfer', 'voicemail', 'backchannel'];
 
 async function main(): Promise<void> {
   const started = performance.now();
@@ -356,6 +358,10 @@ async function main(): Promise<void> {
       const { runVoicemailDemo } = await import('./lib/demo-voicemail');
       const result = await runVoicemailDemo({ startPlatform, provider: providerArg() });
       if (result.machine.call.end_reason !== 'voicemail') throw new Error(`the machine's call ended ${result.machine.call.end_reason}`);
+    } else if (scenario === 'backchannel') {
+      const { runBackchannelDemo } = await import('./lib/demo-backchannel');
+      const result = await runBackchannelDemo({ startPlatform, provider: providerArg() });
+      if (!result.assent.resumed || result.waitClearMs === null) throw new Error('the agent did not resume after the assent, or "ruko" did not stop it');
     } else {
       const result =
         scenario === 'transfer'

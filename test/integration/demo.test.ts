@@ -1,11 +1,13 @@
 /**
  * `npm run demo [-- --provider <vendor>]` keeps working for every telephony vendor with a fake:
  * its call, with the short script (the caller hangs up after the barge-in), through the same real
- * pieces the script uses. `--scenario transfer` too, on every vendor that can transfer.
+ * pieces the script uses. `--scenario transfer` too, on every vendor that can transfer, and
+ * `--scenario backchannel` on Twilio.
  * Each demo starts its own platform and fakes, so they run side by side (`it.concurrent`): the
  * calls run in real time, and one after the other they took over two minutes of CI's budget.
  */
 import { runDemo } from '../../scripts/demo';
+import { runBackchannelDemo } from '../../scripts/lib/demo-backchannel';
 import { runTransferDemo, TRANSFER_PROVIDERS } from '../../scripts/lib/demo-transfer';
 import { setLogLevel } from '../../src/shared/logger';
 import { fakeTelephonyProviders } from '../fakes/telephony-fakes';
@@ -61,4 +63,23 @@ it.concurrent('`--scenario voicemail`: the machine gets the message after its be
   const greetingStops = result.person.events.filter((e) => e.event_type === 'tts_stopped').map((e) => e.data);
   expect(greetingStops[0]).toMatchObject({ interrupted: false });
   expect(result.person.greetingHeardMs).toBeGreaterThan(3000);
+}, 90_000);
+
+it.concurrent('`--scenario backchannel`: "haan ji, theek hai" pauses the agent and it resumes, unanswered; "ruko" stops it and is answered', async () => {
+  setLogLevel('error');
+  const result = await runBackchannelDemo({ startPlatform: (env) => startHarness({ env, worker: true }), print: () => undefined });
+  expect(result.call).toMatchObject({ status: 'completed', end_reason: 'user_ended' });
+  expect(result.assent).toMatchObject({ resumed: true, clears: 0 });
+  expect(result.events.filter((e) => e.event_type === 'agent_resumed').map((e) => e.data)).toEqual([{ reason: 'backchannel' }]);
+  const transcript = (result.call.transcript as Array<{ role: string; text: string }>).map((t) => `${t.role}: ${t.text}`);
+  // The long reply was heard whole despite the assent, and nothing answered the assent itself.
+  expect(transcript.slice(0, 4)).toEqual([
+    'assistant: Namaste, Sunrise Clinic. Main aapki kya madad kar sakti hoon?',
+    'user: Mujhe kal ke liye appointment chahiye.',
+    expect.stringMatching(/^assistant: Kal subah nau baje, .* Aap jo samay chahein bataiye\.$/),
+    'user: Haan ji, theek hai.',
+  ]);
+  expect(transcript.slice(-2)).toEqual(['user: Ruko, ek minute.', 'assistant: Zaroor, aaram se.']);
+  expect(result.events.filter((e) => e.event_type === 'interruption')).toHaveLength(1);
+  expect(result.waitClearMs).not.toBeNull();
 }, 90_000);
