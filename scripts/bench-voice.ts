@@ -260,6 +260,7 @@ async function main(): Promise<void> {
     const greetings = results.flatMap((r) => (typeof r.greetingMs === 'number' ? [r.greetingMs] : []));
     const bargeInTurns = results.flatMap((r) => r.turns.filter((t) => t.kind === 'barge-in'));
     const bargeInLatencies = bargeInTurns.flatMap((t) => (typeof t.bargeInMs === 'number' ? [t.bargeInMs] : []));
+    const bargeInSilences = bargeInTurns.flatMap((t) => (typeof t.silenceMs === 'number' ? [t.silenceMs] : []));
 
     // The platform's own view of each call, once the workflows have written everything.
     const expected = { greeting: GREETING, callerText: CALLER_TEXT, script };
@@ -293,6 +294,7 @@ async function main(): Promise<void> {
     console.log(`| greeting latency, caller side (stream opened → first greeting audio), p50 / p95 / max | ${p(greetings, 50)} / ${p(greetings, 95)} / ${fmtMs(Math.max(...greetings))} | |`);
     console.log(
       `| barge-in latency, caller side (speech start over the agent → \`clear\` received), p50 / p95 / max (${bargeInLatencies.length} of ${bargeInTurns.length}) | ${p(bargeInLatencies, 50)} / ${p(bargeInLatencies, 95)} / ${fmtMs(Math.max(...bargeInLatencies))} | |`,
+      `| barge-in silence, caller side (speech start over the agent → the end of the last agent frame heard), p50 / p95 / max | ${p(bargeInSilences, 50)} / ${p(bargeInSilences, 95)} / ${fmtMs(Math.max(...bargeInSilences))} | |`,
     );
     console.log(`| gateway CPU, idle → ${N} calls | ${pct(gwIdleCpu)} → ${pct(gwCpu)} of one core (${pct((gwCpu - gwIdleCpu) / N)} per call) | |`);
     console.log(`| gateway RSS, idle → peak with ${N} calls | ${mb(gwIdleRss)} → ${mb(gwRss.peakBytes)} (${mb((gwRss.peakBytes - gwIdleRss) / N)} per call) | ≤ 15 MB per call |`);
@@ -363,7 +365,7 @@ async function main(): Promise<void> {
     summary =
       `SUMMARY calls=${N} turns=${latencies.length} completed=${okCalls} dropped=${totals.dropped} late=${totals.late} ` +
       `p50_ms=${int(percentile(latencies, 50))} p95_ms=${int(percentile(latencies, 95))} p99_ms=${int(percentile(latencies, 99))} ` +
-      `greeting_p50_ms=${int(percentile(greetings, 50))} bargein_p50_ms=${int(percentile(bargeInLatencies, 50))} bargein_max_ms=${int(Math.max(...bargeInLatencies))} ` +
+      `greeting_p50_ms=${int(percentile(greetings, 50))} bargein_p50_ms=${int(percentile(bargeInLatencies, 50))} bargein_max_ms=${int(Math.max(...bargeInLatencies))} silence_max_ms=${int(Math.max(...bargeInSilences))} ` +
       `refused=${refused} busy=${busyAnswers} redial=${redial} orchestration_pct=${int(cost.orchestrationPercent)} late_rampup=${lateRampup} late_callers_gc=${lateOwn.gc} late_callers_stall=${lateOwn.stall} steal_pct=${int(host.stealPercent)} ` +
       `vad_start_lag_p95_ms=${gw ? int(histogramQuantileMs(gw.vadLagStart, 0.95)) : 'NA'} temporal=${temporal}`;
   } finally {

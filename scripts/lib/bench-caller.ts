@@ -46,6 +46,8 @@ export interface Turn {
   latencyMs: number | null;
   /** Barge-in turns: the caller's speech start → `clear` received (null: no clear came). */
   bargeInMs?: number | null;
+  /** Barge-in turns: the caller's speech start → the end of the last agent frame they heard (0: none after it). */
+  silenceMs?: number | null;
 }
 
 /** A frame the caller heard, without its audio: what the analysis needs, cheap to pass between threads. */
@@ -172,7 +174,13 @@ export async function runCall(ctx: CallContext, live?: CallResult[]): Promise<Ca
       const { startMs, endMs } = speechTimes(ctx.clip, span);
       const turn: Turn = { kind: step.kind, speechStartMs: startMs, speechEndMs: endMs, latencyMs: null };
       result.turns.push(turn);
-      if (step.kind === 'barge-in') turn.bargeInMs = await clearedAfter(caller, startMs, 5000).then((at) => (at === null ? null : at - startMs));
+      if (step.kind === 'barge-in') {
+        const clearedAt = await clearedAfter(caller, startMs, 5000);
+        turn.bargeInMs = clearedAt === null ? null : clearedAt - startMs;
+        // What the caller's ear got: agent speech stops playing here (the clear dropped the rest).
+        const last = clearedAt === null ? undefined : caller.played.filter((f) => isSpeech(f) && f.playedAtMs >= startMs && f.playedAtMs <= clearedAt).at(-1);
+        turn.silenceMs = clearedAt === null ? null : last ? last.playedAtMs + FRAME_MS - startMs : 0;
+      }
       if (step.kind === 'lead-in') await heardSpeech(caller, endMs, HEARD_BEFORE_BARGE_IN_FRAMES, 15_000);
       else await heard(caller, endMs, expectedFrames(step.reply), 15_000);
     }
