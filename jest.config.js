@@ -22,6 +22,7 @@ const TIMED = [
   'test/integration/call-durability.test.ts',
   'test/integration/agent-test-durability.test.ts',
   'test/integration/analysis-durability.test.ts',
+  'test/integration/campaign-durability.test.ts',
   'test/integration/readiness.test.ts',
   'test/integration/transfer-twilio.test.ts',
   // Its gateway's admission measures this process's event-loop lag and hand-off times: the
