@@ -51,6 +51,10 @@ export interface BackchannelDemoResult {
   assent: { silentMs: number; resumed: boolean; clears: number };
   /** "Ruko": its onset sent → the gateway's clear received (ms). */
   waitClearMs: number | null;
+  /** "Ruko": its onset sent → the end of the last agent frame the caller heard (ms). */
+  waitSilenceMs: number;
+  /** The assent: its onset sent → the end of the last agent frame heard before the pause (ms). */
+  assentSilenceMs: number;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -172,7 +176,15 @@ export async function runBackchannelDemo(options: BackchannelDemoOptions): Promi
     const events: CallEvent[] = (await h.request('GET', `/api/calls/${callId}/events`)).body;
     printTranscript(call, events, at, print);
     printEvents(events, at, print);
-    return { callId, call, events, assent: { silentMs: during.length ? 0 : Math.round(assent.endedAtMs - onset), resumed, clears: clearsBefore }, waitClearMs };
+    return {
+      callId,
+      call,
+      events,
+      assent: { silentMs: during.length ? 0 : Math.round(assent.endedAtMs - onset), resumed, clears: clearsBefore },
+      waitClearMs,
+      waitSilenceMs: quietAt + 20 - waitOnset,
+      assentSilenceMs: lastBefore + 20 - onset,
+    };
   } finally {
     for (const stop of stops) await stop().catch((err: Error) => print(`(stopping: ${err.message})`));
   }

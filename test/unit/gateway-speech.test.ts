@@ -175,6 +175,40 @@ describe('paced playback', () => {
     expect(frames()).toBe((2 * LEAD_MS) / 20); // the buffer ran dry during the hold: a new lead
   });
 
+  it('a pause takes back what a deep-buffered vendor still holds: cleared now, sent again when the hold ends', () => {
+    let held = false;
+    const { playback, sent, frames } = makePlayback(() => held, { format: PCM16_8K, frameMs: 200 });
+    const s = playback.start('u1', 'u1');
+    playback.addSentence(s, 'A long enough sentence to fill two seconds of audio.');
+    // Numbered frames: each carries its index, so the order the caller hears can be checked.
+    const sentFrames: number[] = [];
+    (playback as any).out.media = (frame: Buffer) => {
+      sentFrames.push(frame[0]!);
+      sent.push({ kind: 'media', bytes: frame.length });
+    };
+    for (let k = 0; k < 10; k++) playback.audio('u1', Buffer.alloc(3200, k));
+    const t0 = performance.now();
+    expect(frames()).toBe(2); // 400 ms at the vendor: Exotel's chunks are 200 ms
+    playback.pace(t0 + 200);
+    expect(sentFrames).toEqual([0, 1, 2]); // frame 0 played, 1 playing, 2 queued
+    held = true;
+    expect(playback.takeBack(t0 + 250)).toBe(true);
+    expect(sent.at(-1)).toEqual({ kind: 'clear' });
+    // Frame 2 had not begun (its slot starts at 400 ms) and 150 ms of frame 1 were left: both are
+    // taken back, and frame 1 will be heard again from its start.
+    expect(playback.bufferedMs(t0 + 250)).toBe(0);
+    for (let t = 260; t <= 1000; t += 20) playback.pace(t0 + t);
+    expect(sentFrames).toEqual([0, 1, 2]);
+    held = false;
+    playback.pace(t0 + 1020);
+    expect(sentFrames).toEqual([0, 1, 2, 1, 2]); // the caller hears frame 1 next, where it stopped
+    // A frame with at most 40 ms left plays out: nothing is taken back.
+    held = true;
+    expect(playback.takeBack(t0 + 1020 + 370)).toBe(false);
+    // Nothing to take back once the line ran dry, or once the end mark is out.
+    expect(playback.takeBack(t0 + 5000)).toBe(false);
+  });
+
   it('plays utterances in order and ends one without audio at once', () => {
     const { playback, finished } = makePlayback();
     const a = playback.start('a', 'a');

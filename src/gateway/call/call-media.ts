@@ -137,6 +137,9 @@ export class CallMedia {
       finalWaitMs: () => this.stt.finalWaitMs,
       utterance: (turn) => this.utterance(turn),
       resumed: (reason) => this.reports.events.add('agent_resumed', { reason }),
+      paused: () => {
+        if (!this.speech.pressingKeys && !this.leaving) this.speech.playback.takeBack();
+      },
       arrivalPerf: (audioMs) => this.arrivals.arrivalOf(audioMs),
     });
     this.keys = new DtmfGatherer({ timeoutSecs: pipeline.dtmf_timeout_secs ?? 2, maxDigits: pipeline.dtmf_max_digits ?? 32 }, (digits) =>

@@ -44,6 +44,8 @@ export class AgentSpeech {
   /** @internal */ sentenceMarks = 0;
   /** @internal */ sentencesConfirmed = 0;
   /** @internal */ buffered = 0;
+  /** @internal The last frames sent (at most the lead's worth): what a pause takes back from the provider. */
+  recent: Buffer[] = [];
   /** @internal */ readonly splitter: FrameSplitter;
   /** @internal */ resolve!: (r: SpeechResult) => void;
 

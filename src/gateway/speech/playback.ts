@@ -11,7 +11,9 @@
  * simply restarts the timeline. After the last frame of an utterance a mark `<ttsId>:end` goes out; its
  * echo means the caller heard it all. Marks `<ttsId>:<k>` after the estimated end of sentence k
  * report progress (Twilio echoes marks once the audio before them has played). While `hold()`
- * is true (the VAD suspects the caller is starting to speak) nothing new is sent.
+ * is true (the VAD suspects the caller is starting to speak) nothing new is sent; `takeBack()`
+ * (a pause decided) also clears what the provider still holds and queues it again, so a vendor
+ * with a deep buffer (Exotel's 200 ms chunks) goes quiet at once and resumes where it stopped.
  *
  * What the caller heard (`heardText`) on barge-in: the frames whose slot had started when the
  * `clear` went out, mapped to text by characters — TTS audio length is close to proportional to
@@ -32,6 +34,8 @@ import { sharedPacer, type Pacer, type Paced } from './pacer';
  * talking over the caller 40 ms longer).
  */
 export const LEAD_MS = 60;
+/** A pause takes back the frame playing only when more than this is left of it (Exotel's 200 ms chunks). */
+export const TAKE_BACK_MIN_MS = 40;
 /** Without the end mark's echo, an utterance counts as played this long after its last frame. */
 export const END_MARK_GRACE_MS = 1500;
 /** A typical speaking rate (≈15 characters/s) until a call has measured its voice. */
@@ -180,6 +184,34 @@ export class Playback implements Paced {
     return cut;
   }
 
+  /**
+   * Pause at once: `clear` the audio the provider still holds of the utterance playing and put it
+   * back at the head of its queue, to play when the hold ends. Nothing when the line already ran
+   * dry (Twilio's 60 ms lead, held since the VAD's first suspicion), when two utterances share the
+   * buffer, or when the end mark is out (a clear would report the utterance heard). The frames
+   * taken back were already written to the recording's agent channel at their first slot, and a
+   * progress mark among them may be echoed by the clear (heardText counts that sentence heard).
+   */
+  takeBack(nowPerf = performance.now()): boolean {
+    const playing = this.speeches.filter((s) => s.state === 'active' && s.framesSent > 0);
+    const s = playing[0];
+    if (playing.length !== 1 || !s || s.allSent) return false;
+    // Frames not yet begun, and the one playing when more than TAKE_BACK_MIN_MS of it is left
+    // (a 200 ms chunk would otherwise talk on over the caller; it is heard again from its start).
+    const ahead = (this.lineFreePerf - nowPerf) / this.frameMs;
+    const whole = Math.floor(ahead);
+    const partial = (ahead - whole) * this.frameMs > TAKE_BACK_MIN_MS ? 1 : 0;
+    const unplayed = Math.min(s.recent.length, whole + partial);
+    if (unplayed <= 0) return false;
+    this.out.clear();
+    const back = s.recent.splice(s.recent.length - unplayed, unplayed);
+    s.frames = [...back, ...s.frames.slice(s.head)];
+    s.head = 0;
+    s.framesSent -= unplayed;
+    this.lineFreePerf = nowPerf;
+    return true;
+  }
+
   /** Cuts off one utterance (its activity was cancelled); later ones play on. */
   stop(speech: AgentSpeech, nowPerf = performance.now()): void {
     if (speech.state !== 'active') return;
@@ -249,6 +281,8 @@ export class Playback implements Paced {
       this.lineFreePerf = slot + this.frameMs;
       this.out.media(frame);
       this.out.sent(frame, slot);
+      s.recent.push(frame);
+      if (s.recent.length * this.frameMs > this.leadMs + this.frameMs) s.recent.shift();
       if (s.framesSent++ === 0) {
         s.firstFramePerf = nowPerf;
         this.listener.started(s, nowPerf);

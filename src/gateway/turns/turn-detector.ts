@@ -63,6 +63,8 @@ export interface TurnDetectorHooks {
   utterance(turn: CompletedTurn): void;
   /** The agent, paused by speech over it, plays on: the speech was a backchannel, or had no words. */
   resumed?(reason: 'backchannel' | 'no_words'): void;
+  /** The agent is paused (speech over it, the decision pending): silence the line now. */
+  paused?(): void;
   /** When the caller audio at `audioMs` (the VAD's clock) arrived; null if unknown. */
   arrivalPerf?(audioMs: number): number | null;
 }
@@ -189,6 +191,7 @@ export class TurnDetector {
 
   private pause(): void {
     this.paused = true;
+    this.hooks.paused?.();
     this.pauseTimer = setTimeout(() => {
       this.pauseTimer = undefined;
       // No words yet: a cough, a door, the line. The agent plays on; words later still interrupt.
