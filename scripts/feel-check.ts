@@ -1,5 +1,5 @@
 /**
- * `npm run feel:check [-- --runs 5 --provider twilio,exotel,plivo]`: the turn-taking checks of
+ * `npm run feel:check [-- --runs 5 --provider twilio,exotel,plivo,web]`: the turn-taking checks of
  * docs/media-gateway.md (Barge-in, Backchannels) run several times per telephony vendor, as
  * `npm run demo -- --scenario backchannel` plays them (scripts/lib/demo-backchannel.ts): a Hindi
  * caller's "Haan ji, theek hai" over a long reply (the agent pauses and resumes, nothing is
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   setLogLevel('error');
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const runs = Number(arg('runs', '5'));
-  const providers = arg('provider', 'twilio,exotel,plivo').split(',');
+  const providers = arg('provider', 'twilio,exotel,plivo,web').split(',');
   const services = await startLocalServices((l) => console.log(l));
   const rows: string[] = [];
   let misses = 0;

@@ -1,5 +1,5 @@
 /**
- * `npm run demo -- --scenario backchannel [--provider twilio|exotel|plivo]`: how turn-taking
+ * `npm run demo -- --scenario backchannel [--provider twilio|exotel|plivo|web]`: how turn-taking
  * feels (docs/media-gateway.md, Barge-in and Backchannels), offline. A Hindi-speaking caller
  * asks for an appointment; while the agent reads out a long answer the caller says
  * "Haan ji, theek hai" (assent): the agent's audio pauses at once and resumes where the caller
@@ -19,6 +19,7 @@ import { startFakeDeepgram } from '../../test/fakes/deepgram-server';
 import { startFakeOpenAI, type FakeReply } from '../../test/fakes/openai-server';
 import { loadSpeechWav, nowMs } from '../../test/fakes/phone-caller';
 import { startFakeTelephony } from '../../test/fakes/telephony-fakes';
+import { connectWebCaller } from '../../test/fakes/web-caller';
 import type { Harness } from '../../test/support/harness';
 import { isSpeech } from './caller-audio';
 import { printEvents, printTranscript, type CallEvent } from './demo-report';
@@ -72,12 +73,13 @@ async function until<T>(what: string, check: () => Promise<T | undefined | null 
 export async function runBackchannelDemo(options: BackchannelDemoOptions): Promise<BackchannelDemoResult> {
   const print = options.print ?? ((line: string) => console.log(line));
   const provider = options.provider ?? 'twilio';
-  const phone = await startFakeTelephony(provider);
+  // `web`: a browser on the web channel (test/fakes/web-caller.ts) instead of a phone line.
+  const phone = provider === 'web' ? null : await startFakeTelephony(provider);
   const deepgram = await startFakeDeepgram({ apiKey: VENDOR_KEY });
   const cartesia = await startFakeCartesia({ apiKey: VENDOR_KEY });
   const openai = await startFakeOpenAI();
-  const stops: Array<() => Promise<void>> = [() => phone.stop(), () => deepgram.stop(), () => cartesia.stop(), () => openai.stop()];
-  print(`  Fakes        ${provider} ${Object.values(phone.env).join(' ')}, Deepgram ${deepgram.url}, Cartesia ${cartesia.url}, OpenAI ${openai.url}`);
+  const stops: Array<() => Promise<void>> = [async () => phone?.stop(), () => deepgram.stop(), () => cartesia.stop(), () => openai.stop()];
+  print(`  Fakes        ${provider} ${Object.values(phone?.env ?? {}).join(' ')}, Deepgram ${deepgram.url}, Cartesia ${cartesia.url}, OpenAI ${openai.url}`);
   deepgram.script([QUESTION.text, ASSENT]);
   openai.setResponder((body: any): FakeReply => {
     const last = String(body.messages[body.messages.length - 1]?.content ?? '');
@@ -86,7 +88,7 @@ export async function runBackchannelDemo(options: BackchannelDemoOptions): Promi
 
   try {
     const gatewayPort = await getFreePort();
-    const h = await options.startPlatform(demoPlatformEnv({ phoneEnv: phone.env, deepgram, cartesia, openai }, gatewayPort, VENDOR_KEY));
+    const h = await options.startPlatform(demoPlatformEnv({ phoneEnv: phone?.env ?? {}, deepgram, cartesia, openai }, gatewayPort, VENDOR_KEY));
     stops.unshift(() => h.stop());
     const gateway = await startGateway(h.gatewayDeps(), gatewayPort, '127.0.0.1');
     stops.unshift(() => gateway.stop());
@@ -98,7 +100,7 @@ export async function runBackchannelDemo(options: BackchannelDemoOptions): Promi
       if (res.status >= 300) throw new Error(`${method} ${p} → ${res.status} ${JSON.stringify(res.body)}`);
       return res.body;
     };
-    await api('PUT', '/api/settings/telephony', { provider, public_base_url: h.api.url, ...phone.settings(CLINIC_NUMBER, 5) });
+    if (phone) await api('PUT', '/api/settings/telephony', { provider, public_base_url: h.api.url, ...phone.settings(CLINIC_NUMBER, 5) });
     // The defaults: min_words 3, the built-in Hindi and English phrases, false_interruption_secs 1.
     await api('POST', '/api/agents', {
       name: AGENT,
@@ -112,15 +114,21 @@ export async function runBackchannelDemo(options: BackchannelDemoOptions): Promi
       pipeline_settings: { vad_stop_secs: 0.4 },
     });
     print(`  POST /api/agents             ${AGENT}: stt_language hi-IN, the default turn policy (min_words 3)`);
-    const endpoint = await api('POST', '/api/settings/endpoints', { phone_number: CLINIC_NUMBER, provider, inbound_agent_name: AGENT, label: 'Clinic' });
+    const endpoint = phone ? await api('POST', '/api/settings/endpoints', { phone_number: CLINIC_NUMBER, provider, inbound_agent_name: AGENT, label: 'Clinic' }) : null;
 
     print('\nThe call (seconds since the phone rang):');
     const t0 = nowMs();
     const at = (ms: number) => ((ms - t0) / 1000).toFixed(2).padStart(6);
     const line = (ms: number, text: string) => print(`  ${at(ms)}  ${text}`);
-    const fake = await phone.ringInbound({ webhookUrl: endpoint.inbound_webhook_url, from: CALLER_NUMBER, to: CLINIC_NUMBER, statusCallbackUrl: `${h.api.url}/telephony/${provider}/status` });
-    if (!fake.caller || !fake.callId) throw new Error(`the call was not connected: ${fake.answer.status} ${fake.answer.body}`);
-    const { caller, callId } = fake;
+    const { caller, callId } = await (async () => {
+      if (!phone) {
+        const web = await api('POST', '/api/calls/web', { agent_name: AGENT });
+        return { caller: await connectWebCaller({ url: web.stream_url, callId: web.call_id, token: web.token }), callId: web.call_id as string };
+      }
+      const fake = await phone.ringInbound({ webhookUrl: endpoint.inbound_webhook_url, from: CALLER_NUMBER, to: CLINIC_NUMBER, statusCallbackUrl: `${h.api.url}/telephony/${provider}/status` });
+      if (!fake.caller || !fake.callId) throw new Error(`the call was not connected: ${fake.answer.status} ${fake.answer.body}`);
+      return { caller: fake.caller, callId: fake.callId };
+    })();
     const heard = (fromIdx = 0) => caller.played.slice(fromIdx).filter(isSpeech).length * 20;
     const quiet = () => caller.bufferedMs() === 0 && nowMs() - (caller.played.filter(isSpeech).at(-1)?.playedAtMs ?? 0) > 300;
     await until('the greeting', () => heard() >= 1000, 20_000);
