@@ -20,6 +20,8 @@ export interface UploadSummary {
   skipped_dnc: number;
   invalid: RejectedRow[];
   invalid_count: number;
+  /** The agent's `context_variables` that some valid rows lack (a warning: the spec makes them a validation aid, not a requirement). */
+  missing_variables: Array<{ name: string; rows: number }>;
 }
 
 const CHUNK = 500;
@@ -45,7 +47,12 @@ export async function onDoNotCall(db: Database, ownerId: string | null, phones: 
   return new Set(rows.map((r) => r.get('phone_number') as string));
 }
 
-export async function storeContacts(db: Database, campaign: Pick<CampaignRow, 'id' | 'owner_id' | 'timezone' | 'default_country'>, upload: ContactsUpload): Promise<UploadSummary> {
+export async function storeContacts(
+  db: Database,
+  campaign: Pick<CampaignRow, 'id' | 'owner_id' | 'timezone' | 'default_country'>,
+  upload: ContactsUpload,
+  expectedVariables: string[] = [],
+): Promise<UploadSummary> {
   const parsed = parseContacts(uploadRows(upload), upload.default_country ?? campaign.default_country);
   const { CampaignContact } = db.models;
   const before = await CampaignContact.count({ where: { campaign_id: campaign.id, state: { [Op.ne]: 'invalid' } } });
@@ -94,6 +101,9 @@ export async function storeContacts(db: Database, campaign: Pick<CampaignRow, 'i
     skipped_dnc: skippedDnc,
     invalid: parsed.invalid.slice(0, SHOWN_INVALID),
     invalid_count: parsed.invalid.length,
+    missing_variables: expectedVariables
+      .map((name) => ({ name, rows: parsed.contacts.filter((c) => c.customParameters[name] === undefined || c.customParameters[name] === '').length }))
+      .filter((m) => m.rows > 0),
   };
 }
 

@@ -108,6 +108,7 @@ describe('a campaign through the Twilio fake', () => {
       skipped_dnc: 1,
       invalid: [{ line: 22, phone: 'not-a-number', error: 'not a valid phone number (a national number needs default_country)' }],
       invalid_count: 1,
+      missing_variables: [],
     });
     expect(res.body.status).toBe('running');
     const id = res.body.id;
@@ -343,5 +344,16 @@ describe('bad input', () => {
     const without = await create({ name: 'No country', contacts: [{ phone: '98765 43210' }], start: false });
     expect(without.body.upload.invalid).toEqual([{ line: 1, phone: '98765 43210', error: 'not a valid phone number (a national number needs default_country)' }]);
     expect((await h.request('GET', '/api/campaigns/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+  });
+
+  it("warns about the agent's context variables that rows lack, and keeps the rows", async () => {
+    await createAgent(h.db, h.box, {
+      name: 'dues-bot',
+      context_variables: { customer_name: { type: 'string', description: 'first name' }, amount_due: { type: 'number', description: 'in rupees' } },
+    });
+    const csv = ['phone,customer_name,amount_due', '+919876500001,Asha,1200', '+919876500002,,800', '+919876500003,Ravi,'].join('\n');
+    const res = await create({ name: 'Dues', agent_name: 'dues-bot', contacts_csv: csv, start: false });
+    expect(res.status).toBe(201);
+    expect(res.body.upload).toMatchObject({ added: 3, missing_variables: [{ name: 'amount_due', rows: 1 }, { name: 'customer_name', rows: 1 }] });
   });
 });

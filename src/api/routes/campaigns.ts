@@ -32,8 +32,10 @@ export function campaignRoutes(ctx: ApiContext) {
   };
 
   async function upload(campaign: CampaignRow, body: ContactsUpload) {
+    const agent = plain(await Agent.findOne({ where: { name: campaign.agent_name }, attributes: ['context_variables'] }));
+    const expected = Object.keys((agent?.context_variables as Record<string, unknown> | null) ?? {}).sort();
     try {
-      return await storeContacts(db, campaign, body);
+      return await storeContacts(db, campaign, body, expected);
     } catch (err) {
       if (err instanceof ContactListError) throw new HttpError(422, err.message);
       throw err;

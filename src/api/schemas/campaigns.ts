@@ -90,6 +90,9 @@ export const UploadSchema = z.object({
   skipped_dnc: z.number().int().describe('on the do-not-call list: kept, never dialled'),
   invalid: z.array(RejectedRowSchema).describe('rows rejected, with their line (the first 100)'),
   invalid_count: z.number().int(),
+  missing_variables: z
+    .array(z.object({ name: z.string(), rows: z.number().int() }))
+    .describe("the agent's context_variables that valid rows lack, with how many rows lack each: those calls get no value for the placeholder (a warning; the rows are kept)"),
 });
 
 export const ProgressSchema = z.object({
