@@ -38,7 +38,8 @@ async function main(): Promise<void> {
         const answeredAssent = (r.call.transcript as Array<{ role: string; text: string }>).findIndex((t) => t.text === 'Haan ji, theek hai.');
         const ok =
           r.assent.resumed &&
-          r.assent.clears === 0 &&
+          // Only "ruko" interrupted (a pause's clear on Exotel is not an interruption).
+          r.events.filter((e) => e.event_type === 'interruption').length === 1 &&
           r.assentSilenceMs <= VAD_START_MS + SILENCE_SLACK_MS &&
           r.waitSilenceMs <= VAD_START_MS + SILENCE_SLACK_MS &&
           r.waitClearMs !== null &&
