@@ -4,6 +4,7 @@
  * plays each callee (answer, no answer, busy, failure) with signed callbacks, and PostgreSQL holds
  * contacts and attempts. The fake's dial log is the judge of who was called and how often.
  */
+import { parse } from 'csv-parse/sync';
 import { Op } from 'sequelize';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { createAgent, eventually } from '../support/fixtures';
@@ -150,6 +151,18 @@ describe('a campaign through the Twilio fake', () => {
 
     const invalid = await h.request('GET', `/api/campaigns/${id}/contacts?state=invalid`);
     expect(invalid.body.contacts).toEqual([expect.objectContaining({ line: 22, phone_number: 'not-a-number', error: 'not a valid phone number (a national number needs default_country)', calls: [] })]);
+
+    // The results as CSV: every contact, the list's own columns after the contact's.
+    const exported = await h.request('GET', `/api/campaigns/${id}/contacts.csv`);
+    expect(exported.status).toBe(200);
+    expect(exported.headers.get('content-type')).toMatch(/^text\/csv/);
+    const rows = parse(exported.body as string, { columns: true }) as Array<Record<string, string>>;
+    expect(rows).toHaveLength(21);
+    expect(Object.keys(rows[0]!)).toEqual(['phone_number', 'state', 'attempts', 'last_outcome', 'last_call_id', 'call_ids', 'timezone', 'line', 'error', 'amount', 'name']);
+    expect(rows.find((r) => r.phone_number === noAnswer[0])).toMatchObject({ state: 'failed', attempts: '2', last_outcome: 'no_answer', call_ids: retried.calls.map((c: any) => c.call_id).join(' '), name: 'Person 14', amount: '114' });
+    expect(rows.filter((r) => r.last_outcome === 'answered')).toHaveLength(14);
+    expect(rows.find((r) => r.state === 'invalid')).toMatchObject({ phone_number: 'not-a-number', line: '22' });
+    expect((await h.request('GET', '/api/campaigns/00000000-0000-4000-8000-000000000000/contacts.csv')).status).toBe(404);
   }, 60_000);
 
   it('pauses when calls fail (circuit breaker) with the reason, and resume continues', async () => {
