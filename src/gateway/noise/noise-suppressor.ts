@@ -10,8 +10,13 @@
  * (10 ms: it overlap-adds 20 ms windows), so the first 10 ms it returns are dropped: denoised sample
  * n is raw sample n, the VAD's times stay on the stream's timeline (barge-in onsets, the arrival
  * clock, the recording all agree). What cannot be taken back is the wait: a denoised sample is
- * ready ~10 ms (RNNoise) + the resamplers' lookahead (2 + 2 ms at 8 kHz) after the raw one, which
- * the VAD's decisions inherit (docs/media-gateway.md#noise).
+ * ready 10 ms (RNNoise) + the resamplers' lookahead (2 + 2 ms at 8 kHz, 1 + 1 ms at 16 kHz) after
+ * the raw one, which the VAD's decisions inherit (docs/media-gateway.md#noise).
+ *
+ * Frames line up with the stream's chunks: the upsampler holds back its lookahead, so a 20 ms chunk
+ * would give 18 ms at 48 kHz, one RNNoise frame and 8 ms waiting for the next chunk — 8 ms more
+ * delay on every sample. Starting RNNoise's first frame with the lookahead's length of silence
+ * makes every 10 ms multiple (20 ms phone frames, 100 ms chunks) fill whole frames.
  */
 import { Resampler } from '../../audio/resampler';
 import { createDenoiseState, RNNOISE_FRAME, RNNOISE_RATE, type DenoiseState } from './rnnoise-wasm';
@@ -35,7 +40,10 @@ export class NoiseSuppressor {
     this.sampleRate = sampleRate;
     this.up = new Resampler(sampleRate, RNNOISE_RATE);
     this.down = new Resampler(RNNOISE_RATE, sampleRate);
-    this.toTrim = Math.round(RNNOISE_DELAY_SECS * sampleRate);
+    // The upsampler's lookahead at 48 kHz: what a 10 ms chunk lacks of a whole frame.
+    const lookahead = (RNNOISE_FRAME - (new Resampler(sampleRate, RNNOISE_RATE).process(new Int16Array(sampleRate / 100)).length % RNNOISE_FRAME)) % RNNOISE_FRAME;
+    this.filled = lookahead;
+    this.toTrim = Math.round((RNNOISE_DELAY_SECS + lookahead / RNNOISE_RATE) * sampleRate);
     this.state = createDenoiseState();
   }
 
