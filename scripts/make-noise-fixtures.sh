@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Makes the noise fixtures of test/fixtures/audio/ (README.md there): street noise and a babble of
-# eSpeak voices, 8 kHz 16-bit mono, each at -32 dBFS RMS: 10 dB under the speech fixtures
+# Makes the noise fixtures of test/fixtures/audio/ (README.md there): street noise, a babble of
+# six eSpeak voices and a crowd of twelve, 8 kHz 16-bit mono, each at -32 dBFS RMS: 10 dB under the speech fixtures
 # (hello-appointment.wav is -22 dBFS RMS), the "~10 dB SNR" of the noise-suppression tests and
 # of `npm run bench:noise`. Nothing is downloaded: eSpeak NG and SoX make everything
 # (apt-get install espeak-ng sox). The outputs are checked in; the tests do not run this.
@@ -42,8 +42,17 @@ for i in "${!voices[@]}"; do
 done
 sox -D -m "${mix[@]}" "$tmp/babble-raw.wav" sinc 100-3400
 
+# Crowd: the same six voices twice over, the second time later and pitched apart (12 talkers): no
+# longer one conversation to follow, not yet the steady hum of a canteen (which Silero ignores).
+crowd=("${mix[@]}")
+for i in "${!voices[@]}"; do
+  sox -D "$tmp/v$i.wav" "$tmp/w$i.wav" pitch $((((i % 3) - 1) * 150)) trim 2.$((i * 13 % 10)) repeat 1 trim 0 "$secs"
+  crowd+=(-v 0.3 "$tmp/w$i.wav")
+done
+sox -D -m "${crowd[@]}" "$tmp/crowd-raw.wav" sinc 100-3400
+
 # Both at exactly $level dBFS RMS.
-for n in street babble; do
+for n in street babble crowd; do
   rms=$(sox "$tmp/$n-raw.wav" -n stats 2>&1 | awk '/RMS lev dB/ {print $4}')
   sox -D "$tmp/$n-raw.wav" "$out/noise-$n.wav" gain "$(awk -v r="$rms" -v l="$level" 'BEGIN {print l - r}')"
   echo "$out/noise-$n.wav: $(sox "$out/noise-$n.wav" -n stats 2>&1 | awk '/RMS lev dB/ {print $4}') dBFS RMS"
