@@ -75,6 +75,7 @@ describe('POST /api/agents', () => {
         min_words: 3,
         dtmf_timeout_secs: 2,
         dtmf_max_digits: 32,
+        noise_suppression: 'off',
       },
       pre_call_tool_ids: [],
       tool_ids: [],
@@ -165,6 +166,8 @@ describe('POST /api/agents', () => {
       [{ name: 'ok', pipeline_settings: { interrupt_phrases: ['stop'] } }, /^pipeline_settings\.interrupt_phrases: /],
       [{ name: 'ok', pipeline_settings: { dictation_wait_secs: 0 } }, /^pipeline_settings\.dictation_wait_secs: /],
       [{ name: 'ok', pipeline_settings: { false_interruption_secs: -1 } }, /^pipeline_settings\.false_interruption_secs: /],
+      [{ name: 'ok', pipeline_settings: { noise_suppression: 'krisp' } }, /^pipeline_settings\.noise_suppression: /],
+      [{ name: 'ok', pipeline_settings: { noise_suppression: true } }, /^pipeline_settings\.noise_suppression: /],
       [{ name: 'ok', pipeline_settings: { idle_warn_secs: 50, idle_end_secs: 50 } }, /^pipeline_settings\.idle_end_secs: must be greater than idle_warn_secs/],
       [{ name: 'ok', pipeline_settings: { idle_warn_secs: 60 } }, /^pipeline_settings\.idle_end_secs: /],
       [{ name: 'ok', stt_mode: 'translate' }, /^stt_mode: only allowed when stt_provider is sarvam/],
@@ -239,7 +242,7 @@ describe('PATCH /api/agents/{agent_id}', () => {
       pipeline_settings: { min_words: 2, backchannel_phrases: { phrases: ['sab theek'] } },
     });
     const res = await h.request('PATCH', `/api/agents/${a.id}`, {
-      body: { pipeline_settings: { idle_warn_secs: 5, interrupt_phrases: { mode: 'replace', phrases: ['halt'] } }, llm_settings: { temperature: 1.5 }, stt_settings: { diarize: true, model_tier: 'x' } },
+      body: { pipeline_settings: { idle_warn_secs: 5, interrupt_phrases: { mode: 'replace', phrases: ['halt'] }, noise_suppression: 'rnnoise' }, llm_settings: { temperature: 1.5 }, stt_settings: { diarize: true, model_tier: 'x' } },
     });
     expect(res.status).toBe(200);
     expect(res.body.pipeline_settings).toEqual({
@@ -256,6 +259,7 @@ describe('PATCH /api/agents/{agent_id}', () => {
       false_interruption_secs: 1,
       dtmf_timeout_secs: 2,
       dtmf_max_digits: 32,
+      noise_suppression: 'rnnoise',
     });
     expect(res.body.llm_settings).toEqual({ temperature: 1.5, max_tokens: 100 });
     expect(res.body.stt_settings).toEqual({ punctuate: true, diarize: true, model_tier: 'x' });
@@ -267,6 +271,8 @@ describe('PATCH /api/agents/{agent_id}', () => {
     });
     expect(second.status).toBe(200);
     expect(second.body.pipeline_settings.min_words).toBe(3);
+    expect(second.body.pipeline_settings.noise_suppression).toBe('rnnoise');
+    expect((await h.request('GET', `/api/agents/${a.id}`)).body.pipeline_settings.noise_suppression).toBe('rnnoise');
     expect(second.body.pipeline_settings.interrupt_phrases).toEqual({ mode: 'add', phrases: [] });
     expect(second.body.pipeline_settings.backchannel_phrases).toEqual({ mode: 'add', phrases: ['sab theek'] });
     expect(second.body.llm_settings).toEqual({ temperature: 1.5 });
@@ -357,4 +363,10 @@ describe('DELETE /api/agents/{agent_id}', () => {
 
     expect((await h.request('DELETE', `/api/agents/${a.id}`)).status).toBe(404);
   });
+});
+
+it('documents pipeline_settings.noise_suppression in the OpenAPI document as an enum', async () => {
+  const doc = (await h.request('GET', '/api/openapi.json', { token: null })).body;
+  const pipeline = doc.paths['/api/agents'].post.requestBody.content['application/json'].schema.properties.pipeline_settings;
+  expect(pipeline.properties.noise_suppression).toMatchObject({ type: 'string', enum: ['off', 'rnnoise'], default: 'off' });
 });

@@ -38,7 +38,7 @@ async function buildFlowAgent(name: string) {
       greeting: 'Hi {{first_name}}!',
       llm_provider: 'groq',
       llm_settings: { temperature: 0.4 },
-      pipeline_settings: { min_words: 1, backchannel_phrases: { mode: 'replace', phrases: ['roger'] }, dictation_wait_secs: 1.5 },
+      pipeline_settings: { min_words: 1, backchannel_phrases: { mode: 'replace', phrases: ['roger'] }, dictation_wait_secs: 1.5, noise_suppression: 'rnnoise' },
       pre_call_tool_ids: [crm.id],
       tool_ids: [notes.id],
       context_variables: { first_name: { type: 'string', description: 'first name' } },
@@ -89,7 +89,7 @@ describe('GET /api/agents/{agent_id}/export', () => {
       llm_model: 'llama-3.1-8b-instant',
       pre_call_tool_ids: [crm.id],
       tool_ids: [notes.id],
-      pipeline_settings: { min_words: 1, idle_warn_secs: 25, backchannel_phrases: { mode: 'replace', phrases: ['roger'] }, dictation_wait_secs: 1.5 },
+      pipeline_settings: { min_words: 1, idle_warn_secs: 25, backchannel_phrases: { mode: 'replace', phrases: ['roger'] }, dictation_wait_secs: 1.5, noise_suppression: 'rnnoise' },
     });
     expect(bundle.tools.map((t: any) => t.name).sort()).toEqual([book.name, crm.name, notes.name].sort());
     expect(bundle.tools.find((t: any) => t.name === crm.name)).toEqual({

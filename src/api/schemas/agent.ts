@@ -5,7 +5,7 @@
  * update. Tool references are checked against the database by the service, not here.
  */
 import { z } from 'zod';
-import { DEFAULT_LLM_MODEL, EVENT_TYPES, LLM_PROVIDERS, PIPELINE_DEFAULTS, STT_MODES, STT_PROVIDERS, sttModeProviders, TTS_PROVIDERS } from '../../shared/catalog';
+import { DEFAULT_LLM_MODEL, EVENT_TYPES, LLM_PROVIDERS, NOISE_SUPPRESSION_MODES, PIPELINE_DEFAULTS, STT_MODES, STT_PROVIDERS, sttModeProviders, TTS_PROVIDERS } from '../../shared/catalog';
 import { AnalysisPatchSchema, AnalysisSettingsOutSchema, AnalysisSettingsSchema } from './analysis';
 import { bundleToolRef, strictObject, toolUuid } from './flow';
 import { DESTINATION_NAME, E164, MAX_TRANSFER_DESTINATIONS, SIP_URI } from '../../shared/transfer';
@@ -75,6 +75,9 @@ const pipelineFields = {
     .describe('speech over the agent pauses it at once (min_words > 1); a backchannel, or no words within this many seconds, resumes it where the caller stopped hearing it (event agent_resumed); 0: no pause (docs/media-gateway.md#barge-in)'),
   dtmf_timeout_secs: z.number().min(0.5).max(30).describe("seconds without a keypress that end the caller's keypad input (# ends it at once)"),
   dtmf_max_digits: z.number().int().min(1).max(64).describe("keypresses that end the caller's keypad input on their own"),
+  noise_suppression: z
+    .enum(NOISE_SUPPRESSION_MODES)
+    .describe("rnnoise: RNNoise on the caller's audio before the VAD and the STT (the recording keeps what the caller sent); costs CPU per call (docs/media-gateway.md#noise)"),
 };
 type PipelineKey = keyof typeof pipelineFields;
 

@@ -2,7 +2,8 @@
  * One call's audio on this gateway: the pipeline between the provider's stream and the call
  * workflow, wired in one place, in the stream's own audio format.
  *
- *   caller audio (16-bit PCM, decoded once by the vendor codec) → arrival clock, VAD, recording, STT
+ *   caller audio (16-bit PCM, decoded once by the vendor codec) → arrival clock, recording (as sent),
+ *     noise suppression (the agent's setting) → VAD, STT
  *   VAD events + transcripts → turn detector → barge-in (speech out) or an utterance (delivery)
  *   utterance → the armed turn (voice-turn.ts) or a report to the workflow (workflow-reports.ts)
  *   agent text → speech out: TTS (in the stream's format) → playback → socket and recording
@@ -28,6 +29,7 @@ import { DtmfGatherer, dtmfInputText } from '../turns/dtmf-gatherer';
 import { GOODBYE_AFTER_SPEECH_MS, sayGoodbye } from './goodbye';
 import { LatencyMetrics } from '../metrics/latency-metrics';
 import type { PipelineObserver } from '../metrics/pipeline-observer';
+import { NoiseSuppressor } from '../noise/noise-suppressor';
 import { WavRecorder } from '../recording/wav-recorder';
 import { SpeechOut } from '../speech/speech-out';
 import { SttLink } from '../stt/stt-link';
@@ -60,6 +62,8 @@ export class CallMedia {
   private readonly recorder: WavRecorder;
   private readonly arrivals: ArrivalClock;
   private readonly vad: VadAnalyzer;
+  /** RNNoise before the VAD and the STT (`noise_suppression: rnnoise`), else null. */
+  private readonly noise: NoiseSuppressor | null;
   private readonly stt: SttLink;
   private readonly turns: TurnDetector;
   /** The caller's keypresses, gathered into inputs (dtmf-gatherer.ts). */
@@ -146,6 +150,7 @@ export class CallMedia {
       this.utterance({ text: dtmfInputText(digits), duringAgentSpeech: false, speechEndPerf: null, vadStopPerf: null, sttTtfbMs: null }),
     );
     this.arrivals = new ArrivalClock(format.sampleRate);
+    this.noise = pipeline.noise_suppression === 'rnnoise' ? this.noiseSuppressor() : null;
     this.vad = new VadAnalyzer(opts.vad.createStream(format.sampleRate as 8000 | 16000), vadParamsFromPipeline(pipeline), (e) => {
       const now = performance.now();
       // How long the audio that decided waited here: the share of a barge-in or a turn the
@@ -214,11 +219,26 @@ export class CallMedia {
   onCallerAudio(pcm: Int16Array, timestampMs: number | null, arrivedPerf = performance.now()): void {
     if (this.closing || pcm.length === 0) return;
     this.arrivals.add(pcm.length, arrivedPerf);
-    this.vad.push(pcm);
+    // Denoised audio is on the stream's timeline (noise-suppressor.ts), a few ms behind the raw.
+    const heard = this.noise ? this.noise.process(pcm) : pcm;
+    if (heard.length > 0) this.vad.push(heard);
+    // Raw: an answering machine's beep is a steady tone, the kind of sound RNNoise removes.
     this.voicemail?.push(pcm);
     const atMs = timestampMs !== null && Number.isFinite(timestampMs) && timestampMs >= 0 ? timestampMs : performance.now() - this.opts.startPerf;
+    // The recording's caller channel keeps what the caller sent, not what the VAD and STT heard.
     this.recorder.writeCaller(pcm, atMs);
-    this.stt.send(pcm, this.vad.state === 'quiet');
+    if (heard.length > 0) this.stt.send(heard, this.vad.state === 'quiet');
+  }
+
+  /** The call's suppressor; one that cannot start is an error event, and the call goes on without. */
+  private noiseSuppressor(): NoiseSuppressor | null {
+    try {
+      return new NoiseSuppressor(this.format.sampleRate);
+    } catch (err) {
+      this.log.error('noise suppression unavailable', { callId: this.callId, error: (err as Error).message });
+      this.reports.events.error(`noise suppression unavailable: ${(err as Error).message}`, 'noise');
+      return null;
+    }
   }
 
   /**
@@ -326,6 +346,7 @@ export class CallMedia {
     this.turns.close();
     this.keys.close();
     this.voicemail?.close();
+    this.noise?.close();
     // A gateway shutting down fails the media session: the armed turn must complete on its own.
     const releasedArm = this.delivery.close(reason !== 'shutdown');
     // Once what the runs held has reached the workflow, their journal is no longer needed. The
