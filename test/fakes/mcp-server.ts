@@ -34,6 +34,8 @@ export interface FakeMcpServer {
   /** Sessions initialised and closed (DELETE or SSE stream gone), over the server's life. */
   sessionsOpened: number;
   sessionsClosed: number;
+  /** JSON-RPC methods received, in order (`initialize`, `tools/list`, `tools/call`, ...). */
+  methods: string[];
   /** Requests refused for a missing header. */
   refused: number;
   /** How long `slow_report` takes. */
@@ -90,6 +92,13 @@ function buildServer(fake: FakeMcpServer, sessionOf: () => string | undefined): 
   return server;
 }
 
+async function readJson(req: http.IncomingMessage): Promise<any> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text ? JSON.parse(text) : undefined;
+}
+
 export async function startFakeMcpServer(options: { requiredHeaders?: Record<string, string> } = {}): Promise<FakeMcpServer> {
   const streamable = new Map<string, StreamableHTTPServerTransport>();
   const sse = new Map<string, SSEServerTransport>();
@@ -97,12 +106,14 @@ export async function startFakeMcpServer(options: { requiredHeaders?: Record<str
     url: '',
     sseUrl: '',
     calls: [],
+    methods: [],
     sessionsOpened: 0,
     sessionsClosed: 0,
     refused: 0,
     slowMs: 5000,
     reset() {
       fake.calls = [];
+      fake.methods = [];
       fake.slowMs = 5000;
     },
     stop: async () => {
@@ -145,7 +156,10 @@ export async function startFakeMcpServer(options: { requiredHeaders?: Record<str
           };
           await buildServer(fake, () => sessionId).connect(transport);
         }
-        await transport.handleRequest(req, res);
+        // Read here (not by the transport) to record the methods; the transport takes it parsed.
+        const body = req.method === 'POST' ? await readJson(req) : undefined;
+        for (const m of Array.isArray(body) ? body : body ? [body] : []) if (typeof m?.method === 'string') fake.methods.push(m.method);
+        await transport.handleRequest(req, res, body);
         return;
       }
       if (url.pathname === '/sse' && req.method === 'GET') {
