@@ -111,6 +111,28 @@ describe('the mcp_servers resource', () => {
   });
 });
 
+describe('bundles', () => {
+  it('carry the MCP servers an agent uses without their secrets, and import them by name', async () => {
+    const server = await addServer({ name: 'crm_bundle', url: crm.url, headers: { Authorization: SECRET } });
+    expect((await refresh(server.id)).status).toBe(200);
+    const agent = await h.request('POST', '/api/agents', { body: { name: 'bundled-mcp', prompt: 'p', mcp_tools: ['crm_bundle/lookup_customer'] } });
+    await h.request('PUT', `/api/agents/${agent.body.id}/flow`, { body: { nodes: [{ node_key: 'start', is_initial: true, mcp_tools: ['crm_bundle/check_stock'] }] } });
+    const bundle = (await h.request('GET', `/api/agents/${agent.body.id}/export`)).body;
+    expect(bundle.mcp_servers).toEqual([expect.objectContaining({ name: 'crm_bundle', url: crm.url, headers: { Authorization: '****7731' } })]);
+    expect(bundle.flow_nodes[0].mcp_tools).toEqual(['crm_bundle/check_stock']);
+    expect(JSON.stringify(bundle)).not.toContain('mcp-secret');
+
+    // Into an installation without the server: created from the bundle, its secret left for the owner to set.
+    expect((await h.request('DELETE', `/api/mcp-servers/${server.id}`)).status).toBe(204);
+    const imported = await h.request('POST', '/api/agents/import', { body: { ...bundle, agent: { ...bundle.agent, name: 'bundled-mcp-2' } } });
+    expect(imported.status).toBe(201);
+    expect(imported.body).toMatchObject({ mcp_servers_created: ['crm_bundle'], mcp_servers_reused: [], mcp_servers_without_secrets: ['crm_bundle'] });
+    expect(imported.body.agent.mcp_tools).toEqual(['crm_bundle/lookup_customer']);
+    const again = await h.request('POST', '/api/agents/import', { body: { ...bundle, agent: { ...bundle.agent, name: 'bundled-mcp-3' } } });
+    expect(again.body).toMatchObject({ mcp_servers_created: [], mcp_servers_reused: ['crm_bundle'] });
+  });
+});
+
 describe('MCP tools in a call', () => {
   let serverName: string;
   beforeAll(async () => {
