@@ -40,6 +40,8 @@ export interface FakeMcpServer {
   refused: number;
   /** How long `slow_report` takes. */
   slowMs: number;
+  /** Forgets every Streamable HTTP session, as a restarted server would: their next request gets 404. */
+  forgetSessions(): void;
   reset(): void;
   stop(): Promise<void>;
 }
@@ -111,6 +113,9 @@ export async function startFakeMcpServer(options: { requiredHeaders?: Record<str
     sessionsClosed: 0,
     refused: 0,
     slowMs: 5000,
+    forgetSessions() {
+      streamable.clear();
+    },
     reset() {
       fake.calls = [];
       fake.methods = [];

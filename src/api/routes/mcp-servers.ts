@@ -27,7 +27,6 @@ export function mcpServerRoutes(ctx: ApiContext) {
   const { McpServer } = db.models;
   const outbound = outboundGuard(ctx.config);
   const owned = ownedMcpServer(db);
-  // The test operation uses a pool of its own, closed after each test: nothing stays open in the API.
   const findServer = async (id: string): Promise<McpServerRow> => {
     const row = plain(await McpServer.findByPk(id));
     if (!row) throw notFound('MCP server');
@@ -192,6 +191,7 @@ export function mcpServerRoutes(ctx: ApiContext) {
       responses: { 200: { description: 'What the tool answered', schema: McpToolTestResultSchema }, 404: { description: 'No such MCP server' } },
       async handler({ params, body }) {
         const server = await findServer(params.server_id as string);
+        // A pool of its own, closed after the test: no session stays open in the API.
         const pool = new McpSessionPool(outbound);
         try {
           const { response, duration_ms, error } = await pool.callTool(mcpEndpoint(box, server), body.tool, body.args);
