@@ -1,5 +1,5 @@
 /**
- * The agent's side of a call: one turn's LLM rounds with tool calls (webhook tools, flow
+ * The agent's side of a call: one turn's LLM rounds with tool calls (webhook and MCP tools, flow
  * functions, end_call, send_dtmf, transfer_call), the LLM request of the call's state, and flow-node
  * entry with its pre-actions. Workflow code: deterministic, no I/O.
  */
@@ -7,6 +7,7 @@ import { substitute, substituteDeep } from '../src/shared/template';
 import type { LlmTurnRequest, SnapshotNode } from './call-definitions';
 import type { CallContext } from './call-context';
 import type { CallTools } from './call-tools';
+import { CallMcpTools } from './mcp-tools';
 import { GatewayLost, type Thought } from './channels';
 import { END_CALL, findNode, SEND_DTMF, offeredTools, systemMessages, toolArguments, toolResultText } from './conversation';
 import { canTransfer, type Transfer } from './call-transfer';
@@ -15,11 +16,15 @@ import type { Utterance } from './utterance';
 import { TRANSFER_CALL } from '../src/shared/transfer';
 
 export class AgentTurns {
+  private readonly mcp: CallMcpTools;
+
   constructor(
     private readonly ctx: CallContext,
     private readonly tools: CallTools,
     private readonly transfer: Transfer,
-  ) {}
+  ) {
+    this.mcp = new CallMcpTools(ctx);
+  }
 
   /** LLM rounds until the agent answers without calling tools (or ends the call); returns what the caller heard. */
   async turn(transientInstruction?: string, prepared?: Utterance['prepared']): Promise<string[]> {
@@ -109,7 +114,9 @@ export class AgentTurns {
   private async handleToolCall(call: Thought['toolCalls'][number], replies: string[]): Promise<string> {
     const { ctx } = this;
     const { input, recorder, conv } = ctx;
-    recorder.record('tool_called', { function: call.name, args: call.arguments });
+    const mcpTool = this.mcp.offered(call.name);
+    recorder.record('tool_called', { function: call.name, args: call.arguments, ...(mcpTool ? { server: mcpTool.server, tool: mcpTool.tool } : {}) });
+    if (mcpTool) return toolResultText(await this.mcp.run(mcpTool, toolArguments(call.arguments, input.customParameters, input), call.id));
     if (call.name === END_CALL) {
       recorder.record('tool_result', { function: call.name, result: 'ok' });
       ctx.requestEnd('agent_ended');

@@ -21,6 +21,23 @@ export type CallChannel = 'voice' | 'text' | 'manual';
 /** A tool as the call uses it; headers stay encrypted, so no secret appears in workflow history. */
 export type SnapshotTool = Omit<ToolRow, 'created_at' | 'updated_at'>;
 
+/**
+ * An MCP tool as the call uses it (src/calls/mcp-snapshot.ts): the LLM's function name for it, the
+ * schema as normalised for the LLM, and the server's address with its headers still sealed.
+ */
+export interface SnapshotMcpTool {
+  /** `<server>/<tool>`, as agents and nodes refer to it (and agent tests mock it). */
+  ref: string;
+  function_name: string;
+  server: string;
+  tool: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  url: string;
+  headers_encrypted: string | null;
+  timeout_secs: number;
+}
+
 export interface SnapshotNode {
   node_key: string;
   position: number;
@@ -30,6 +47,8 @@ export interface SnapshotNode {
   task_messages: ChatMessage[];
   functions: FlowFunction[];
   tool_ids: string[];
+  /** MCP tools of the node (`server/tool`); absent in snapshots from before MCP. */
+  mcp_tools?: string[];
   builtin_tools: string[];
   pre_actions: PreAction[];
 }
@@ -55,6 +74,10 @@ export interface AgentSnapshot {
   webhook_events: string[];
   webhook_secret_encrypted: string | null;
   tools: SnapshotTool[];
+  /** MCP tools the LLM may call (freeform agents), `server/tool`; absent before MCP. */
+  mcp_tools?: string[];
+  /** Every usable MCP tool the agent and its nodes refer to; absent before MCP. */
+  mcp?: SnapshotMcpTool[];
   nodes: SnapshotNode[];
   /** Post-call analysis, defaults resolved; null: none. */
   analysis: AnalysisPlan | null;
@@ -169,6 +192,13 @@ export interface ToolCallRequest {
   callId: string;
   toolCallId: string;
   tool: SnapshotTool;
+  args: Record<string, unknown>;
+}
+
+export interface McpToolCallRequest {
+  callId: string;
+  toolCallId: string;
+  tool: SnapshotMcpTool;
   args: Record<string, unknown>;
 }
 

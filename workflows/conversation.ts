@@ -4,7 +4,7 @@
  * Workflow-safe: pure functions of the snapshot and the conversation state.
  */
 import { contextLine, substitute, type Variables } from '../src/shared/template';
-import type { AgentSnapshot, LlmMessage, LlmToolSpec, SnapshotNode, SnapshotTool } from './call-definitions';
+import type { AgentSnapshot, LlmMessage, LlmToolSpec, SnapshotMcpTool, SnapshotNode, SnapshotTool } from './call-definitions';
 import { transferToolSpec } from './transfer-tool';
 import { TRANSFER_CALL } from '../src/shared/transfer';
 import { DTMF_DIGITS, MAX_DTMF_DIGITS } from '../src/shared/dtmf-keys';
@@ -43,6 +43,16 @@ export function dtmfDigits(args: Record<string, unknown>): string | null {
   if (typeof raw !== 'string') return null;
   const digits = raw.replace(/[\s,-]/g, '');
   return DTMF_DIGITS.test(digits) && digits.length <= MAX_DTMF_DIGITS ? digits : null;
+}
+
+function mcpSpec(tool: SnapshotMcpTool): LlmToolSpec {
+  return { type: 'function', function: { name: tool.function_name, description: tool.description, parameters: tool.parameters } };
+}
+
+/** The MCP tools of these references that the snapshot could resolve (server and tool still usable). */
+function mcpSpecs(agent: AgentSnapshot, refs: string[] | undefined): LlmToolSpec[] {
+  const byRef = new Map((agent.mcp ?? []).map((t) => [t.ref, t]));
+  return (refs ?? []).flatMap((ref) => (byRef.has(ref) ? [mcpSpec(byRef.get(ref)!)] : []));
 }
 
 function toolSpec(tool: SnapshotTool): LlmToolSpec {
@@ -110,7 +120,13 @@ export function offeredTools(agent: AgentSnapshot, state: ConversationState, cal
   const transfer = call?.transferable && agent.transfer_destinations.length ? [transferToolSpec(agent.transfer_destinations)] : [];
   if (!node) {
     const keypad = call?.direction === 'outbound' && call.channel === 'voice' ? [SEND_DTMF_SPEC] : [];
-    return [...agent.tool_ids.flatMap((id) => (byId.has(id) ? [toolSpec(byId.get(id)!)] : [])), END_CALL_SPEC, ...keypad, ...transfer];
+    return [
+      ...agent.tool_ids.flatMap((id) => (byId.has(id) ? [toolSpec(byId.get(id)!)] : [])),
+      ...mcpSpecs(agent, agent.mcp_tools),
+      END_CALL_SPEC,
+      ...keypad,
+      ...transfer,
+    ];
   }
   const specs: LlmToolSpec[] = node.functions.map((f) => ({
     type: 'function',
@@ -121,6 +137,7 @@ export function offeredTools(agent: AgentSnapshot, state: ConversationState, cal
     },
   }));
   for (const id of node.tool_ids) if (byId.has(id)) specs.push(toolSpec(byId.get(id)!));
+  specs.push(...mcpSpecs(agent, node.mcp_tools));
   if (node.builtin_tools.includes(END_CALL) || node.is_terminal) specs.push(END_CALL_SPEC);
   if (node.builtin_tools.includes(SEND_DTMF)) specs.push(SEND_DTMF_SPEC);
   if (node.builtin_tools.includes(TRANSFER_CALL)) specs.push(...transfer);

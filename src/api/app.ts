@@ -17,6 +17,7 @@ import { mountRoutes, type AnyRoute } from './route';
 import { healthHandler } from './routes/health';
 import { serveMetrics } from '../observability/metrics-endpoint';
 import { allRoutes } from './routes';
+import { mcpRouter } from './mcp/endpoint';
 
 export const API_INFO = {
   title: 'Voice Agent Platform API',
@@ -60,6 +61,8 @@ export function createApp(ctx: ApiContext, extraRoutes: AnyRoute[] = []) {
   mountRoutes(protectedRouter, routes.filter((r) => !r.public));
   app.use(protectedRouter);
 
+  // The platform as an MCP server (docs/mcp-server.md), with the same credentials as /api.
+  app.use(mcpRouter(ctx, routes));
   app.use(dashboardRouter());
   const fixedPaths = [
     { method: 'get', path: '/healthz' },

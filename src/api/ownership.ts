@@ -21,3 +21,10 @@ export const ownedCampaign = (db: Database): Owned => ({
     return row ? ((row.get('owner_id') as string | null) ?? null) : undefined;
   },
 });
+export const ownedMcpServer = (db: Database): Owned => ({
+  what: 'MCP server',
+  owner: async (params: { server_id: string }) => {
+    const row = await db.models.McpServer.findByPk(params.server_id, { attributes: ['owner_id'] });
+    return row ? ((row.get('owner_id') as string | null) ?? null) : undefined;
+  },
+});

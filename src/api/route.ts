@@ -105,6 +105,35 @@ function parse(schema: z.ZodType | undefined, value: unknown, prefix: string): u
 
 const toExpressPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
 
+/**
+ * The route's role and ownership rules for this caller; answers the parsed path parameters. The one
+ * permission check: REST requests and the platform's MCP tools (src/api/mcp/) both go through it.
+ */
+async function authorizedParams(def: AnyRoute, auth: AuthContext | undefined, rawParams: unknown): Promise<unknown> {
+  if (!def.public && auth && requiredRole(def) === 'admin' && auth.role !== 'admin') throw forbidden('Administrator role required');
+  const params = parse(def.params, rawParams, 'path');
+  if (!def.public && def.owned && auth?.role !== 'admin') {
+    const owner = await def.owned.owner(params as never);
+    if (owner !== undefined && owner !== auth?.userId) {
+      throw forbidden(`Only the owner of this ${def.owned.what} or an administrator may change it`);
+    }
+  }
+  return params;
+}
+
+/**
+ * Runs a route for a signed-in user without an HTTP request of its own (the platform's MCP tools):
+ * the same role and ownership checks, the same validation, the same handler. Only for routes whose
+ * handler answers a Reply (none that stream to `res`).
+ */
+export async function invokeRoute(def: AnyRoute, auth: AuthContext, input: { params?: unknown; query?: unknown; body?: unknown }): Promise<Reply> {
+  const params = await authorizedParams(def, auth, input.params ?? {});
+  const ctx = { params, query: parse(def.query, input.query, 'query'), body: parse(def.body, input.body, ''), auth, req: undefined, res: undefined };
+  const reply = await def.handler(ctx as unknown as HandlerContext<any, any, any>);
+  if (!reply) throw new HttpError(500, `${def.operationId} cannot be called this way`);
+  return reply;
+}
+
 export function mountRoutes(router: Router, routes: AnyRoute[]): void {
   for (const def of routes) {
     router[def.method](toExpressPath(def.path), async (req, res, next) => {
@@ -112,14 +141,7 @@ export function mountRoutes(router: Router, routes: AnyRoute[]): void {
         const { authContext: auth, publishableKey } = req as Request & { authContext?: AuthContext; publishableKey?: PublishableKeyContext };
         if (!def.public && !auth && publishableKey && !def.publishableKey) throw unauthorized('A publishable key can only start web calls (POST /api/calls/web)');
         if (!def.public && !auth && !publishableKey) throw unauthorized();
-        if (!def.public && auth && requiredRole(def) === 'admin' && auth.role !== 'admin') throw forbidden('Administrator role required');
-        const params = parse(def.params, req.params, 'path');
-        if (!def.public && def.owned && auth?.role !== 'admin') {
-          const owner = await def.owned.owner(params as never);
-          if (owner !== undefined && owner !== auth?.userId) {
-            throw forbidden(`Only the owner of this ${def.owned.what} or an administrator may change it`);
-          }
-        }
+        const params = await authorizedParams(def, auth, req.params);
         // Only now is the caller told that the request itself is malformed (http/conformance.ts).
         raiseHeldInputError(req);
         const ctx = {

@@ -7,6 +7,7 @@ import { plain, plainAll, type Database } from '../db/database';
 import { analysisPlan } from '../analysis/plan';
 import { PIPELINE_DEFAULTS } from '../shared/catalog';
 import { referencedToolIds } from '../tools/tool-references';
+import { loadMcpTools } from './mcp-snapshot';
 import type { FlowFunction, PreAction, ChatMessage } from '../shared/flow';
 import type { AgentRow } from '../db/models';
 import type { AgentSnapshot } from '../../workflows/call-definitions';
@@ -41,6 +42,8 @@ async function loadSnapshotWhere(db: Database, where: WhereOptions<AgentRow>, tr
     await db.models.FlowNode.findAll({ where: { agent_id: agent.id }, order: [['position', 'ASC'], ['created_at', 'ASC']], transaction }),
   );
   const toolIds = referencedToolIds(agent, nodes);
+  const mcpRefs = new Set([...(agent.mcp_tools ?? []), ...nodes.flatMap((n) => n.mcp_tools ?? [])]);
+  const mcp = await loadMcpTools(db, mcpRefs, transaction);
   const tools = toolIds.size ? plainAll(await db.models.Tool.findAll({ where: { id: { [Op.in]: [...toolIds] } }, transaction })) : [];
   return {
     id: agent.id,
@@ -61,6 +64,8 @@ async function loadSnapshotWhere(db: Database, where: WhereOptions<AgentRow>, tr
     webhook_events: agent.webhook_events,
     webhook_secret_encrypted: agent.webhook_secret_encrypted,
     tools: tools.map(({ created_at: _created, updated_at: _updated, ...tool }) => tool),
+    mcp_tools: agent.mcp_tools ?? [],
+    mcp,
     analysis: analysisPlan(agent.analysis, agent),
     transfer_destinations: agent.transfer_destinations ?? [],
     voicemail: agent.voicemail ?? null,
@@ -73,6 +78,7 @@ async function loadSnapshotWhere(db: Database, where: WhereOptions<AgentRow>, tr
       task_messages: n.task_messages as ChatMessage[],
       functions: n.functions as FlowFunction[],
       tool_ids: n.tool_ids,
+      mcp_tools: n.mcp_tools ?? [],
       builtin_tools: n.builtin_tools,
       pre_actions: n.pre_actions as PreAction[],
     })),

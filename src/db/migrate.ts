@@ -22,6 +22,7 @@ import * as m0016 from './migrations/0016-call-end-reason-index';
 import * as m0017 from './migrations/0017-call-turn-journal';
 import * as m0018 from './migrations/0018-gateway-handoff-lag';
 import * as m0019 from './migrations/0019-campaigns';
+import * as m0021 from './migrations/0021-mcp-servers';
 
 const MIGRATIONS = [
   { name: '0001-initial', module: m0001 },
@@ -41,6 +42,7 @@ const MIGRATIONS = [
   { name: '0017-call-turn-journal', module: m0017 },
   { name: '0018-gateway-handoff-lag', module: m0018 },
   { name: '0019-campaigns', module: m0019 },
+  { name: '0021-mcp-servers', module: m0021 },
 ];
 
 // Any fixed number: several processes starting at once (API, workers) take turns migrating.

@@ -77,7 +77,7 @@ describe('GET /api/agents/{agent_id}/export', () => {
     const res = await h.request('GET', `/api/agents/${agent.id}/export`);
     expect(res.status).toBe(200);
     const bundle = res.body;
-    expect(Object.keys(bundle)).toEqual(['version', 'agent', 'tools', 'flow_nodes', 'tests']);
+    expect(Object.keys(bundle)).toEqual(['version', 'agent', 'tools', 'mcp_servers', 'flow_nodes', 'tests']);
     expect(bundle.version).toBe('1');
     for (const hidden of ['id', 'version', 'created_at', 'updated_at', 'webhook_secret', 'webhook_secret_encrypted', 'total_calls', 'flow_nodes_count']) {
       expect(bundle.agent).not.toHaveProperty(hidden);
@@ -116,6 +116,7 @@ describe('GET /api/agents/{agent_id}/export', () => {
       task_messages: [],
       functions: [{ name: 'booked', description: 'Booked', next_node_key: 'bye', properties: {}, required: [] }],
       tool_ids: [book.id],
+      mcp_tools: [],
       builtin_tools: [],
       pre_actions: [{ type: 'call_tool', tool_id: crm.id, args: { purpose: 'booking' } }, { type: 'say', text: 'Checking.' }],
       position_xy: null,

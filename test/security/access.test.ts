@@ -46,6 +46,14 @@ const ROLE_TABLE: Record<string, Access> = {
   'POST /api/tools': 'member',
   'PATCH /api/tools/{tool_id}': 'owner',
   'DELETE /api/tools/{tool_id}': 'owner',
+  // MCP servers (docs/tools.md, MCP servers): as webhook tools.
+  'GET /api/mcp-servers': 'member',
+  'GET /api/mcp-servers/{server_id}': 'member',
+  'POST /api/mcp-servers': 'member',
+  'PATCH /api/mcp-servers/{server_id}': 'owner',
+  'DELETE /api/mcp-servers/{server_id}': 'owner',
+  'POST /api/mcp-servers/{server_id}/refresh': 'owner',
+  'POST /api/mcp-servers/{server_id}/test': 'owner',
   // Campaigns (docs/campaigns.md): a campaign and its contacts are its owner's (or an admin's).
   'POST /api/campaigns': 'member',
   'GET /api/campaigns': 'member',
@@ -114,6 +122,7 @@ beforeAll(async () => {
     body: { name: 'admin_tool', description: 'x', parameters: { properties: {} }, webhook_url: 'https://tools.example.com/x', headers: { Authorization: 'Bearer admin-tool-secret' } },
   });
   const agent = await h.request('POST', '/api/agents', { body: { name: 'admin-agent', prompt: 'p' } });
+  const mcpServer = await h.request('POST', '/api/mcp-servers', { body: { name: 'admin_mcp', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer admin-mcp-secret' } } });
   await h.request('POST', `/api/agents/${agent.body.id}/nodes`, { body: { node_key: 'start', is_initial: true } });
   const endpoint = await h.request('POST', '/api/settings/endpoints', { body: { phone_number: '+14155550123', provider: 'twilio', inbound_agent_name: 'admin-agent' } });
   const key = await h.request('POST', '/api/auth/api-keys', { body: { name: 'admin key' } });
@@ -129,6 +138,7 @@ beforeAll(async () => {
     agent_id: agent.body.id,
     node_key: 'start',
     tool_id: tool.body.id,
+    server_id: mcpServer.body.id,
     endpoint_id: endpoint.body.id,
     key_id: key.body.id,
     user_id: other.id,

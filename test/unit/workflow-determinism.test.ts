@@ -7,8 +7,8 @@ import path from 'node:path';
 
 const DIR = path.join(__dirname, '..', '..', 'workflows');
 // Pure constants shared with the rest of the code (search attribute keys, template substitution,
-// the analysis's event name and retry defaults, the transfer tool's shapes, the turn policy).
-const ALLOWED_RUNTIME_IMPORTS = [/^@temporalio\/workflow$/, /^@temporalio\/common$/, /^\.\//, /^\.\.\/src\/shared\/(template|search-attributes|transfer|dtmf-keys|turn-policy)$/, /^\.\.\/src\/analysis\/types$/];
+// the analysis's event name and retry defaults, the transfer tool's shapes, the turn policy, MCP tool naming).
+const ALLOWED_RUNTIME_IMPORTS = [/^@temporalio\/workflow$/, /^@temporalio\/common$/, /^\.\//, /^\.\.\/src\/shared\/(template|search-attributes|transfer|dtmf-keys|turn-policy|mcp-tools)$/, /^\.\.\/src\/analysis\/types$/];
 
 describe('workflow code', () => {
   const files = fs.readdirSync(DIR).filter((f) => f.endsWith('.ts'));

@@ -13,6 +13,7 @@ const AgentEditorPage = lazy(() => import('./pages/AgentEditorPage').then((m) =>
 const AgentTestsPage = lazy(() => import('./pages/AgentTestsPage').then((m) => ({ default: m.AgentTestsPage })));
 const FlowEditorPage = lazy(() => import('./pages/FlowEditorPage').then((m) => ({ default: m.FlowEditorPage })));
 const ToolsPage = lazy(() => import('./pages/ToolsPage').then((m) => ({ default: m.ToolsPage })));
+const McpServersPage = lazy(() => import('./pages/McpServersPage').then((m) => ({ default: m.McpServersPage })));
 const CallsPage = lazy(() => import('./pages/CallsPage').then((m) => ({ default: m.CallsPage })));
 const CallPage = lazy(() => import('./pages/CallPage').then((m) => ({ default: m.CallPage })));
 const TelephonyPage = lazy(() => import('./pages/settings/TelephonyPage').then((m) => ({ default: m.TelephonyPage })));
@@ -56,6 +57,7 @@ export function App() {
           <Route path="/agents/:agentId/flow" element={<FlowEditorPage />} />
           <Route path="/agents/:agentId/tests" element={<AgentTestsPage />} />
           <Route path="/tools" element={<ToolsPage />} />
+          <Route path="/mcp-servers" element={<McpServersPage />} />
           <Route path="/calls" element={<CallsPage />} />
           <Route path="/calls/:callId" element={<CallPage />} />
           <Route path="/settings/telephony" element={<TelephonyPage />} />

@@ -1,6 +1,6 @@
 /**
- * Export and import of agent bundles. Import runs in one transaction: tools are matched by name
- * (existing ones reused as they are, missing ones created), every tool reference is remapped to a
+ * Export and import of agent bundles. Import runs in one transaction: tools and MCP servers are
+ * matched by name (existing ones reused as they are, missing ones created: bundle-mcp.ts), every tool reference is remapped to a
  * real id, and the agent with its flow is created or, with `overwrite`, replaced in place.
  */
 import { Op } from 'sequelize';
@@ -22,6 +22,7 @@ import { destinationNames } from './transfer-refs';
 import { referencedToolIds } from '../../tools/tool-references';
 import { recordAgentVersion } from '../../agent-tests/versions';
 import { createTest, listTests } from '../agent-tests/test-service';
+import { exportMcpServers, importMcpServers } from './bundle-mcp';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -48,6 +49,7 @@ export async function exportBundle(db: Database, box: SecretBox, agentId: string
       headers: options.includeSecrets ? toolHeaders(box, t) : maskHeaders(toolHeaders(box, t)),
       timeout_secs: t.timeout_secs,
     })),
+    mcp_servers: await exportMcpServers(db, box, [...config.mcp_tools, ...nodes.flatMap((n) => n.mcp_tools ?? [])], options.includeSecrets),
     flow_nodes: nodes.map((n) => ({
       node_key: n.node_key,
       position: n.position,
@@ -57,6 +59,7 @@ export async function exportBundle(db: Database, box: SecretBox, agentId: string
       task_messages: n.task_messages,
       functions: n.functions,
       tool_ids: known(n.tool_ids),
+      mcp_tools: n.mcp_tools ?? [],
       builtin_tools: n.builtin_tools,
       pre_actions: (n.pre_actions as PreAction[]).filter((a) => a.type !== 'call_tool' || exists.has(a.tool_id)),
       position_xy: n.position_xy,
@@ -115,6 +118,7 @@ export async function importBundle(db: Database, box: SecretBox, bundle: BundleI
       tool_ids: remapAll(bundle.agent.tool_ids, 'agent.tool_ids'),
       pre_call_tool_ids: remapAll(bundle.agent.pre_call_tool_ids, 'agent.pre_call_tool_ids'),
     };
+    const mcp = await importMcpServers(db, box, bundle.mcp_servers, actor.userId, transaction);
     await assertAgentTools(db, config, 'agent.', transaction);
     const nodes: FlowNodeInput[] = bundle.flow_nodes.map((node, i) => ({
       ...node,
@@ -147,6 +151,7 @@ export async function importBundle(db: Database, box: SecretBox, bundle: BundleI
         tools_created: toolsCreated,
         tools_reused: toolsReused,
         tools_without_secrets: toolsWithoutSecrets,
+        ...mcp,
         flow_nodes_count: nodes.length,
         tests_count: bundle.tests?.length ?? 0,
       },

@@ -11,6 +11,7 @@ import { agentRoutes } from './agents';
 import { flowRoutes } from './flow';
 import { bundleRoutes } from './bundles';
 import { toolRoutes } from './tools';
+import { mcpServerRoutes } from './mcp-servers';
 import { settingsRoutes } from './settings';
 import { endpointRoutes } from './endpoints';
 import { callRoutes } from './calls';
@@ -30,5 +31,5 @@ import { campaignRoutes } from './campaigns';
 import { doNotCallRoutes } from './do-not-call';
 
 export function allRoutes(ctx: ApiContext): AnyRoute[] {
-  return [...authRoutes(ctx), ...userRoutes(ctx), ...callControlRoutes(ctx), ...agentRoutes(ctx), ...flowRoutes(ctx), ...bundleRoutes(ctx), ...toolRoutes(ctx), ...settingsRoutes(ctx), ...endpointRoutes(ctx), ...callRoutes(ctx), ...callAnalysisRoutes(ctx), ...callStreamRoutes(ctx), ...recordingRoutes(ctx), ...generateRoutes(ctx), ...sidechatRoutes(ctx), ...outboundRoutes(ctx), ...telephonyRoutes(ctx), ...telephonyTransferRoutes(ctx), ...agentTestRoutes(ctx), ...testRunRoutes(ctx), ...webCallRoutes(ctx), ...publishableKeyRoutes(ctx), ...campaignRoutes(ctx), ...doNotCallRoutes(ctx)];
+  return [...authRoutes(ctx), ...userRoutes(ctx), ...callControlRoutes(ctx), ...agentRoutes(ctx), ...flowRoutes(ctx), ...bundleRoutes(ctx), ...toolRoutes(ctx), ...mcpServerRoutes(ctx), ...settingsRoutes(ctx), ...endpointRoutes(ctx), ...callRoutes(ctx), ...callAnalysisRoutes(ctx), ...callStreamRoutes(ctx), ...recordingRoutes(ctx), ...generateRoutes(ctx), ...sidechatRoutes(ctx), ...outboundRoutes(ctx), ...telephonyRoutes(ctx), ...telephonyTransferRoutes(ctx), ...agentTestRoutes(ctx), ...testRunRoutes(ctx), ...webCallRoutes(ctx), ...publishableKeyRoutes(ctx), ...campaignRoutes(ctx), ...doNotCallRoutes(ctx)];
 }

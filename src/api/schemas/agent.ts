@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { DEFAULT_LLM_MODEL, EVENT_TYPES, LLM_PROVIDERS, NOISE_SUPPRESSION_MODES, PIPELINE_DEFAULTS, STT_MODES, STT_PROVIDERS, sttModeProviders, TTS_PROVIDERS } from '../../shared/catalog';
 import { AnalysisPatchSchema, AnalysisSettingsOutSchema, AnalysisSettingsSchema } from './analysis';
-import { bundleToolRef, strictObject, toolUuid } from './flow';
+import { bundleToolRef, mcpToolRef, strictObject, toolUuid } from './flow';
 import { DESTINATION_NAME, E164, MAX_TRANSFER_DESTINATIONS, SIP_URI } from '../../shared/transfer';
 import { VoicemailSchema } from './voicemail';
 
@@ -137,6 +137,7 @@ function agentShape(toolRef: z.ZodType<string>) {
     pipeline_settings: strictObject(pipeline).prefault({}),
     pre_call_tool_ids: z.array(toolRef).max(20).default([]).transform(dedupe).describe('tools fired in parallel with the greeting'),
     tool_ids: z.array(toolRef).max(100).default([]).transform(dedupe).describe('tools the LLM may call (freeform agents)'),
+    mcp_tools: z.array(mcpToolRef).max(100).default([]).transform(dedupe).describe('MCP tools the LLM may call (freeform agents), `<server>/<tool>`'),
     context_variables: z
       .record(z.string().regex(VARIABLE_NAME, 'variable names are letters, digits, _ . -'), ContextVariable)
       .default({})
@@ -231,6 +232,7 @@ export const AgentPatchSchema = strictObject({
   pipeline_settings: nullablePartial(pipelineFields).optional().describe('merged key by key; null restores the default'),
   pre_call_tool_ids: z.array(toolUuid).max(20).optional(),
   tool_ids: z.array(toolUuid).max(100).optional(),
+  mcp_tools: z.array(mcpToolRef).max(100).optional(),
   context_variables: z.record(z.string().regex(VARIABLE_NAME), ContextVariable).optional(),
   webhook_url: httpUrl.nullable().optional(),
   webhook_events: z.array(z.enum(EVENT_TYPES)).optional(),

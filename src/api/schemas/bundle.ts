@@ -7,6 +7,16 @@ import { AgentSchema, BundleAgentSchema } from './agent';
 import { bundleToolRef, BundleFlowNodeSchema, FlowNodeInputSchema, strictObject } from './flow';
 import { ToolCreateSchema } from './tool';
 import { BundleTestSchema } from './agent-test';
+import { McpServerCreateSchema } from './mcp-server';
+
+export const BundleMcpServerSchema = McpServerCreateSchema.extend({
+  tools: z
+    .array(strictObject({ name: z.string().min(1).max(128), description: z.string().max(10_000).default(''), input_schema: z.record(z.string(), z.unknown()).default({}) }))
+    .max(500)
+    .default([])
+    .describe('the tool list of its last refresh, so the references can be checked without reaching the server'),
+});
+export type BundleMcpServer = z.output<typeof BundleMcpServerSchema>;
 
 export const BUNDLE_VERSION = '1';
 
@@ -19,6 +29,7 @@ export const BundleImportSchema = strictObject({
   overwrite: z.boolean().default(false).describe('replace the config and nodes of an existing agent with the same name'),
   agent: BundleAgentSchema,
   tools: z.array(BundleToolSchema).max(200).default([]),
+  mcp_servers: z.array(BundleMcpServerSchema).max(50).default([]).describe('MCP servers the agent refers to, matched by name'),
   flow_nodes: z.array(BundleFlowNodeSchema).max(200).default([]),
   tests: z.array(BundleTestSchema).max(200).optional().describe("the agent's tests (docs/agent-tests.md); on overwrite they replace the agent's tests, when given"),
 });
@@ -32,6 +43,7 @@ export const BundleSchema = z.object({
   version: z.literal(BUNDLE_VERSION),
   agent: ExportedAgentSchema,
   tools: z.array(BundleToolSchema.extend({ headers: z.record(z.string(), z.string()).describe('masked unless exported with include_secrets=true') })),
+  mcp_servers: z.array(BundleMcpServerSchema.extend({ headers: z.record(z.string(), z.string()).describe('masked unless exported with include_secrets=true') })),
   flow_nodes: z.array(FlowNodeInputSchema),
   tests: z.array(BundleTestSchema),
 });
@@ -43,6 +55,9 @@ export const ImportResultSchema = z.object({
   tools_without_secrets: z
     .array(z.string())
     .describe('tools created without the header values the bundle carried masked (exported without include_secrets): set them with PATCH /api/tools/{tool_id}'),
+  mcp_servers_created: z.array(z.string()).describe('names of MCP servers created from the bundle'),
+  mcp_servers_reused: z.array(z.string()).describe('names of existing MCP servers the bundle refers to (left unchanged)'),
+  mcp_servers_without_secrets: z.array(z.string()).describe('MCP servers created without the header values the bundle carried masked: set them with PATCH /api/mcp-servers/{server_id}'),
   flow_nodes_count: z.number().int(),
   tests_count: z.number().int().describe('tests imported with the agent'),
 });

@@ -16,6 +16,9 @@ export function strictObject<S extends z.ZodRawShape>(shape: S) {
 export const toolUuid = z.uuid({ error: 'must be a tool id (UUID)' });
 /** Bundles refer to tools by the bundle-local `id` of an entry of `tools` (or a tool UUID). */
 export const bundleToolRef = z.string().min(1).max(200);
+/** An MCP tool: `<server>/<tool>`, the server's name and a tool of its last refresh (docs/tools.md). */
+export const mcpToolRef = z.string().max(200).regex(/^[a-z][a-z0-9_]{0,31}\/.+$/, 'must be <server>/<tool>, e.g. crm/lookup_customer');
+const mcpToolList = z.array(mcpToolRef).max(100);
 
 export const NODE_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 export const FUNCTION_NAME_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
@@ -80,6 +83,7 @@ function nodeShape(toolRef: z.ZodType<string>) {
     task_messages: z.array(ChatMessageSchema).max(50).default([]),
     functions: z.array(FlowFunctionSchema).max(50).default([]),
     tool_ids: z.array(toolRef).max(100).default([]),
+    mcp_tools: mcpToolList.default([]).describe('MCP tools offered in this node, `<server>/<tool>`'),
     builtin_tools: z.array(z.enum(BUILTIN_TOOLS)).default([]),
     pre_actions: z.array(preActionSchema(toolRef)).max(20).default([]),
     position_xy: PositionXy.nullable().default(null).describe('editor layout coordinates'),
@@ -134,6 +138,7 @@ export const FlowNodePatchSchema = strictObject({
   task_messages: z.array(ChatMessageSchema).max(50).optional(),
   functions: z.array(FlowFunctionSchema).max(50).optional(),
   tool_ids: z.array(toolUuid).max(100).optional(),
+  mcp_tools: mcpToolList.optional(),
   builtin_tools: z.array(z.enum(BUILTIN_TOOLS)).optional(),
   pre_actions: z.array(preActionSchema(toolUuid)).max(20).optional(),
   position_xy: PositionXy.nullable().optional(),

@@ -25,6 +25,8 @@ export interface AgentRow extends Timestamps {
   pipeline_settings: Record<string, unknown>;
   pre_call_tool_ids: string[];
   tool_ids: string[];
+  /** MCP tools the LLM may call, as `server/tool` (migration 0021). */
+  mcp_tools: string[];
   context_variables: Record<string, { type: string; description: string }>;
   webhook_url: string | null;
   webhook_events: string[];
@@ -51,6 +53,8 @@ export interface FlowNodeRow extends Timestamps {
   task_messages: unknown[];
   functions: unknown[];
   tool_ids: string[];
+  /** MCP tools offered in this node, as `server/tool` (migration 0021). */
+  mcp_tools: string[];
   builtin_tools: string[];
   pre_actions: unknown[];
   position_xy: { x: number; y: number } | null;
@@ -83,6 +87,7 @@ export function defineAgentModels(sequelize: Sequelize) {
       pipeline_settings: jsonb({}),
       pre_call_tool_ids: jsonb([]),
       tool_ids: jsonb([]),
+      mcp_tools: jsonb([]),
       context_variables: jsonb({}),
       webhook_url: nullableText(),
       webhook_events: jsonb([]),
@@ -108,6 +113,7 @@ export function defineAgentModels(sequelize: Sequelize) {
       task_messages: jsonb([]),
       functions: jsonb([]),
       tool_ids: jsonb([]),
+      mcp_tools: jsonb([]),
       builtin_tools: jsonb([]),
       pre_actions: jsonb([]),
       position_xy: { type: DataTypes.JSONB, allowNull: true },

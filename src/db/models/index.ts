@@ -6,6 +6,7 @@ import { defineCampaignModels } from './campaigns';
 import { definePublishableKeyModels } from './publishable-keys';
 import { defineTelephonyModels } from './telephony';
 import { defineToolModels } from './tools';
+import { defineMcpServerModels } from './mcp-servers';
 import { defineUserModels } from './users';
 
 export function defineModels(sequelize: Sequelize) {
@@ -13,6 +14,7 @@ export function defineModels(sequelize: Sequelize) {
     ...defineUserModels(sequelize),
     ...defineAgentModels(sequelize),
     ...defineToolModels(sequelize),
+    ...defineMcpServerModels(sequelize),
     ...defineTelephonyModels(sequelize),
     ...defineCallModels(sequelize),
     ...defineAgentTestModels(sequelize),
@@ -29,4 +31,5 @@ export * from './campaigns';
 export * from './publishable-keys';
 export * from './telephony';
 export * from './tools';
+export * from './mcp-servers';
 export * from './users';

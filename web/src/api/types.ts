@@ -31,3 +31,6 @@ export type AgentTestCreate = NonNullable<paths['/api/agents/{agent_id}/tests'][
 export type TestRun = Json<paths['/api/test-runs/{run_id}']['get']['responses'][200]>;
 export type TestRunTest = TestRun['tests'][number];
 export type TestAttempt = NonNullable<TestRunTest['attempts']>[number];
+export type McpServer = Json<paths['/api/mcp-servers/{server_id}']['get']['responses'][200]>;
+export type McpServerCreate = NonNullable<paths['/api/mcp-servers']['post']['requestBody']>['content']['application/json'];
+export type McpTool = McpServer['tools'][number];

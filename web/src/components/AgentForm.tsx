@@ -2,6 +2,8 @@
 import { ActionIcon, Alert, Button, Fieldset, Grid, Group, JsonInput, MultiSelect, NumberInput, Select, SimpleGrid, Stack, Textarea, TextInput } from '@mantine/core';
 import type { UseFormReturnType } from '@mantine/form';
 import { IconAlertTriangle, IconPlus, IconTrash } from '@tabler/icons-react';
+import { useQuery } from '@tanstack/react-query';
+import { api, unwrap } from '../api/client';
 import { EVENT_TYPES, LLM_PROVIDERS, STT_MODES, STT_PROVIDERS, TTS_PROVIDERS } from '../api/enums';
 import type { Tool } from '../api/types';
 import { PIPELINE_FIELDS, type AgentFormValues } from '../lib/agent-form';
@@ -37,6 +39,10 @@ export function AgentForm({ form, tools, warnings, isNew }: Props) {
   for (const id of [...form.values.tool_ids, ...form.values.pre_call_tool_ids]) {
     if (!toolOptions.some((o) => o.value === id)) toolOptions.push({ value: id, label: `unknown tool ${id.slice(0, 8)}` });
   }
+  // MCP tools as server/tool: those their server's allowed_tools let agents use, as of its last refresh.
+  const mcpServers = useQuery({ queryKey: ['mcp-servers'], queryFn: () => unwrap(api.GET('/api/mcp-servers')) });
+  const mcpOptions = (mcpServers.data ?? []).flatMap((s) => s.tools.filter((t) => t.allowed).map((t) => t.ref));
+  for (const ref of form.values.mcp_tools) if (!mcpOptions.includes(ref)) mcpOptions.push(ref);
 
   return (
     <Stack gap="md">
@@ -120,6 +126,7 @@ export function AgentForm({ form, tools, warnings, isNew }: Props) {
         <SimpleGrid cols={{ base: 1, sm: 2 }}>
           <MultiSelect label="Tools the LLM may call" data={toolOptions} searchable clearable {...form.getInputProps('tool_ids')} />
           <MultiSelect label="Pre-call tools" description="Fired with the greeting; results join the context" data={toolOptions} searchable clearable {...form.getInputProps('pre_call_tool_ids')} />
+          <MultiSelect label="MCP tools the LLM may call" description="server/tool, from the MCP servers page" data={mcpOptions} searchable clearable {...form.getInputProps('mcp_tools')} />
         </SimpleGrid>
       </Fieldset>
 

@@ -60,6 +60,7 @@ export interface AgentFormValues {
   phrases: Record<PhraseKey, PhraseFormValues>;
   tool_ids: string[];
   pre_call_tool_ids: string[];
+  mcp_tools: string[];
   context_variables: ContextVariableRow[];
   webhook_url: string;
   webhook_events: string[];
@@ -99,6 +100,7 @@ export function toFormValues(agent?: Partial<AgentCreate> | Agent): AgentFormVal
     // Lists the API transforms (deduplicates) are `unknown` in its response schema.
     tool_ids: (a.tool_ids as string[] | undefined) ?? [],
     pre_call_tool_ids: (a.pre_call_tool_ids as string[] | undefined) ?? [],
+    mcp_tools: (a.mcp_tools as string[] | undefined) ?? [],
     context_variables: Object.entries(a.context_variables ?? {}).map(([name, v]) => ({ name, type: v.type, description: v.description ?? '' })),
     webhook_url: a.webhook_url ?? '',
     webhook_events: (a.webhook_events as string[] | undefined) ?? [],
@@ -168,7 +170,7 @@ export function toRequestBody(values: AgentFormValues, initial: AgentFormValues,
   Object.assign(pipeline, phraseRequest(values.phrases, initial.phrases, isNew));
   if (Object.keys(pipeline).length) body.pipeline_settings = isNew ? dropNulls(pipeline) : pipeline;
 
-  for (const key of ['tool_ids', 'pre_call_tool_ids', 'webhook_events'] as const) {
+  for (const key of ['tool_ids', 'pre_call_tool_ids', 'mcp_tools', 'webhook_events'] as const) {
     if (!same(values[key], initial[key])) body[key] = values[key];
   }
   if (!same(values.context_variables, initial.context_variables)) {

@@ -2,6 +2,8 @@
 import { useState } from 'react';
 import { ActionIcon, Alert, Button, Checkbox, Divider, Fieldset, Group, JsonInput, MultiSelect, Select, Stack, Switch, Text, Textarea, TextInput, Title } from '@mantine/core';
 import { IconPlus, IconTrash } from '@tabler/icons-react';
+import { useQuery } from '@tanstack/react-query';
+import { api, unwrap } from '../../api/client';
 import { BUILTIN_TOOLS, FUNCTION_PARAM_TYPES, MESSAGE_ROLES } from '../../api/enums';
 import type { FlowFunction, FlowNode, FlowNodeInput, Tool } from '../../api/types';
 import { HighlightedMessage } from '../Variables';
@@ -76,6 +78,9 @@ export function NodeEditor(props: { node: FlowNode; nodeKeys: string[]; tools: T
   const [taskMessages, setTaskMessages] = useState<Message[]>(node.task_messages);
   const [functions, setFunctions] = useState<FunctionRow[]>(toRows(node.functions));
   const [toolIds, setToolIds] = useState<string[]>(node.tool_ids);
+  const [mcpTools, setMcpTools] = useState<string[]>(node.mcp_tools ?? []);
+  const mcpServers = useQuery({ queryKey: ['mcp-servers'], queryFn: () => unwrap(api.GET('/api/mcp-servers')) });
+  const mcpOptions = [...new Set([...(mcpServers.data ?? []).flatMap((s) => s.tools.filter((t) => t.allowed).map((t) => t.ref)), ...mcpTools])];
   const [builtins, setBuiltins] = useState<string[]>(node.builtin_tools);
   const [preActions, setPreActions] = useState(JSON.stringify(node.pre_actions, null, 2));
   const [preActionsError, setPreActionsError] = useState<string | null>(null);
@@ -100,6 +105,7 @@ export function NodeEditor(props: { node: FlowNode; nodeKeys: string[]; tools: T
       task_messages: taskMessages,
       functions: toFunctions(functions),
       tool_ids: toolIds,
+      mcp_tools: mcpTools,
       builtin_tools: builtins as FlowNodeInput['builtin_tools'],
       pre_actions: pre,
     });
@@ -193,6 +199,7 @@ export function NodeEditor(props: { node: FlowNode; nodeKeys: string[]; tools: T
         </Fieldset>
 
         <MultiSelect label="Webhook tools" data={props.tools.map((t) => ({ value: t.id, label: t.name }))} value={toolIds} onChange={setToolIds} searchable clearable error={errorOf('tool_ids')} />
+        <MultiSelect label="MCP tools" description="server/tool, from the MCP servers page" data={mcpOptions} value={mcpTools} onChange={setMcpTools} searchable clearable error={errorOf('mcp_tools')} />
         <MultiSelect
           label="Builtin tools"
           description={props.destinations.length ? undefined : 'transfer_call needs transfer destinations in the agent form'}
