@@ -7,7 +7,8 @@
  * concurrent requests, and a call's identity reaches the tool in its arguments, not in the session.
  * A per-call session would also have to be closed by an activity that may run on another worker.
  *
- * A session idle for `idleMs` is closed (DELETE on Streamable HTTP); so are all at worker shutdown.
+ * A session idle for `idleMs` is closed (DELETE on Streamable HTTP); a worker that exits takes its
+ * connections with it (the timers do not keep it alive), and the server drops what it no longer hears.
  * A session the server no longer knows (404: it restarted) is opened again once: the tool did not
  * run, so repeating the request is safe. Any other failure is the outcome's `error`, never thrown.
  */

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import jwt from 'jsonwebtoken';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { startFakeMcpServer, type FakeMcpServer } from '../fakes/mcp-server';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver';
 import { eventually } from '../support/fixtures';
@@ -15,6 +16,7 @@ import { DESKTOP, ensureDashboardBuilt, launchChromium, logIn, pick, screenshot,
 let h: Harness;
 let llm: FakeOpenAI;
 let hook: WebhookReceiver;
+let mcp: FakeMcpServer;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
@@ -24,6 +26,7 @@ beforeAll(async () => {
   ensureDashboardBuilt();
   llm = await startFakeOpenAI();
   hook = await startWebhookReceiver();
+  mcp = await startFakeMcpServer({ requiredHeaders: { authorization: 'Bearer crm-key-4242' } });
   h = await startHarness({ env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'sk-test' }, worker: true });
   browser = await launchChromium();
   context = await browser.newContext({ viewport: DESKTOP, acceptDownloads: true });
@@ -37,6 +40,7 @@ afterAll(async () => {
   await h?.stop();
   await llm?.stop();
   await hook?.stop();
+  await mcp?.stop();
 });
 
 afterEach(() => expect(pageErrors).toEqual([]));
@@ -228,6 +232,32 @@ describe('the dashboard, as an administrator', () => {
     const tools = await api('GET', '/api/tools');
     expect(tools[0]).toMatchObject({ name: 'lookup_order', parameters: { properties: { order_id: { type: 'string', description: 'the order number' } }, required: ['order_id'] } });
     await page.keyboard.press('Escape');
+  });
+
+  it('adds an MCP server, refreshes its tools and tests one', async () => {
+    await page.getByRole('link', { name: 'MCP servers' }).click();
+    await page.getByRole('button', { name: 'New MCP server' }).click();
+    const form = page.getByRole('form', { name: 'New MCP server' });
+    await form.getByRole('textbox', { name: 'Name', exact: true }).fill('crm');
+    await form.getByRole('textbox', { name: 'URL' }).fill(mcp.url);
+    await form.getByRole('button', { name: 'Add header' }).click();
+    await form.getByRole('textbox', { name: 'Header 1' }).fill('Authorization');
+    await form.getByRole('textbox', { name: 'Value 1' }).fill('Bearer crm-key-4242');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await page.getByText(/MCP server crm saved/).waitFor();
+    await page.getByText('Not refreshed yet').waitFor();
+
+    await page.getByRole('button', { name: 'Refresh crm' }).click();
+    await page.getByRole('button', { name: 'Test crm/lookup_customer' }).waitFor();
+    await page.getByRole('button', { name: 'Test crm/lookup_customer' }).click();
+    await page.getByRole('textbox', { name: 'Arguments' }).fill('{"customer_id": "C-5"}');
+    await page.getByRole('button', { name: 'Call the tool' }).click();
+    await page.getByRole('region', { name: 'Test result' }).getByText('ok', { exact: true }).waitFor();
+    expect(await page.getByTestId('mcp-test-response').textContent()).toContain('"plan": "gold"');
+    expect(mcp.calls.at(-1)).toMatchObject({ tool: 'lookup_customer', args: { customer_id: 'C-5' } });
+    await page.keyboard.press('Escape');
+    const [server] = await api('GET', '/api/mcp-servers');
+    expect(server.headers).toEqual({ Authorization: '****4242' });
   });
 
   it('drafts an agent from a description and saves it after review', async () => {
