@@ -31,3 +31,5 @@ export type AgentTestCreate = NonNullable<paths['/api/agents/{agent_id}/tests'][
 export type TestRun = Json<paths['/api/test-runs/{run_id}']['get']['responses'][200]>;
 export type TestRunTest = TestRun['tests'][number];
 export type TestAttempt = NonNullable<TestRunTest['attempts']>[number];
+/** A telephony provider field as sent: a name or an alias. The picker offers the server's live list, so a typed-in value is checked by the server. */
+export type ProviderName = NonNullable<paths['/api/settings/endpoints']['post']['requestBody']>['content']['application/json']['provider'];
