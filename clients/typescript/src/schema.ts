@@ -1607,7 +1607,11 @@ export interface components {
              */
             webhook_url: string | null;
             webhook_events: unknown;
-            analysis: components["schemas"]["AnalysisSettings"] | null;
+            /**
+             * @description post-call analysis: a summary, fields extracted from the call and a success verdict after every call (docs/post-call-analysis.md); null: none
+             * @default null
+             */
+            analysis: components["schemas"]["AnalysisConfig"] | null;
             /**
              * @description where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold transfer on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)
              * @default []
@@ -1698,7 +1702,7 @@ export interface components {
             /** @default [] */
             webhook_events?: components["schemas"]["EventType"][];
             /** @description post-call analysis: a summary, fields extracted from the call and a success verdict after every call (docs/post-call-analysis.md); null: none */
-            analysis?: components["schemas"]["AnalysisSettingsCreate"] | null;
+            analysis?: components["schemas"]["AnalysisConfigInput"] | null;
             /**
              * @description where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold transfer on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)
              * @default []
@@ -1862,6 +1866,53 @@ export interface components {
              */
             created_at: string;
         };
+        /** @description post-call analysis as configured; enabled null: on when any other setting is given */
+        AnalysisConfig: {
+            /** @default null */
+            enabled: boolean | null;
+            /** @default null */
+            summary_prompt: string | null;
+            /**
+             * @description the outcome schema: name -> {type, description, enum?}
+             * @default {}
+             */
+            fields: {
+                [key: string]: components["schemas"]["AnalysisField"];
+            };
+            /**
+             * @description fields the answer must fill; the others may be null
+             * @default []
+             */
+            required: unknown;
+            /** @default null */
+            success_criteria: string | null;
+            /** @default null */
+            llm_provider: components["schemas"]["LlmProvider"] | null;
+            /** @default null */
+            llm_model: string | null;
+        };
+        /** @description post-call analysis as configured; enabled null: on when any other setting is given */
+        AnalysisConfigInput: {
+            /** @default null */
+            enabled?: boolean | null;
+            /** @default null */
+            summary_prompt?: string | null;
+            /**
+             * @description the outcome schema: name -> {type, description, enum?}
+             * @default {}
+             */
+            fields?: {
+                [key: string]: components["schemas"]["AnalysisFieldInput"];
+            };
+            /** @description fields the answer must fill; the others may be null */
+            required?: string[];
+            /** @default null */
+            success_criteria?: string | null;
+            /** @default null */
+            llm_provider?: components["schemas"]["LlmProvider"] | null;
+            /** @default null */
+            llm_model?: string | null;
+        };
         AnalysisField: {
             /** @description `date` answers are calendar dates YYYY-MM-DD */
             type: components["schemas"]["AnalysisFieldType"];
@@ -1909,27 +1960,6 @@ export interface components {
             llm_provider: components["schemas"]["LlmProvider"] | null;
             /** @default null */
             llm_model: string | null;
-        };
-        AnalysisSettingsCreate: {
-            /** @default null */
-            enabled?: boolean | null;
-            /** @default null */
-            summary_prompt?: string | null;
-            /**
-             * @description the outcome schema: name -> {type, description, enum?}
-             * @default {}
-             */
-            fields?: {
-                [key: string]: components["schemas"]["AnalysisFieldInput"];
-            };
-            /** @description fields the answer must fill; the others may be null */
-            required?: string[];
-            /** @default null */
-            success_criteria?: string | null;
-            /** @default null */
-            llm_provider?: components["schemas"]["LlmProvider"] | null;
-            /** @default null */
-            llm_model?: string | null;
         };
         AnalysisSettingsPatch: {
             enabled?: boolean | null;
@@ -2052,7 +2082,7 @@ export interface components {
             /** @default [] */
             webhook_events?: components["schemas"]["EventType"][];
             /** @description post-call analysis: a summary, fields extracted from the call and a success verdict after every call (docs/post-call-analysis.md); null: none */
-            analysis?: components["schemas"]["AnalysisSettingsCreate"] | null;
+            analysis?: components["schemas"]["AnalysisConfigInput"] | null;
             /**
              * @description where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold transfer on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)
              * @default []

@@ -236,16 +236,12 @@ export const AgentPatchSchema = strictObject({
 }).meta({ id: 'AgentPatch' });
 export type AgentPatch = z.output<typeof AgentPatchSchema>;
 
-/** An agent's configuration as answered: every default applied (GET's fields without id, counters or timestamps). */
-const agentConfigOutput = () => ({
-  ...agentShape(toolUuid),
-  llm_model: z.string(),
-  analysis: AnalysisSettingsOutSchema.nullable(),
-});
-
-/** The configuration alone, as an export carries it. */
+/**
+ * The configuration alone, every default applied, as an export carries it and generation drafts
+ * it: what POST /api/agents takes, so `analysis.enabled` may still be null (= on when set up).
+ */
 export const AgentConfigSchema = z
-  .object(agentConfigOutput())
+  .object({ ...agentShape(toolUuid), llm_model: z.string() })
   .meta({ id: 'AgentConfig', description: 'agent config as in POST /api/agents (no id, timestamps, version or secrets)' });
 
 /**
@@ -255,7 +251,9 @@ export const AgentConfigSchema = z
 export const AgentSchema = z
   .object({
     id: z.uuid(),
-    ...agentConfigOutput(),
+    ...agentShape(toolUuid),
+    llm_model: z.string(),
+    analysis: AnalysisSettingsOutSchema.nullable(),
     version: z.number().int().describe('incremented on every change of the config or its flow nodes'),
     created_at: Timestamp,
     updated_at: Timestamp,

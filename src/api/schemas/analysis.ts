@@ -50,7 +50,7 @@ export const AnalysisSettingsSchema = strictObject(shape).superRefine((a, ctx) =
   a.required.forEach((name, i) => {
     if (!(name in a.fields)) ctx.addIssue({ code: 'custom', path: ['required', i], message: `"${name}" is not one of the fields` });
   });
-}).meta({ id: 'AnalysisSettingsCreate' });
+}).meta({ id: 'AnalysisConfig', description: 'post-call analysis as configured; enabled null: on when any other setting is given' });
 
 /** PATCH: merged key by key into the stored setting; null for a key restores its default. */
 export const AnalysisPatchSchema = strictObject({
