@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { ANALYSIS_STATUSES } from '../../analysis/types';
-import { telephonyDescriptors } from '../../providers/telephony/registry';
+import { providerChoicesText, telephonyDescriptors } from '../../providers/telephony/registry';
 import { BUILTIN_TOOLS, CALL_STATUSES, DIRECTIONS, END_REASONS, EVENT_TYPES, LLM_PROVIDERS, STT_MODES, STT_PROVIDERS, TTS_PROVIDERS } from '../../shared/catalog';
 
 /**
@@ -52,10 +52,15 @@ export const TelephonyProviderName = z.string().meta({
   },
 });
 
-/** What a telephony `provider` field accepts: a name or the spec's alias (provider_a…). */
+/**
+ * What a telephony `provider` field accepts: a name or the spec's alias (provider_a…). Getters
+ * too: some schemas that take a provider are built at import, before the vendors register.
+ */
 export const telephonyProviderInputMeta = {
   id: 'TelephonyProvider',
-  description: "a registered telephony vendor, or the spec's alias of one (provider_a…)",
+  get description() {
+    return providerChoicesText();
+  },
   get enum() {
     return telephonyDescriptors().flatMap((v) => [v.name, ...(v.alias ? [v.alias] : [])]);
   },

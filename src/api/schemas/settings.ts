@@ -27,7 +27,7 @@ export const providerSchema = () =>
     .string()
     .refine((v) => resolveProvider(v) !== undefined, { error: () => `must be ${providerChoicesText()}` })
     .transform((v) => resolveProvider(v)!)
-    .meta({ ...telephonyProviderInputMeta, description: providerChoicesText() });
+    .meta(telephonyProviderInputMeta);
 
 const FIELD_DOC: Record<FieldKind, string> = {
   text: 'plain text',
