@@ -40,7 +40,7 @@ function hashFiles(files) {
 }
 
 const webFiles = () => filesUnder(WEB);
-const inputFiles = () => [...webFiles(), ...filesUnder(path.join(ROOT, 'src')), path.join(ROOT, 'scripts', 'write-openapi.ts'), path.join(ROOT, 'package-lock.json')];
+const inputFiles = () => [...webFiles(), ...filesUnder(path.join(ROOT, 'src')), path.join(ROOT, 'scripts', 'write-openapi.ts'), path.join(ROOT, 'scripts', 'lib', 'openapi-document.ts'), path.join(ROOT, 'package-lock.json')];
 
 function run(args) {
   const result = spawnSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', args, { cwd: ROOT, stdio: 'inherit' });

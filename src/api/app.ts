@@ -24,7 +24,7 @@ export const API_INFO = {
   version: '1.0.0',
   license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
   description:
-    'Self-hostable voice AI agents on Temporal. All endpoints except login, password reset, /healthz and the docs require `Authorization: Bearer <JWT or API key>`. Errors are JSON `{ "detail": string }`.',
+    'Self-hostable voice AI agents on Temporal. All endpoints except login, password reset, /healthz and the docs require `Authorization: Bearer <JWT or API key>`. Errors are JSON `{ "detail": string }` (the `Error` schema). Timestamps are UTC without an offset, `YYYY-MM-DDTHH:MM:SS` (the event trace adds milliseconds).',
 };
 
 export function createApp(ctx: ApiContext, extraRoutes: AnyRoute[] = []) {

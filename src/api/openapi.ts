@@ -1,26 +1,42 @@
 /**
  * Builds the OpenAPI 3.1 document from the route definitions (the schemas that validate requests).
- * OpenAPI 3.1 uses JSON Schema 2020-12, which zod emits directly.
+ * OpenAPI 3.1 uses JSON Schema 2020-12, which zod emits directly; named schemas become
+ * `components.schemas` (openapi-schemas.ts).
  */
-import { z } from 'zod';
+import type { z } from 'zod';
+import { SchemaComponents } from './openapi-schemas';
 import { ErrorSchema, requiredRole, type AnyRoute } from './route';
 
-function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const out = z.toJSONSchema(schema, { io, unrepresentable: 'any', reused: 'inline' }) as Record<string, unknown>;
-  delete out.$schema;
-  return out;
+/**
+ * A query flag is parsed from the strings "true"/"false" (some also take "1"/"0"), which zod
+ * documents as a string enum; to a client it is a boolean, which every generator writes as
+ * `true`/`false` in the URL.
+ */
+function booleanQuery(prop: Record<string, unknown>): Record<string, unknown> {
+  const values = prop.enum as unknown[] | undefined;
+  if (prop.type !== 'string' || !values?.includes('true') || !values.includes('false') || !values.every((v) => ['true', 'false', '1', '0'].includes(String(v)))) return prop;
+  const { enum: _values, type: _type, default: fallback, ...rest } = prop;
+  return { ...rest, type: 'boolean', ...(fallback === undefined ? {} : { default: fallback === 'true' || fallback === '1' }) };
 }
 
-function parameters(schema: z.ZodType | undefined, location: 'path' | 'query') {
+function parameters(components: SchemaComponents, schema: z.ZodType | undefined, location: 'path' | 'query') {
   if (!schema) return [];
-  const json = jsonSchema(schema, 'input') as { properties?: Record<string, any>; required?: string[] };
+  const json = components.convert(schema, 'input') as { properties?: Record<string, any>; required?: string[] };
   return Object.entries(json.properties ?? {}).map(([name, prop]) => ({
     name,
     in: location,
     required: location === 'path' || (json.required ?? []).includes(name),
     description: prop.description,
-    schema: prop,
+    schema: location === 'query' ? booleanQuery(prop) : prop,
   }));
+}
+
+/** Audio is bytes; XML documents and server-sent events are text a client reads as a string. */
+function nonJsonSchema(contentType: string): Record<string, unknown> {
+  if (contentType === 'text/event-stream') {
+    return { type: 'string', description: 'Server-sent events: `id:` the sequence number, `data:` one CallEvent as JSON' };
+  }
+  return contentType.startsWith('text/') ? { type: 'string' } : { type: 'string', contentMediaType: contentType };
 }
 
 const ERROR_TEXT: Record<number, string> = {
@@ -43,12 +59,14 @@ export interface ApiInfo {
 }
 
 export function buildOpenApi(routes: AnyRoute[], info: ApiInfo) {
+  const components = new SchemaComponents();
+  const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => components.convert(schema, io);
   const paths: Record<string, Record<string, unknown>> = {};
   for (const def of routes) {
     const responses: Record<string, unknown> = {};
     for (const [status, doc] of Object.entries(def.responses)) {
       const content = doc.contentType
-        ? { [doc.contentType]: { schema: { type: 'string', format: 'binary' } } }
+        ? { [doc.contentType]: { schema: nonJsonSchema(doc.contentType) } }
         : doc.schema
           ? { 'application/json': { schema: jsonSchema(doc.schema, 'output') } }
           : undefined;
@@ -84,18 +102,20 @@ export function buildOpenApi(routes: AnyRoute[], info: ApiInfo) {
       // Who may call it: public, member (any signed-in user) or admin; x-owner-or-admin: members only on their own.
       'x-required-role': def.public ? 'public' : requiredRole(def),
       ...(def.owned ? { 'x-owner-or-admin': true } : {}),
-      parameters: [...parameters(def.params, 'path'), ...parameters(def.query, 'query')],
+      parameters: [...parameters(components, def.params, 'path'), ...parameters(components, def.query, 'query')],
       ...(def.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(def.body, 'input') } } } }
         : {}),
       responses,
     };
   }
+  const { schemas } = components.finish(paths);
   return {
     openapi: '3.1.0',
     info,
     servers: [{ url: '/' }],
     components: {
+      schemas,
       securitySchemes: {
         bearer: {
           type: 'http',

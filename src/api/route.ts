@@ -167,4 +167,6 @@ export function mountRoutes(router: Router, routes: AnyRoute[]): void {
 
 /** Common schemas. */
 export const uuidParam = (name: string) => z.object({ [name]: z.uuid({ message: 'must be a UUID' }) });
-export const ErrorSchema = z.object({ detail: z.string() }).describe('Error: every non-2xx response');
+export const ErrorSchema = z
+  .object({ detail: z.string().describe('what went wrong, for a person to read; validation errors name the field') })
+  .meta({ id: 'Error', description: 'The body of every non-2xx response' });

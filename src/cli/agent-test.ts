@@ -8,7 +8,8 @@
  * not (or the run did not complete), 2 on a usage, connection or API error.
  */
 import { parseArgs } from 'node:util';
-import { apiClient, apiToken } from './api-client';
+import type { TestRun, TestRunCreate } from '../../clients/typescript/src';
+import { connect, unwrap } from './api-client';
 
 export const EXIT_PASSED = 0;
 export const EXIT_FAILED = 1;
@@ -20,7 +21,7 @@ interface Options {
   url: string;
   apiKey?: string;
   agent: string;
-  body: Record<string, number>;
+  body: TestRunCreate;
   timeoutSecs: number;
 }
 
@@ -97,19 +98,18 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, out: (line: s
     out('usage: npm run agent-test -- --agent <name> [--url URL] [--api-key KEY] [--repeat N] [--concurrency N] [--agent-version N] [--compare-version N] [--timeout-secs N]');
     return EXIT_ERROR;
   }
-  const api = apiClient(opts.url);
   try {
-    const token = await apiToken(api, opts.apiKey, env);
-    const agents = (await api(token, 'GET', '/api/agents')) as unknown as Array<{ id: string; name: string }>;
+    const api = await connect(opts.url, opts.apiKey, env);
+    const agents = await unwrap(api.GET('/api/agents'));
     const agent = agents.find((a) => a.name === opts.agent);
     if (!agent) throw new Error(`no agent named "${opts.agent}" at ${opts.url}`);
-    let run = await api(token, 'POST', `/api/agents/${agent.id}/test-runs`, opts.body);
+    let run: TestRun = await unwrap(api.POST('/api/agents/{agent_id}/test-runs', { params: { path: { agent_id: agent.id } }, body: opts.body }));
     out(`run ${run.id}: ${run.tests.length} tests × ${run.repeat} on ${agent.name} v${run.agent_version}${run.compare_version ? ` (compared with v${run.compare_version})` : ''}`);
     const deadline = Date.now() + opts.timeoutSecs * 1000;
     while (run.status === 'running') {
       if (Date.now() > deadline) throw new Error(`the run did not finish within ${opts.timeoutSecs} s`);
       await new Promise((r) => setTimeout(r, POLL_MS));
-      run = await api(token, 'GET', `/api/test-runs/${run.id}`);
+      run = await unwrap(api.GET('/api/test-runs/{run_id}', { params: { path: { run_id: run.id } } }));
     }
     out(resultTable(run));
     out(`run ${run.status}: ${run.passed ? 'every test passed' : 'some tests are below their pass threshold'}`);

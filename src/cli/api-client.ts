@@ -1,25 +1,12 @@
-/** The running platform's API as the command-line tools use it: JSON over HTTP with a bearer token. */
+/** The running platform's API as the command-line tools use it: the typed SDK of clients/typescript. */
+import { createVapClient, login, type VapClient } from '../../clients/typescript/src';
 
-export type ApiCall = (token: string | null, method: string, path: string, body?: unknown) => Promise<any>;
+export { unwrap } from '../../clients/typescript/src';
 
-/** Answers the JSON body; a non-2xx answer throws with the API's `detail`. */
-export function apiClient(baseUrl: string): ApiCall {
-  return async (token, method, path, body) => {
-    const res = await fetch(`${baseUrl}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const data = (await res.json().catch(() => ({}))) as Record<string, unknown>;
-    if (!res.ok) throw new Error(`${method} ${path} → ${res.status}: ${String(data.detail ?? res.statusText)}`);
-    return data;
-  };
-}
-
-/** An API key when given, else a login with ADMIN_EMAIL / ADMIN_PASSWORD. */
-export async function apiToken(api: ApiCall, apiKey: string | undefined, env: NodeJS.ProcessEnv): Promise<string> {
-  if (apiKey) return apiKey;
+/** A client with an API key when given, else logged in with ADMIN_EMAIL / ADMIN_PASSWORD. */
+export async function connect(baseUrl: string, apiKey: string | undefined, env: NodeJS.ProcessEnv): Promise<VapClient> {
+  if (apiKey) return createVapClient({ baseUrl, token: apiKey });
   const password = env.ADMIN_PASSWORD;
   if (!password) throw new Error('Set VAP_API_KEY (or --api-key), or ADMIN_PASSWORD (and ADMIN_EMAIL) to log in');
-  return (await api(null, 'POST', '/api/auth/login', { email: env.ADMIN_EMAIL ?? 'admin@example.com', password })).access_token as string;
+  return createVapClient({ baseUrl, token: await login(baseUrl, env.ADMIN_EMAIL ?? 'admin@example.com', password) });
 }

@@ -6,12 +6,10 @@
  * with ADMIN_EMAIL / ADMIN_PASSWORD. Type /quit (or Ctrl-D) to hang up.
  */
 import readline from 'node:readline/promises';
-import { apiClient, apiToken } from './api-client';
+import { connect, unwrap } from './api-client';
 
 const baseUrl = (process.env.VAP_API_URL ?? `http://localhost:${process.env.PORT ?? 8000}`).replace(/\/$/, '');
 
-const api = apiClient(baseUrl);
-const token = () => apiToken(api, process.env.VAP_API_KEY, process.env);
 
 function parseParameters(args: string[]): Record<string, string> {
   return Object.fromEntries(args.map((a) => a.split('=', 2) as [string, string]).filter(([k, v]) => k && v !== undefined));
@@ -20,9 +18,9 @@ function parseParameters(args: string[]): Record<string, string> {
 async function main(): Promise<void> {
   const [agentName, ...rest] = process.argv.slice(2);
   if (!agentName) throw new Error('usage: npm run chat -- <agent_name> [name=value ...]');
-  const auth = await token();
-  const started = await api(auth, 'POST', '/api/calls/test', { agent_name: agentName, custom_parameters: parseParameters(rest) });
-  const callId = started.call_id as string;
+  const api = await connect(baseUrl, process.env.VAP_API_KEY, process.env);
+  const started = await unwrap(api.POST('/api/calls/test', { body: { agent_name: agentName, custom_parameters: parseParameters(rest) } }));
+  const callId = started.call_id;
   console.log(`call ${callId} — type /quit to hang up`);
   if (started.greeting) console.log(`agent> ${started.greeting}`);
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
@@ -31,8 +29,8 @@ async function main(): Promise<void> {
       const line = await rl.question('you> ').catch(() => '/quit');
       if (line.trim() === '/quit') break;
       if (!line.trim()) continue;
-      const turn = await api(auth, 'POST', `/api/calls/${callId}/test/messages`, { text: line });
-      for (const reply of turn.replies as string[]) console.log(`agent> ${reply}`);
+      const turn = await unwrap(api.POST('/api/calls/{call_id}/test/messages', { params: { path: { call_id: callId } }, body: { text: line } }));
+      for (const reply of turn.replies) console.log(`agent> ${reply}`);
       if (turn.status !== 'in_progress') {
         console.log(`(call ${turn.status})`);
         return;
@@ -40,7 +38,7 @@ async function main(): Promise<void> {
     }
   } finally {
     rl.close();
-    const ended = await api(auth, 'POST', '/api/calls/end', { call_id: callId }).catch(() => null);
+    const ended = await unwrap(api.POST('/api/calls/end', { body: { call_id: callId } })).catch(() => null);
     if (ended) console.log(`(call ${ended.status}, ${ended.end_reason ?? 'no end reason'}, ${ended.duration ?? 0}s)`);
   }
 }

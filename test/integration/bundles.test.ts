@@ -96,7 +96,7 @@ describe('GET /api/agents/{agent_id}/export', () => {
       id: crm.id,
       name: crm.name,
       description: `The ${crm.name} tool`,
-      parameters: { properties: { q: { type: 'string', description: 'query' } }, required: ['q'] },
+      parameters: { type: 'object', properties: { q: { type: 'string', description: 'query' } }, required: ['q'] },
       webhook_url: `https://tools.example.com/${crm.name}`,
       webhook_method: 'POST',
       headers: { Authorization: '****cret' },

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { startHarness, type Harness } from '../support/harness';
+import { inlineRefs } from '../support/openapi-doc';
 
 let h: Harness;
 let toolId: string;
@@ -321,7 +322,7 @@ describe('single-node endpoints', () => {
 
 describe('OpenAPI', () => {
   it('documents the flow endpoints', async () => {
-    const doc = (await h.request('GET', '/api/openapi.json')).body;
+    const doc = inlineRefs((await h.request('GET', '/api/openapi.json')).body);
     expect(Object.keys(doc.paths['/api/agents/{agent_id}/flow'])).toEqual(['get', 'put']);
     expect(Object.keys(doc.paths['/api/agents/{agent_id}/nodes/{node_key}'])).toEqual(['get', 'patch', 'delete']);
     const preActions = JSON.stringify(doc.paths['/api/agents/{agent_id}/nodes'].post.requestBody);

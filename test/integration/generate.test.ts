@@ -1,5 +1,6 @@
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { startHarness, type Harness } from '../support/harness';
+import { inlineRefs } from '../support/openapi-doc';
 
 const draft = {
   name: 'Clinic Appointment Reminder',
@@ -146,7 +147,7 @@ describe('POST /api/agents/generate', () => {
   });
 
   it('is documented in the OpenAPI document with its error statuses', async () => {
-    const doc = (await h.request('GET', '/api/openapi.json')).body;
+    const doc = inlineRefs((await h.request('GET', '/api/openapi.json')).body);
     const op = doc.paths['/api/agents/generate'].post;
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '401', '422', '502', '503']));
     expect(op.requestBody.content['application/json'].schema.required).toEqual(['description', 'language']);

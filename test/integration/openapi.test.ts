@@ -30,10 +30,16 @@ it('documents every route the API serves, with errors as {detail}', async () => 
       expect(op.requestBody.content['application/json'].schema).toBeDefined();
       expect(statuses).toContain(422);
     }
+    // Every error answer is the one Error component.
     for (const s of statuses.filter((code) => code >= 400)) {
-      expect(op.responses[s].content['application/json'].schema.properties.detail).toBeDefined();
+      expect({ route: `${r.method} ${r.path}`, status: s, schema: op.responses[s].content['application/json'].schema }).toEqual({
+        route: `${r.method} ${r.path}`,
+        status: s,
+        schema: { $ref: '#/components/schemas/Error' },
+      });
     }
   }
+  expect(doc.components.schemas.Error).toMatchObject({ properties: { detail: { type: 'string' } }, required: ['detail'] });
   // The spec's endpoints, and the ones designed here, are all present.
   for (const path of [
     '/api/agents',

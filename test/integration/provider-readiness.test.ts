@@ -12,6 +12,7 @@ import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { startHarness, type Harness } from '../support/harness';
 import { startMediaStandIn, type MediaStandIn, STAND_IN_ENV } from '../support/media-stand-in';
 import { configurePlivo, configureTwilio } from '../support/telephony';
+import { inlineRefs } from '../support/openapi-doc';
 
 const ACCOUNT_SID = `AC${'5e'.repeat(16)}`;
 const TWILIO_TOKEN = 'readiness-test-auth-token-0123456';
@@ -83,7 +84,7 @@ describe('agent warnings', () => {
   });
 
   it('are in the OpenAPI document', async () => {
-    const doc = (await h.request('GET', '/api/openapi.json', { token: null })).body;
+    const doc = inlineRefs((await h.request('GET', '/api/openapi.json', { token: null })).body);
     const schemaText = JSON.stringify(doc.paths['/api/agents/{agent_id}'].get.responses['200']);
     expect(schemaText).toContain('warnings');
   });

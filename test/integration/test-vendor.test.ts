@@ -23,6 +23,7 @@ import { toyspeechStt, toyspeechTts } from '../support/test-vendor/toyspeech';
 import { toytel } from '../support/test-vendor/toytel';
 import { startFakeToytel, type FakeToytel } from '../support/test-vendor/toytel-fake';
 import { voiceCallApi } from '../support/voice-call-api';
+import { inlineRefs } from '../support/openapi-doc';
 
 // The one registry line of each vendor.
 registerTelephonyVendor(toytel);
@@ -105,7 +106,7 @@ describe('a vendor registered only in the tests', () => {
       ['toytel_max_concurrent', 'int', false],
     ]);
 
-    const doc = (await h.request('GET', '/api/openapi.json', { token: null })).body;
+    const doc = inlineRefs((await h.request('GET', '/api/openapi.json', { token: null })).body);
     const putBody = doc.paths['/api/settings/telephony'].put.requestBody.content['application/json'].schema;
     expect(putBody.properties.toytel_api_secret.description).toMatch(/signs every webhook/i);
     expect(putBody.properties.provider.description).toContain('toytel');

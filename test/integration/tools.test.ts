@@ -112,7 +112,17 @@ describe('tool CRUD', () => {
       a: { type: 'array', items: { type: 'string' } },
     };
     const tool = await createTool({ name: 'all_types', parameters: { properties } });
-    expect(tool.parameters).toEqual({ properties, required: [] });
+    expect(tool.parameters).toEqual({ type: 'object', properties, required: [] });
+  });
+
+  it('keeps a parameters schema whole: "type": "object" and its other keywords, as sent', async () => {
+    const parameters = { type: 'object', properties: { q: { type: 'string' } }, required: ['q'], additionalProperties: false, description: 'a search' };
+    const tool = await createTool({ name: 'whole_schema', parameters });
+    expect(tool.parameters).toEqual(parameters);
+    expect((await h.request('GET', `/api/tools/${tool.id}`)).body.parameters).toEqual(parameters);
+    const wrongType = await h.request('POST', '/api/tools', { body: { name: 'array_schema', description: 'd', webhook_url: 'https://example.com/t', parameters: { ...parameters, type: 'array' } } });
+    expect(wrongType.status).toBe(422);
+    expect(wrongType.body.detail).toMatch(/^parameters\.type/);
   });
 
   it('updates fields partially, keeps the name fixed, and can clear headers', async () => {

@@ -9,6 +9,7 @@
 import crypto from 'node:crypto';
 import { startHarness, type Harness } from '../support/harness';
 import { JSON_MAX_DEPTH } from '../../src/api/http/clean-input';
+import { inlineRefs } from '../support/openapi-doc';
 
 let h: Harness;
 let operations: Array<{ method: string; path: string; op: any }>;
@@ -96,8 +97,8 @@ beforeAll(async () => {
   const callId = crypto.randomUUID();
   await h.db.models.Call.create({ id: callId, agent_name: 'fuzz-target', phone_number: '+14155550100', direction: 'inbound', status: 'completed', workflow_id: `call-${callId}`, metadata: { channel: 'text' } });
   Object.assign(params, { agent_id: agent.body.id, node_key: 'start', tool_id: tool.body.id, endpoint_id: endpoint.body.id, call_id: callId, key_id: crypto.randomUUID(), user_id: crypto.randomUUID(), agent_name: 'fuzz-target' });
-  const doc = await h.request('GET', '/api/openapi.json', { token: null });
-  operations = Object.entries(doc.body.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) =>
+  const doc = inlineRefs((await h.request('GET', '/api/openapi.json', { token: null })).body);
+  operations = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) =>
     Object.entries(ops).map(([method, op]) => ({ method: method.toUpperCase(), path, op })),
   );
 });

@@ -43,7 +43,8 @@ export async function exportBundle(db: Database, box: SecretBox, agentId: string
       id: t.id,
       name: t.name,
       description: t.description,
-      parameters: t.parameters,
+      // As GET /api/tools answers it (serializers/tool.ts): always an object schema.
+      parameters: { type: 'object', ...t.parameters },
       webhook_url: t.webhook_url,
       webhook_method: t.webhook_method,
       headers: options.includeSecrets ? toolHeaders(box, t) : maskHeaders(toolHeaders(box, t)),

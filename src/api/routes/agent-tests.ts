@@ -10,6 +10,7 @@ import { findAgent } from '../agents/agent-rows';
 import { listAgentVersions } from '../../agent-tests/versions';
 import { createTest, deleteTest, getTest, listTests, testFromCall, updateTest } from '../agent-tests/test-service';
 import { FromCallSchema, TestCreateSchema, TestPatchSchema, TestSchema } from '../schemas/agent-test';
+import { Timestamp } from '../schemas/common';
 
 const TAG = 'Agent tests';
 const agentIdParam = uuidParam('agent_id');
@@ -140,7 +141,7 @@ export function agentTestRoutes(ctx: ApiContext) {
         'Every change of an agent, its flow nodes or its tool references makes a new version, stored as the snapshot its calls run on; a test run can use any stored version (`agent_version`, `compare_version`). Versions older than this feature are not stored. Newest first.',
       params: agentIdParam,
       responses: {
-        200: { description: 'Versions', schema: z.array(z.object({ version: z.number().int(), created_at: z.string() })) },
+        200: { description: 'Versions', schema: z.array(z.object({ version: z.number().int(), created_at: Timestamp }).meta({ id: 'AgentVersion' })) },
         404: { description: 'No such agent' },
       },
       async handler({ params }) {

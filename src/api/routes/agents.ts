@@ -7,7 +7,7 @@ import { findAgent } from '../agents/agent-rows';
 import { createAgent, deleteAgent, rotateWebhookSecret, updateAgent } from '../agents/agent-service';
 import { agentStats } from '../agents/stats';
 import { ownedAgent } from '../ownership';
-import { AgentCreatedSchema, AgentCreateSchema, AgentPatchSchema, AgentSchema } from '../schemas/agent';
+import { AgentCreateSchema, AgentPatchSchema, AgentSchema } from '../schemas/agent';
 
 const StatsSchema = z.object({
   total_calls: z.number().int(),
@@ -25,7 +25,7 @@ const StatsSchema = z.object({
       avg_duration: z.number(),
     }),
   ),
-});
+}).meta({ id: 'AgentStats' });
 
 const agentIdParam = uuidParam('agent_id');
 const TAG = 'Agents';
@@ -76,7 +76,7 @@ export function agentRoutes(ctx: ApiContext) {
         'The caller becomes the agent\'s owner: members may change and delete only the agents they own. The agent is created even when one of its providers cannot run on this installation (no adapter, or its API key is not set); `warnings` then says which and why. Minimal body `{name, prompt}`; every other field has a default (first provider of each kind, `stt_language` "en", pipeline defaults). Unknown fields are rejected. The response includes `webhook_secret`, the key that signs this agent\'s webhook notifications: it is shown only here and by POST /api/agents/{agent_id}/webhook-secret.',
       body: AgentCreateSchema,
       responses: {
-        201: { description: 'The created agent, with its webhook secret', schema: AgentCreatedSchema },
+        201: { description: 'The created agent, with its webhook secret', schema: AgentSchema },
         409: { description: 'An agent with this name exists' },
         422: { description: 'Invalid field or unknown tool id; `detail` names the field' },
       },

@@ -16,23 +16,30 @@ import { clearAttempts, countAttempt, LOGIN_MAX_ATTEMPTS, LOGIN_WINDOW_SECS, log
 import { verifyPassword } from '../../security/crypto';
 import { apiTimestamp } from '../../shared/time';
 import { plain, plainAll } from '../../db/database';
+import { Timestamp, UserRole } from '../schemas/common';
 
 // RFC 5321 caps an address at 254 characters; the cap also keeps the unique index happy.
 export const EmailSchema = z.email().max(254);
 const LoginBody = z.object({ email: EmailSchema, password: z.string().min(1).max(256) });
-const TokenResponse = z.object({
-  access_token: z.string(),
-  token_type: z.literal('bearer'),
-  expires_in: z.number().int().describe('seconds'),
-});
-const UserSchema = z.object({ id: z.uuid(), email: z.string(), role: z.enum(['admin', 'member']), created_at: z.string() });
-const ApiKeySchema = z.object({
-  id: z.uuid(),
-  name: z.string(),
-  prefix: z.string().describe('first characters of the key, to recognise it'),
-  created_at: z.string(),
-  last_used_at: z.string().nullable(),
-});
+const TokenResponse = z
+  .object({
+    access_token: z.string(),
+    token_type: z.literal('bearer'),
+    expires_in: z.number().int().describe('seconds'),
+  })
+  .meta({ id: 'Token' });
+const UserSchema = z.object({ id: z.uuid(), email: z.string(), role: UserRole, created_at: Timestamp }).meta({ id: 'User' });
+const ApiKeySchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    prefix: z.string().describe('first characters of the key, to recognise it'),
+    created_at: Timestamp,
+    last_used_at: Timestamp.nullable(),
+    key: z.string().optional().describe('vap_…: the key itself, only in the answer to POST /api/auth/api-keys'),
+  })
+  .meta({ id: 'ApiKey' });
+const Message = z.object({ detail: z.string() }).meta({ id: 'Message', description: 'a confirmation in words' });
 export const PASSWORD_RULE = z.string().min(8, 'must be at least 8 characters').max(256);
 
 export const userJson = (u: Parameters<typeof publicUser>[0]) => {
@@ -93,7 +100,7 @@ export function authRoutes(ctx: ApiContext) {
         'Always answers 202, whether or not the email is known, so the endpoint cannot be used to discover accounts. The single-use token (valid 30 minutes) is delivered through the configured notifier; in development it is written to the server log.',
       public: true,
       body: z.object({ email: EmailSchema }),
-      responses: { 202: { description: 'Accepted', schema: z.object({ detail: z.string() }) } },
+      responses: { 202: { description: 'Accepted', schema: Message } },
       async handler({ body }) {
         const user = await findUserByEmail(db, body.email);
         if (user) {
@@ -112,7 +119,7 @@ export function authRoutes(ctx: ApiContext) {
       public: true,
       description: 'Every token issued to the user before the reset stops working (API keys stay valid; revoke them separately).',
       body: z.object({ token: z.string().min(1).max(200), new_password: PASSWORD_RULE }),
-      responses: { 200: { description: 'Password changed', schema: z.object({ detail: z.string() }) }, 400: { description: 'Invalid, used or expired token' } },
+      responses: { 200: { description: 'Password changed', schema: Message }, 400: { description: 'Invalid, used or expired token' } },
       async handler({ body }) {
         if (!(await consumeResetToken(db, body.token, body.new_password))) {
           throw new HttpError(400, 'Invalid, used or expired reset token');
@@ -178,7 +185,7 @@ export function authRoutes(ctx: ApiContext) {
       summary: 'Create an API key for server-to-server use',
       description: 'The key (prefix `vap_`) is returned in plain text only in this response; only its hash is stored.',
       body: z.object({ name: z.string().trim().min(1).max(100) }),
-      responses: { 201: { description: 'Created', schema: ApiKeySchema.extend({ key: z.string() }) } },
+      responses: { 201: { description: 'Created', schema: ApiKeySchema } },
       async handler({ body, auth }) {
         const { key, row } = await createApiKey(db, auth.userId, body.name);
         return {

@@ -22,7 +22,7 @@ export function callAnalysisRoutes(ctx: ApiContext) {
       responses: {
         202: {
           description: 'The re-run started (or one was already running)',
-          schema: z.object({ call_id: z.uuid(), analysis_status: z.literal('pending'), workflow_id: z.string() }),
+          schema: z.object({ call_id: z.uuid(), analysis_status: z.literal('pending'), workflow_id: z.string() }).meta({ id: 'AnalysisStarted' }),
         },
         404: { description: 'Unknown call' },
         409: { description: "The call has not ended, its own analysis is still running, or its agent was deleted or has no analysis" },

@@ -7,11 +7,12 @@ import { z } from 'zod';
 import { CustomParameters } from '../schemas/call-input';
 import { plain, plainAll } from '../../db/database';
 import { CallError, endCall, sendText, startCall, type CallDeps } from '../../calls/call-service';
-import { CALL_STATUSES, DIRECTIONS } from '../../shared/catalog';
 import type { ApiContext } from '../context';
 import { forbidden, HttpError, notFound, callHttpError } from '../errors';
 import { route, uuidParam } from '../route';
 import { callDetailJson } from '../serializers/call';
+import { CallSchema } from '../schemas/call';
+import { CallDirection, CallStatus } from '../schemas/common';
 
 // Fictional number (NANP 555-01xx range) used when a text test call does not give one.
 const TEST_PHONE_NUMBER = '+15555550100';
@@ -20,21 +21,21 @@ const E164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 number such
 const StartBody = z.strictObject({
   phone_number: E164,
   agent_name: z.string().min(1),
-  direction: z.enum(DIRECTIONS).default('inbound'),
+  direction: CallDirection.default('inbound'),
   metadata: z.record(z.string(), z.unknown()).default({}),
   custom_parameters: CustomParameters,
 });
 const TestStartBody = z.strictObject({
   agent_name: z.string().min(1),
   phone_number: E164.default(TEST_PHONE_NUMBER),
-  direction: z.enum(DIRECTIONS).default('inbound'),
+  direction: CallDirection.default('inbound'),
   custom_parameters: CustomParameters,
 });
 const TurnResponse = z.object({
   replies: z.array(z.string()).describe("the agent's spoken replies of this turn, in order"),
-  status: z.enum(CALL_STATUSES),
+  status: CallStatus,
   node_key: z.string().nullable(),
-});
+}).meta({ id: 'TestTurn' });
 
 function asHttp(err: unknown): never {
   if (err instanceof CallError) throw callHttpError(err);
@@ -67,7 +68,7 @@ export function callControlRoutes(ctx: ApiContext) {
         'For testing or non-standard telephony integrations where the client manages the call lifecycle. Creates the call record (status `in_progress`, `channel` `manual`, `metadata` stored as sent) and its call workflow. The server does not greet, speak on its own or end the call for silence: the client sends utterances with POST /api/calls/{call_id}/test/messages and ends the call with POST /api/calls/end (a call left without a message for 24 h is ended as `idle_timeout`).',
       body: StartBody,
       responses: {
-        201: { description: 'The call record', schema: z.object({ id: z.uuid(), status: z.string() }).loose() },
+        201: { description: 'The call record', schema: CallSchema },
         404: { description: 'Unknown agent' },
         503: { description: 'Temporal is not reachable' },
       },
@@ -95,7 +96,7 @@ export function callControlRoutes(ctx: ApiContext) {
         'Ends the call (status `completed`, end_reason `user_ended`; a call still ringing becomes `no_answer`) and answers once the workflow has recorded the final state. A phone call is also hung up (or, still ringing, canceled) at the provider, with the stored provider credentials: administrators only (403 for a member). Ending a call that already ended returns it unchanged. A call whose workflow does not end it within CALL_END_TIMEOUT_SECS (default 30; no worker running it, or its task failing) is terminated and recorded as `failed` with end_reason `error` and an `error` event.',
       body: z.strictObject({ call_id: z.uuid() }),
       responses: {
-        200: { description: 'The final call record', schema: z.object({ id: z.uuid(), status: z.string() }).loose() },
+        200: { description: 'The final call record', schema: CallSchema },
         403: { description: 'A member asked to hang up a phone call' },
         404: { description: 'Unknown call' },
       },
@@ -118,7 +119,7 @@ export function callControlRoutes(ctx: ApiContext) {
         'Runs the same call workflow as a phone call, with typed messages instead of audio. Answers once the greeting (and pre-call tools) are done. Continue with POST /api/calls/{call_id}/test/messages; hang up with POST /api/calls/end.',
       body: TestStartBody,
       responses: {
-        201: { description: 'Call started', schema: z.object({ call_id: z.uuid(), greeting: z.string().nullable() }) },
+        201: { description: 'Call started', schema: z.object({ call_id: z.uuid(), greeting: z.string().nullable() }).meta({ id: 'TestCallStarted' }) },
         404: { description: 'Unknown agent' },
         503: { description: 'Temporal is not reachable' },
       },

@@ -4,11 +4,11 @@ import { notFound } from '../errors';
 import { route, uuidParam } from '../route';
 import { plain, plainAll } from '../../db/database';
 import type { CallEventRow, CallRow } from '../../db/models';
-import { CALL_STATUSES, DIRECTIONS, END_REASONS } from '../../shared/catalog';
 import { CALL_COUNT_CAP, listCalls } from '../../calls/call-list';
 import { ANALYSIS_FIELD_NAME } from '../schemas/analysis';
 import { callDetailJson, callJson, eventJson, transcriptOf } from '../serializers/call';
-import { CallDetailSchema, CallEventSchema, CallListSchema } from '../schemas/call';
+import { CallEventSchema, CallListSchema, CallSchema } from '../schemas/call';
+import { CallDirection, CallStatus, EndReason } from '../schemas/common';
 
 export const CALLS_PAGE_SIZE_DEFAULT = 20;
 export const CALLS_PAGE_SIZE_MAX = 100;
@@ -41,10 +41,10 @@ const CallListQuery = z
   .object({
     page: z.coerce.number().int().min(1).default(1).describe('1-based'),
     page_size: z.coerce.number().int().min(1).max(CALLS_PAGE_SIZE_MAX).default(CALLS_PAGE_SIZE_DEFAULT),
-    status: z.enum(CALL_STATUSES).optional(),
+    status: CallStatus.optional(),
     agent_name: z.string().min(1).optional().describe('exact agent name'),
-    direction: z.enum(DIRECTIONS).optional(),
-    end_reason: z.enum(END_REASONS).optional().describe('how the call ended, e.g. transferred (handed to a human)'),
+    direction: CallDirection.optional(),
+    end_reason: EndReason.optional().describe('how the call ended, e.g. transferred (handed to a human)'),
     created_after: QueryTimestamp.optional().describe('calls created at or after this time (UTC unless an offset is given)'),
     created_before: QueryTimestamp.optional().describe('calls created strictly before this time'),
     success: z
@@ -126,7 +126,7 @@ export function callRoutes(ctx: ApiContext) {
       description:
         'The transcript lists what was said, from the `user_spoke` (role `user`) and `agent_spoke` (role `assistant`) events in order; `context` holds the custom parameters of the call.',
       params: uuidParam('call_id'),
-      responses: { 200: { description: 'The call', schema: CallDetailSchema }, 404: { description: 'No such call' } },
+      responses: { 200: { description: 'The call', schema: CallSchema }, 404: { description: 'No such call' } },
       async handler({ params }) {
         const call = await findCall(params.call_id as string);
         const speech = plainAll(await CallEvent.findAll({ where: { call_id: call.id, event_type: SPEECH_EVENTS }, order: [['seq', 'ASC']] }));

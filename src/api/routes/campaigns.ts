@@ -129,7 +129,7 @@ export function campaignRoutes(ctx: ApiContext) {
       access: 'member',
       summary: 'List campaigns, newest first',
       description: `${EXTENSION} A member sees their own campaigns; an administrator sees all.`,
-      responses: { 200: { description: 'Campaigns with their progress', schema: z.object({ campaigns: z.array(CampaignSchema) }) } },
+      responses: { 200: { description: 'Campaigns with their progress', schema: z.object({ campaigns: z.array(CampaignSchema) }).meta({ id: 'CampaignList' }) } },
       async handler({ auth }) {
         const rows = plainAll(await Campaign.findAll({ where: auth.role === 'admin' ? {} : { owner_id: auth.userId }, order: [['created_at', 'DESC']], limit: 500 }));
         return { status: 200, body: { campaigns: await Promise.all(rows.map((r) => campaignJson(db, r))) } };
@@ -191,7 +191,7 @@ export function campaignRoutes(ctx: ApiContext) {
       params: campaignIdParam,
       query: ContactListQuery,
       responses: {
-        200: { description: 'One page of contacts', schema: z.object({ contacts: z.array(ContactSchema), total: z.number().int() }) },
+        200: { description: 'One page of contacts', schema: z.object({ contacts: z.array(ContactSchema), total: z.number().int() }).meta({ id: 'ContactList' }) },
         404: { description: 'No such campaign' },
       },
       async handler({ params, query }) {

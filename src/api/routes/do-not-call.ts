@@ -11,7 +11,7 @@ import { route, uuidParam } from '../route';
 import { plain, plainAll } from '../../db/database';
 import type { DoNotCallRow } from '../../db/models/campaigns';
 import { ContactListError, csvRows, parseContacts } from '../../campaigns/contacts';
-import { DncAddSchema, DncEntrySchema } from '../schemas/campaigns';
+import { DncAddSchema, DncEntrySchema, RejectedRowSchema } from '../schemas/campaigns';
 
 const TAG = 'Campaigns';
 
@@ -28,7 +28,7 @@ export function doNotCallRoutes(ctx: ApiContext) {
       access: 'member',
       summary: 'The do-not-call numbers that apply to your campaigns (yours and the global list)',
       query: z.strictObject({ page: z.coerce.number().int().min(1).default(1), page_size: z.coerce.number().int().min(1).max(1000).default(100) }),
-      responses: { 200: { description: 'One page', schema: z.object({ entries: z.array(DncEntrySchema), total: z.number().int() }) } },
+      responses: { 200: { description: 'One page', schema: z.object({ entries: z.array(DncEntrySchema), total: z.number().int() }).meta({ id: 'DoNotCallList' }) } },
       async handler({ auth, query }) {
         const { rows, count } = await DoNotCall.findAndCountAll({
           where: { [Op.or]: [{ owner_id: null }, { owner_id: auth.userId }] },
@@ -49,7 +49,7 @@ export function doNotCallRoutes(ctx: ApiContext) {
       description: 'Numbers are normalised as campaign contacts are; a number already listed is left as it is. Running campaigns skip it from their next dial on.',
       body: DncAddSchema,
       responses: {
-        200: { description: 'How many were added, and the rows rejected', schema: z.object({ added: z.number().int(), invalid: z.array(z.object({ line: z.number().int(), phone: z.string(), error: z.string() })) }) },
+        200: { description: 'How many were added, and the rows rejected', schema: z.object({ added: z.number().int(), invalid: z.array(RejectedRowSchema) }).meta({ id: 'DoNotCallAddResult' }) },
         403: { description: '`global` by a member' },
         422: { description: 'Neither phone_numbers nor csv, or malformed CSV' },
       },

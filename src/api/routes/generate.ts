@@ -4,7 +4,7 @@ import { generateAgent } from '../assistant/agent-generator';
 import { LANGUAGE_TAG_PATTERN } from '../assistant/languages';
 import { assistantLlm, requireLlm } from '../assistant/llm';
 import { route } from '../route';
-import { AgentSchema } from '../schemas/agent';
+import { AgentConfigSchema } from '../schemas/agent';
 
 const GenerateBody = z.object({
   description: z.string().trim().min(1).max(4_000).describe('what the agent should do, in any language'),
@@ -22,28 +22,20 @@ const GenerateQuery = z.object({
     .describe('true: answer {config, suggested_tools, notes} instead of the bare config'),
 });
 
-const GeneratedConfigSchema = AgentSchema.omit({
-  id: true,
-  version: true,
-  created_at: true,
-  updated_at: true,
-  total_calls: true,
-  flow_nodes_count: true,
-  owner_id: true,
-  warnings: true,
-}).describe('an agent config with every default applied, accepted as is by POST /api/agents');
+// An agent config with every default applied, accepted as is by POST /api/agents.
+const GeneratedConfigSchema = AgentConfigSchema;
 
 const SuggestedToolSchema = z.object({
   name: z.string(),
   description: z.string(),
   parameters: z.array(z.object({ name: z.string(), type: z.string(), description: z.string() })),
-});
+}).meta({ id: 'SuggestedTool' });
 
 const EnvelopeSchema = z.object({
   config: GeneratedConfigSchema,
   suggested_tools: z.array(SuggestedToolSchema).describe('webhook tools the agent would need; create them with POST /api/tools'),
   notes: z.array(z.string()).describe('what the server changed or filled in'),
-});
+}).meta({ id: 'GeneratedAgent' });
 
 export function generateRoutes(ctx: ApiContext) {
   const llm = assistantLlm(ctx.config);

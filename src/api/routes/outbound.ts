@@ -32,7 +32,7 @@ const OutboundResponse = z.object({
   status: z.literal('initiated'),
   call_id: z.uuid(),
   provider_response: z.object({ sid: z.string(), status: z.string() }).describe("the provider's own reply (its call or request id and status word, e.g. `queued`)"),
-});
+}).meta({ id: 'OutboundCall' });
 
 export function outboundRoutes(ctx: ApiContext) {
   return [

@@ -8,11 +8,12 @@ import type { PublishableKeyRow } from '../../db/models';
 import { createPublishableKey, MAX_ALLOWED_ORIGINS, normalizeOrigin } from '../auth/publishable-keys';
 import type { ApiContext } from '../context';
 import { notFound } from '../errors';
+import { Timestamp } from '../schemas/common';
 import { ownedAgent } from '../ownership';
 import { route } from '../route';
 import { apiTimestamp } from '../../shared/time';
 
-const timestamp = z.string().describe('ISO 8601 UTC');
+const timestamp = Timestamp;
 const Origin = z
   .string()
   .max(300)
@@ -32,7 +33,8 @@ const KeySchema = z.object({
   created_at: timestamp,
   last_used_at: timestamp.nullable(),
   revoked_at: timestamp.nullable(),
-});
+  key: z.string().optional().describe('pk_…: the key itself, only in the answer to create; put it in the widget snippet'),
+}).meta({ id: 'PublishableKey' });
 
 const iso = (d: Date | null) => apiTimestamp(d);
 const keyJson = (row: PublishableKeyRow) => ({
@@ -87,7 +89,7 @@ export function publishableKeyRoutes(ctx: ApiContext) {
       params: AgentParams,
       body: KeyCreateSchema,
       responses: {
-        201: { description: 'The key, shown this once', schema: KeySchema.extend({ key: z.string().describe('pk_…: put it in the widget snippet') }) },
+        201: { description: 'The key, shown this once', schema: KeySchema },
         404: { description: 'No such agent' },
       },
       async handler({ params, body, auth }) {

@@ -4,10 +4,11 @@ import { assistantLlm, requireLlm } from '../assistant/llm';
 import { MAX_TOOL_ROUNDS, runSidechat } from '../assistant/sidechat';
 import { PROPOSAL_TARGETS } from '../assistant/sidechat-tools';
 import { route } from '../route';
+import { SpeakerRole } from '../schemas/common';
 
 const SidechatBody = z.object({
   messages: z
-    .array(z.object({ role: z.enum(['user', 'assistant']), content: z.string().min(1).max(20_000) }))
+    .array(z.object({ role: SpeakerRole, content: z.string().min(1).max(20_000) }))
     .min(1)
     .max(50)
     .refine((m) => m.at(-1)?.role === 'user', 'the last message must be from the user')
@@ -27,14 +28,14 @@ const ProposalSchema = z.object({
   apply: z
     .object({ method: z.literal('PATCH'), path: z.string(), body: z.record(z.string(), z.unknown()) })
     .describe('the API request that applies the proposal'),
-});
+}).meta({ id: 'Proposal' });
 
 const SidechatReplySchema = z.object({
   reply: z.string().describe("the assistant's answer"),
   tool_calls: z.array(z.object({ name: z.string(), arguments: z.unknown() })).describe('lookups the assistant made, in order'),
   proposals: z.array(ProposalSchema).describe('suggested changes, validated but NOT applied'),
   usage: z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int() }).describe('LLM tokens over all rounds'),
-});
+}).meta({ id: 'SidechatReply' });
 
 export function sidechatRoutes(ctx: ApiContext) {
   const llm = assistantLlm(ctx.config);

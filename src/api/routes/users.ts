@@ -5,6 +5,7 @@ import { conflict, HttpError, notFound } from '../errors';
 import { route, uuidParam } from '../route';
 import { createUser } from '../auth/accounts';
 import { plainAll } from '../../db/database';
+import { UserRole } from '../schemas/common';
 import { EmailSchema, PASSWORD_RULE, UserSchema, userJson } from './auth';
 
 export function userRoutes(ctx: ApiContext) {
@@ -28,7 +29,7 @@ export function userRoutes(ctx: ApiContext) {
       operationId: 'createUser',
       tag: 'Users',
       summary: 'Create a user (admin)',
-      body: z.object({ email: EmailSchema, password: PASSWORD_RULE, role: z.enum(['admin', 'member']).default('member') }),
+      body: z.object({ email: EmailSchema, password: PASSWORD_RULE, role: UserRole.default('member') }),
       responses: { 201: { description: 'Created', schema: UserSchema }, 409: { description: 'Email already registered' } },
       async handler({ body }) {
         try {

@@ -19,6 +19,7 @@ import { forbidden, HttpError } from '../errors';
 import { corsHeaders } from '../http/web-call-cors';
 import { route } from '../route';
 import { CustomParameters } from '../schemas/call-input';
+import { Timestamp } from '../schemas/common';
 import { apiTimestamp } from '../../shared/time';
 
 /** A refused key request's client waits this long at most before asking again. */
@@ -33,8 +34,8 @@ const WebCallResponse = z.object({
   call_id: z.uuid(),
   stream_url: z.string().describe('the media gateway\'s WebSocket (/media/web): send `start` with call_id and token, then 16-bit PCM'),
   token: z.string().describe('authenticates the stream of this call only; single use, until expires_at'),
-  expires_at: z.string().describe('ISO 8601 UTC: the stream must connect before then'),
-});
+  expires_at: Timestamp.describe('the stream must connect before then'),
+}).meta({ id: 'WebCall' });
 
 export function webCallRoutes(ctx: ApiContext) {
   const { db, config } = ctx;

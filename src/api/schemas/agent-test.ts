@@ -3,11 +3,12 @@
  * by agent bundles; a replay test also carries what the recorded call said and did.
  */
 import { z } from 'zod';
-import { END_REASONS } from '../../shared/catalog';
 import { strictObject } from './flow';
+import { CallDirection, EndReason, SpeakerRole, Timestamp } from './common';
 
 export const TEST_KINDS = ['simulated', 'scripted', 'replay'] as const;
 export const TEST_MAX_TURNS = 50;
+const TestKind = z.enum(TEST_KINDS).meta({ id: 'AgentTestKind' });
 
 const Text = (max: number) => z.string().trim().min(1).max(max);
 const Phrase = Text(500);
@@ -19,7 +20,7 @@ export const ExpectationSchema = z
     strictObject({ type: z.literal('tool_not_called'), tool: Text(64) }),
     strictObject({ type: z.literal('node_reached'), node_key: Text(64) }),
     strictObject({ type: z.literal('ended_by_agent') }),
-    strictObject({ type: z.literal('end_reason'), end_reason: z.enum(END_REASONS) }),
+    strictObject({ type: z.literal('end_reason'), end_reason: EndReason }),
     strictObject({ type: z.literal('within_turns'), turns: z.number().int().min(1).max(TEST_MAX_TURNS) }),
     strictObject({ type: z.literal('said'), phrase: Phrase.describe('the agent says this (case-insensitive substring)') }),
     strictObject({ type: z.literal('never_said'), phrase: Phrase }),
@@ -27,7 +28,7 @@ export const ExpectationSchema = z
     strictObject({ type: z.literal('same_nodes') }),
     strictObject({ type: z.literal('same_end') }),
   ])
-  .describe('a deterministic check of each attempt; same_* compare with the recorded call (replay tests only)');
+  .meta({ id: 'Expectation', description: 'a deterministic check of each attempt; same_* compare with the recorded call (replay tests only)' });
 
 const CustomParameters = z
   .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'names are letters, digits and _'), z.union([z.string().max(2000), z.number()]))
@@ -55,10 +56,10 @@ export const TestCreateSchema = strictObject({ kind: z.enum(['simulated', 'scrip
   if (t.expectations?.some((e) => e.type.startsWith('same_'))) {
     ctx.addIssue({ code: 'custom', path: ['expectations'], message: 'same_tools, same_nodes and same_end need a recorded call (replay tests only)' });
   }
-});
+}).meta({ id: 'AgentTestCreate' });
 export type TestCreate = z.output<typeof TestCreateSchema>;
 
-export const TestPatchSchema = strictObject(TestFields).partial();
+export const TestPatchSchema = strictObject(TestFields).partial().meta({ id: 'AgentTestPatch' });
 export type TestPatch = z.output<typeof TestPatchSchema>;
 
 export const FromCallSchema = strictObject({
@@ -66,26 +67,26 @@ export const FromCallSchema = strictObject({
   judge: z.array(Text(1000)).max(20).optional(),
   expectations: z.array(ExpectationSchema).max(50).optional().describe('default: same_tools, same_nodes, same_end'),
   pass_threshold: z.number().min(0).max(1).optional(),
-});
+}).meta({ id: 'AgentTestFromCall' });
 
-const ToolCallSchema = z.object({ name: z.string(), args: z.record(z.string(), z.unknown()) });
+const ToolCallSchema = z.object({ name: z.string(), args: z.record(z.string(), z.unknown()) }).meta({ id: 'ToolCall' });
 const TurnSchema = z.object({ caller: z.string().nullable(), replies: z.array(z.string()), tool_calls: z.array(ToolCallSchema), nodes: z.array(z.string()) });
 export const RecordingSchema = z
   .object({
     call_id: z.uuid(),
     agent_version: z.number().int().nullable(),
-    direction: z.enum(['inbound', 'outbound']),
+    direction: CallDirection,
     turns: z.array(TurnSchema).describe('turn 0: before the caller spoke'),
-    end_reason: z.enum(END_REASONS).nullable(),
+    end_reason: EndReason.nullable(),
     tool_results: z.record(z.string(), z.array(z.unknown())),
   })
-  .describe('replay tests: what the recorded call said and did');
+  .meta({ id: 'RecordedCall', description: 'replay tests: what the recorded call said and did' });
 
 export const TestSchema = z.object({
   id: z.uuid(),
   agent_id: z.uuid(),
   name: z.string(),
-  kind: z.enum(TEST_KINDS),
+  kind: TestKind,
   persona: z.string().nullable(),
   script: z.array(z.string()),
   custom_parameters: z.record(z.string(), z.union([z.string(), z.number()])),
@@ -96,17 +97,17 @@ export const TestSchema = z.object({
   pass_threshold: z.number(),
   source_call_id: z.uuid().nullable(),
   recording: RecordingSchema.nullable(),
-  created_at: z.string(),
-  updated_at: z.string(),
-});
+  created_at: Timestamp,
+  updated_at: Timestamp,
+}).meta({ id: 'AgentTest' });
 
 /** A test as an agent bundle carries it (no ids or timestamps). */
 export const BundleTestSchema = strictObject({
-  kind: z.enum(TEST_KINDS),
+  kind: TestKind,
   ...TestFields,
   recording: RecordingSchema.nullable().optional(),
   source_call_id: z.uuid().nullable().optional(),
-});
+}).meta({ id: 'BundleTest' });
 
 export const RunCreateSchema = strictObject({
   test_ids: z.array(z.uuid({ error: 'must be a test id (UUID)' })).min(1).max(200).optional().describe('default: every test of the agent'),
@@ -114,9 +115,9 @@ export const RunCreateSchema = strictObject({
   compare_version: z.number().int().min(1).optional().describe('also run every test against this version, side by side'),
   repeat: z.number().int().min(1).max(50).default(1),
   concurrency: z.number().int().min(1).optional().describe('conversations at a time (default 2, at most AGENT_TEST_MAX_CONCURRENCY)'),
-});
+}).meta({ id: 'TestRunCreate' });
 
-const UsageSchema = z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int() });
+const UsageSchema = z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int() }).meta({ id: 'TokenUsage' });
 
 export const AttemptSchema = z.object({
   attempt: z.number().int(),
@@ -133,7 +134,7 @@ export const AttemptSchema = z.object({
       error: z.string().nullable().optional(),
       expectations: z.array(z.object({ expectation: ExpectationSchema, description: z.string(), passed: z.boolean(), detail: z.string().nullable() })).optional(),
       judge: z.array(z.object({ criterion: z.string(), passed: z.boolean(), reason: z.string() })).optional(),
-      transcript: z.array(z.object({ role: z.enum(['user', 'assistant']), text: z.string() })).optional(),
+      transcript: z.array(z.object({ role: SpeakerRole, text: z.string() })).optional(),
       tool_calls: z.array(ToolCallSchema).optional(),
       nodes: z.array(z.string()).optional(),
       unmocked_tools: z.array(z.string()).optional(),
@@ -156,7 +157,7 @@ export const AttemptSchema = z.object({
       usage: z.object({ agent: UsageSchema, simulator: UsageSchema, judge: UsageSchema }).optional(),
     })
     .describe('empty while the attempt runs'),
-});
+}).meta({ id: 'TestAttempt' });
 
 const VersionResultSchema = z.object({
   version: z.number().int(),
@@ -166,7 +167,7 @@ const VersionResultSchema = z.object({
   passed: z.boolean().nullable().describe('pass_rate >= pass_threshold once every attempt finished'),
   unmocked_tools: z.array(z.string()),
   usage: UsageSchema.describe('all LLM tokens of the attempts: agent, simulated caller and judge'),
-});
+}).meta({ id: 'TestVersionResult' });
 
 export const RunSchema = z.object({
   id: z.uuid(),
@@ -176,8 +177,8 @@ export const RunSchema = z.object({
   status: z.enum(['running', 'completed', 'failed', 'canceled']),
   repeat: z.number().int(),
   concurrency: z.number().int(),
-  created_at: z.string(),
-  finished_at: z.string().nullable(),
+  created_at: Timestamp,
+  finished_at: Timestamp.nullable(),
   progress: z.object({ total: z.number().int(), done: z.number().int(), running: z.number().int(), passed: z.number().int(), failed: z.number().int() }),
   passed: z.boolean().nullable().describe('every test reached its pass_threshold on agent_version; null while running'),
   unmocked_tools: z.array(z.string()).describe('tools some attempt called without a mocked result'),
@@ -185,10 +186,10 @@ export const RunSchema = z.object({
     z.object({
       test_id: z.uuid(),
       name: z.string(),
-      kind: z.enum(TEST_KINDS),
+      kind: TestKind,
       pass_threshold: z.number(),
       results: z.array(VersionResultSchema).describe('agent_version first, then compare_version'),
       attempts: z.array(AttemptSchema).optional().describe('left out of run lists'),
     }),
   ),
-});
+}).meta({ id: 'TestRun' });

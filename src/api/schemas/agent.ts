@@ -5,7 +5,8 @@
  * update. Tool references are checked against the database by the service, not here.
  */
 import { z } from 'zod';
-import { DEFAULT_LLM_MODEL, EVENT_TYPES, LLM_PROVIDERS, NOISE_SUPPRESSION_MODES, PIPELINE_DEFAULTS, STT_MODES, STT_PROVIDERS, sttModeProviders, TTS_PROVIDERS } from '../../shared/catalog';
+import { DEFAULT_LLM_MODEL, LLM_PROVIDERS, NOISE_SUPPRESSION_MODES, PIPELINE_DEFAULTS, STT_PROVIDERS, sttModeProviders, TTS_PROVIDERS } from '../../shared/catalog';
+import { EventType, LlmProvider, SttMode, SttProvider, Timestamp, TtsProvider } from './common';
 import { AnalysisPatchSchema, AnalysisSettingsOutSchema, AnalysisSettingsSchema } from './analysis';
 import { bundleToolRef, mcpToolRef, strictObject, toolUuid } from './flow';
 import { DESTINATION_NAME, E164, MAX_TRANSFER_DESTINATIONS, SIP_URI } from '../../shared/transfer';
@@ -30,23 +31,13 @@ const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
 const providerSettings = z.record(z.string(), z.unknown()).describe('provider-specific settings');
 const dedupe = <T>(items: T[]) => [...new Set(items)];
 
-/**
- * A provider name of a registry. `names` is the registry's live list, read at each validation
- * and when the OpenAPI document is built (its `enum`), so a vendor registered at start-up is
- * accepted and documented like the built-in ones. Worded as zod words an enum.
- */
-const providerName = (names: readonly string[]) =>
-  z
-    .string()
-    .refine((v) => names.includes(v), { error: () => `Invalid option: expected one of ${names.map((n) => JSON.stringify(n)).join('|')}` })
-    .meta({ enum: names });
 const sttModeText = () => `only for the stt_provider that offers it (${sttModeProviders().join(', ')})`;
 
 /** An agent's own phrases (`backchannel_phrases`, `interrupt_phrases`). */
 const phraseSettings = strictObject({
-  mode: z.enum(['add', 'replace']).default('add').describe('add: besides the built-in phrases; replace: instead of them'),
+  mode: z.enum(['add', 'replace']).meta({ id: 'PhraseMode' }).default('add').describe('add: besides the built-in phrases; replace: instead of them'),
   phrases: z.array(z.string().trim().min(1).max(100)).max(200).describe('matched ignoring case and punctuation, as whole words'),
-});
+}).meta({ id: 'PhraseSettings' });
 
 /** Every field of `pipeline_settings` with its rule (defaults come from PIPELINE_DEFAULTS). */
 const pipelineFields = {
@@ -89,7 +80,7 @@ const llmFields = {
 const ContextVariable = strictObject({
   type: z.string().min(1).max(32).describe('e.g. string, number'),
   description: z.string().max(2_000).default(''),
-});
+}).meta({ id: 'ContextVariable' });
 
 /** One transfer destination: a name, exactly one of phone_number (E.164) and sip_uri, a description, a message. */
 export const TransferDestinationSchema = strictObject({
@@ -100,6 +91,13 @@ export const TransferDestinationSchema = strictObject({
   message: z.string().max(1_000).default('').describe('spoken to the caller just before the hand-over, e.g. "Connecting you to billing"'),
 }).superRefine((d, ctx) => {
   if (!d.phone_number === !d.sip_uri) ctx.addIssue({ code: 'custom', path: ['phone_number'], message: 'give exactly one of phone_number and sip_uri' });
+}).meta({
+  id: 'TransferDestination',
+  // The rule above, for clients and validators: exactly one of the two is a string (the other absent or null).
+  oneOf: [
+    { required: ['phone_number'], properties: { phone_number: { type: 'string' } } },
+    { required: ['sip_uri'], properties: { sip_uri: { type: 'string' } } },
+  ],
 });
 
 const transferDestinations = z
@@ -121,20 +119,20 @@ function agentShape(toolRef: z.ZodType<string>) {
     name: AgentName.describe('unique slug; used in inbound webhook URLs and as agent_name in call requests'),
     prompt: z.string().min(1).max(100_000).describe('LLM system prompt'),
     greeting: z.string().max(5_000).nullable().default(null).describe('first TTS message; supports {{variable}} placeholders'),
-    stt_provider: providerName(STT_PROVIDERS).default(STT_PROVIDERS[0]!),
+    stt_provider: SttProvider.default(STT_PROVIDERS[0]!),
     stt_model: z.string().min(1).max(200).nullable().default(null),
     stt_language: languageTag.default('en'),
-    stt_mode: z.enum(STT_MODES).nullable().default(null).describe(sttModeText()),
+    stt_mode: SttMode.nullable().default(null).describe(sttModeText()),
     stt_settings: providerSettings.default({}),
-    llm_provider: providerName(LLM_PROVIDERS).default(LLM_PROVIDERS[0]!),
+    llm_provider: LlmProvider.default(LLM_PROVIDERS[0]!),
     llm_model: z.string().min(1).max(200).optional().describe('default: a small model of llm_provider'),
-    llm_settings: strictObject({ temperature: llmFields.temperature.optional(), max_tokens: llmFields.max_tokens.optional() }).default({}),
-    tts_provider: providerName(TTS_PROVIDERS).default(TTS_PROVIDERS[0]!),
+    llm_settings: strictObject({ temperature: llmFields.temperature.optional(), max_tokens: llmFields.max_tokens.optional() }).meta({ id: 'LlmSettings' }).default({}),
+    tts_provider: TtsProvider.default(TTS_PROVIDERS[0]!),
     tts_model: z.string().min(1).max(200).nullable().default(null),
     voice: z.string().min(1).max(200).nullable().default(null).describe('voice id or speaker name'),
     tts_language: languageTag.nullable().default(null),
     tts_settings: providerSettings.default({}),
-    pipeline_settings: strictObject(pipeline).prefault({}),
+    pipeline_settings: strictObject(pipeline).meta({ id: 'PipelineSettings' }).prefault({}),
     pre_call_tool_ids: z.array(toolRef).max(20).default([]).transform(dedupe).describe('tools fired in parallel with the greeting'),
     tool_ids: z.array(toolRef).max(100).default([]).transform(dedupe).describe('tools the LLM may call (freeform agents)'),
     mcp_tools: z.array(mcpToolRef).max(100).default([]).transform(dedupe).describe('MCP tools the LLM may call (freeform agents), `<server>/<tool>`'),
@@ -143,7 +141,7 @@ function agentShape(toolRef: z.ZodType<string>) {
       .default({})
       .describe('expected outbound variables: name -> {type, description}'),
     webhook_url: httpUrl.nullable().default(null).describe('receives call event notifications'),
-    webhook_events: z.array(z.enum(EVENT_TYPES)).default([]).transform(dedupe),
+    webhook_events: z.array(EventType).default([]).transform(dedupe),
     analysis: AnalysisSettingsSchema.nullable()
       .default(null)
       .describe('post-call analysis: a summary, fields extracted from the call and a success verdict after every call (docs/post-call-analysis.md); null: none'),
@@ -182,7 +180,7 @@ const withModelDefault = <T extends AgentShapeOutput>(agent: T) => ({
 export const AGENT_OUTPUT_ONLY_FIELDS = ['id', 'version', 'created_at', 'updated_at', 'total_calls', 'flow_nodes_count', 'webhook_secret', 'owner_id', 'warnings'] as const;
 
 function agentCreateSchema(toolRef: z.ZodType<string>) {
-  return strictObject(agentShape(toolRef)).superRefine(checkAgent).transform(withModelDefault);
+  return strictObject(agentShape(toolRef)).superRefine(checkAgent).transform(withModelDefault).meta({ id: 'AgentCreate' });
 }
 
 function bundleAgentSchema() {
@@ -195,7 +193,8 @@ function bundleAgentSchema() {
       const config = { ...agent } as Record<string, unknown>;
       for (const k of AGENT_OUTPUT_ONLY_FIELDS) delete config[k];
       return withModelDefault(config as AgentShapeOutput);
-    });
+    })
+    .meta({ id: 'BundleAgent', description: 'an agent config as POST /api/agents takes it; tool references may be bundle-local, response-only fields are ignored' });
 }
 
 /** POST /api/agents: minimal `{name, prompt}`; the output has every default applied. */
@@ -216,51 +215,64 @@ export const AgentPatchSchema = strictObject({
   name: AgentName.optional(),
   prompt: z.string().min(1).max(100_000).optional(),
   greeting: z.string().max(5_000).nullable().optional(),
-  stt_provider: providerName(STT_PROVIDERS).optional(),
+  stt_provider: SttProvider.optional(),
   stt_model: z.string().min(1).max(200).nullable().optional(),
   stt_language: languageTag.optional(),
-  stt_mode: z.enum(STT_MODES).nullable().optional(),
+  stt_mode: SttMode.nullable().optional(),
   stt_settings: providerSettings.optional().describe('merged key by key; null removes a key'),
-  llm_provider: providerName(LLM_PROVIDERS).optional(),
+  llm_provider: LlmProvider.optional(),
   llm_model: z.string().min(1).max(200).optional(),
-  llm_settings: nullablePartial(llmFields).optional().describe('merged key by key; null removes a key'),
-  tts_provider: providerName(TTS_PROVIDERS).optional(),
+  llm_settings: nullablePartial(llmFields).meta({ id: 'LlmSettingsPatch' }).optional().describe('merged key by key; null removes a key'),
+  tts_provider: TtsProvider.optional(),
   tts_model: z.string().min(1).max(200).nullable().optional(),
   voice: z.string().min(1).max(200).nullable().optional(),
   tts_language: languageTag.nullable().optional(),
   tts_settings: providerSettings.optional().describe('merged key by key; null removes a key'),
-  pipeline_settings: nullablePartial(pipelineFields).optional().describe('merged key by key; null restores the default'),
+  pipeline_settings: nullablePartial(pipelineFields).meta({ id: 'PipelineSettingsPatch' }).optional().describe('merged key by key; null restores the default'),
   pre_call_tool_ids: z.array(toolUuid).max(20).optional(),
   tool_ids: z.array(toolUuid).max(100).optional(),
   mcp_tools: z.array(mcpToolRef).max(100).optional(),
   context_variables: z.record(z.string().regex(VARIABLE_NAME), ContextVariable).optional(),
   webhook_url: httpUrl.nullable().optional(),
-  webhook_events: z.array(z.enum(EVENT_TYPES)).optional(),
+  webhook_events: z.array(EventType).optional(),
   analysis: AnalysisPatchSchema.nullable().optional().describe('merged key by key (null for a key restores its default); null removes the analysis'),
   transfer_destinations: transferDestinations.optional().describe('replaces the whole list'),
   voicemail: VoicemailSchema.nullable().optional().describe('replaced as a whole; null turns detection off'),
-});
+}).meta({ id: 'AgentPatch' });
 export type AgentPatch = z.output<typeof AgentPatchSchema>;
 
-/** The agent as returned by the API (never the encrypted webhook secret). */
-export const AgentSchema = z.object({
-  id: z.uuid(),
-  ...agentShape(toolUuid),
-  llm_model: z.string(),
-  analysis: AnalysisSettingsOutSchema.nullable(),
-  version: z.number().int().describe('incremented on every change of the config or its flow nodes'),
-  created_at: z.string(),
-  updated_at: z.string(),
-  total_calls: z.number().int(),
-  flow_nodes_count: z.number().int().describe('0 = freeform agent'),
-  owner_id: z.uuid().nullable().describe('the user who created it (members may change only their own); null = the administrators\''),
-  warnings: z
-    .array(z.string())
-    .describe(
-      'why this agent could not hold a voice call on this installation right now, one line per provider, e.g. "stt_provider <name>: <VENDOR>_API_KEY is not set"; empty when it can. Outbound calls are refused and inbound calls apologised for while it is not empty',
-    ),
-});
+/**
+ * The configuration alone, every default applied, as an export carries it and generation drafts
+ * it: what POST /api/agents takes, so `analysis.enabled` may still be null (= on when set up).
+ */
+export const AgentConfigSchema = z
+  .object({ ...agentShape(toolUuid), llm_model: z.string() })
+  .meta({ id: 'AgentConfig', description: 'agent config as in POST /api/agents (no id, timestamps, version or secrets)' });
 
-export const AgentCreatedSchema = AgentSchema.extend({
-  webhook_secret: z.string().describe('whsec_…: signs outgoing webhook notifications; shown only here and on rotation'),
-});
+/**
+ * The agent as every operation answers it (create, get, update, list, import), never the
+ * encrypted webhook secret: the secret itself only in the answer to create.
+ */
+export const AgentSchema = z
+  .object({
+    id: z.uuid(),
+    ...agentShape(toolUuid),
+    llm_model: z.string(),
+    analysis: AnalysisSettingsOutSchema.nullable(),
+    version: z.number().int().describe('incremented on every change of the config or its flow nodes'),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    total_calls: z.number().int(),
+    flow_nodes_count: z.number().int().describe('0 = freeform agent'),
+    owner_id: z.uuid().nullable().describe('the user who created it (members may change only their own); null = the administrators\''),
+    warnings: z
+      .array(z.string())
+      .describe(
+        'why this agent could not hold a voice call on this installation right now, one line per provider, e.g. "stt_provider <name>: <VENDOR>_API_KEY is not set"; empty when it can. Outbound calls are refused and inbound calls apologised for while it is not empty',
+      ),
+    webhook_secret: z
+      .string()
+      .optional()
+      .describe('whsec_…: signs outgoing webhook notifications; only in the answer to POST /api/agents (later: POST /api/agents/{agent_id}/webhook-secret)'),
+  })
+  .meta({ id: 'Agent' });

@@ -3,7 +3,7 @@
  * flow nodes. Tool references inside the bundle are bundle-local: the `id` of an entry of `tools`.
  */
 import { z } from 'zod';
-import { AgentSchema, BundleAgentSchema } from './agent';
+import { AgentConfigSchema, AgentSchema, BundleAgentSchema } from './agent';
 import { bundleToolRef, BundleFlowNodeSchema, FlowNodeInputSchema, strictObject } from './flow';
 import { ToolCreateSchema } from './tool';
 import { BundleTestSchema } from './agent-test';
@@ -22,7 +22,7 @@ export const BUNDLE_VERSION = '1';
 
 export const BundleToolSchema = ToolCreateSchema.extend({
   id: bundleToolRef.describe('bundle-local reference used in tool_ids, pre_call_tool_ids and call_tool pre-actions (export: the tool id)'),
-});
+}).meta({ id: 'BundleTool' });
 
 export const BundleImportSchema = strictObject({
   version: z.literal(BUNDLE_VERSION, { error: (iss) => `unsupported bundle version ${JSON.stringify(iss.input)}; supported: "${BUNDLE_VERSION}"` }),
@@ -32,21 +32,19 @@ export const BundleImportSchema = strictObject({
   mcp_servers: z.array(BundleMcpServerSchema).max(50).default([]).describe('MCP servers the agent refers to, matched by name'),
   flow_nodes: z.array(BundleFlowNodeSchema).max(200).default([]),
   tests: z.array(BundleTestSchema).max(200).optional().describe("the agent's tests (docs/agent-tests.md); on overwrite they replace the agent's tests, when given"),
-});
+}).meta({ id: 'AgentBundleImport' });
 export type BundleImport = z.output<typeof BundleImportSchema>;
-
-const ExportedAgentSchema = AgentSchema.omit({ id: true, version: true, created_at: true, updated_at: true, total_calls: true, flow_nodes_count: true, owner_id: true, warnings: true }).describe(
-  'agent config as in POST /api/agents (no id, timestamps, version or secrets)',
-);
 
 export const BundleSchema = z.object({
   version: z.literal(BUNDLE_VERSION),
-  agent: ExportedAgentSchema,
-  tools: z.array(BundleToolSchema.extend({ headers: z.record(z.string(), z.string()).describe('masked unless exported with include_secrets=true') })),
-  mcp_servers: z.array(BundleMcpServerSchema.extend({ headers: z.record(z.string(), z.string()).describe('masked unless exported with include_secrets=true') })),
+  agent: AgentConfigSchema,
+  tools: z.array(
+    BundleToolSchema.extend({ headers: z.record(z.string(), z.string()).describe('masked unless exported with include_secrets=true') }).meta({ id: 'ExportedTool' }),
+  ),
+  mcp_servers: z.array(BundleMcpServerSchema.extend({ headers: z.record(z.string(), z.string()).describe('masked unless exported with include_secrets=true') }).meta({ id: 'ExportedMcpServer' })),
   flow_nodes: z.array(FlowNodeInputSchema),
   tests: z.array(BundleTestSchema),
-});
+}).meta({ id: 'AgentBundle' });
 
 export const ImportResultSchema = z.object({
   agent: AgentSchema,
@@ -60,4 +58,4 @@ export const ImportResultSchema = z.object({
   mcp_servers_without_secrets: z.array(z.string()).describe('MCP servers created without the header values the bundle carried masked: set them with PATCH /api/mcp-servers/{server_id}'),
   flow_nodes_count: z.number().int(),
   tests_count: z.number().int().describe('tests imported with the agent'),
-});
+}).meta({ id: 'ImportResult' });

@@ -1,11 +1,10 @@
 /** Response shapes of calls and their events (OpenAPI documentation of the call serializers). */
 import { z } from 'zod';
-import { ANALYSIS_STATUSES } from '../../analysis/types';
-import { CALL_STATUSES, DIRECTIONS, END_REASONS } from '../../shared/catalog';
 import { ANSWERED_BY } from '../../voicemail/settings';
+import { AnalysisStatus, CallDirection, CallStatus, EndReason, PreciseTimestamp, SpeakerRole, TelephonyProviderName, Timestamp } from './common';
 
-const timestamp = z.string().describe('ISO 8601 UTC without offset, YYYY-MM-DDTHH:MM:SS');
-const preciseTimestamp = z.string().describe('ISO 8601 UTC without offset, with milliseconds');
+const timestamp = Timestamp;
+const preciseTimestamp = PreciseTimestamp;
 
 export const CallAnalysisSchema = z
   .object({
@@ -18,33 +17,46 @@ export const CallAnalysisSchema = z
     error: z.string().nullable().describe('why the analysis failed (analysis_status failed)'),
     skipped_reason: z.string().nullable().describe('why no analysis ran (analysis_status skipped), e.g. "the caller did not speak"'),
   })
-  .describe('post-call analysis (docs/post-call-analysis.md)');
+  .meta({ id: 'CallAnalysis', description: 'post-call analysis (docs/post-call-analysis.md)' });
 
+export const TranscriptEntrySchema = z
+  .object({
+    role: SpeakerRole,
+    text: z.string(),
+    timestamp: preciseTimestamp,
+  })
+  .meta({ id: 'TranscriptEntry' });
+
+/**
+ * A call as every operation answers it: the list (its transcript left out with
+ * include_transcript=false), the detail, and the call-control operations.
+ */
 export const CallSchema = z.object({
   id: z.uuid(),
   agent_id: z.uuid().nullable().describe('null once the agent has been deleted (the call is kept)'),
   phone_number: z.string().describe('E.164'),
   agent_name: z.string(),
-  direction: z.enum(DIRECTIONS),
+  direction: CallDirection,
   channel: z
     .enum(['voice', 'web', 'text', 'manual'])
+    .meta({ id: 'CallChannel' })
     .describe('how the audio reaches the platform: a phone stream, a browser (POST /api/calls/web), the text test channel, or the client (POST /api/calls/start)'),
-  status: z.enum(CALL_STATUSES),
+  status: CallStatus,
   start_time: timestamp.nullable().describe('when the call connected'),
   end_time: timestamp.nullable(),
   duration: z.number().nullable().describe('seconds'),
   recording_path: z.string().nullable().describe('where the WAV recording is stored, if any'),
   recording_url: z.string().nullable().describe('API path streaming the recording (GET /api/recordings/{call_id})'),
-  end_reason: z.enum(END_REASONS).nullable(),
+  end_reason: EndReason.nullable(),
   answered_by: z
     .enum(ANSWERED_BY)
+    .meta({ id: 'AnsweredBy' })
     .nullable()
     .describe('outbound calls whose agent detects voicemail: who answered (docs/phone-operations.md#voicemail-on-outbound-calls); null otherwise'),
   llm_prompt_tokens: z.number().int(),
   llm_completion_tokens: z.number().int(),
   tts_characters: z.number().int(),
-  analysis_status: z
-    .enum(ANALYSIS_STATUSES)
+  analysis_status: AnalysisStatus
     .nullable()
     .describe('post-call analysis: null when the agent had none; pending while it runs (also during a re-run)'),
   analysis: CallAnalysisSchema.nullable().describe('null until the first analysis has finished'),
@@ -52,38 +64,28 @@ export const CallSchema = z.object({
   analysis_completion_tokens: z.number().int(),
   metadata: z.record(z.string(), z.unknown()),
   created_at: timestamp,
-});
-
-export const TranscriptEntrySchema = z.object({
-  role: z.enum(['user', 'assistant']),
-  text: z.string(),
-  timestamp: preciseTimestamp,
-});
-
-export const CallDetailSchema = CallSchema.extend({
   context: z.record(z.string(), z.union([z.string(), z.number()])).describe('the custom parameters of the call'),
   agent_version: z.number().int().nullable().describe('version of the agent configuration the call ran on'),
   current_node_key: z.string().nullable().describe('flow agents: the node the conversation is (or ended) in'),
-  provider: z.string().nullable().describe('telephony provider'),
+  provider: TelephonyProviderName.nullable().describe('telephony provider; null for web, text and client-managed calls'),
   provider_call_sid: z.string().nullable().describe("the provider's own call identifier"),
   updated_at: timestamp,
-  transcript: z.array(TranscriptEntrySchema).describe('user_spoke and agent_spoke events in order'),
-});
+  transcript: z
+    .array(TranscriptEntrySchema)
+    .optional()
+    .describe('user_spoke and agent_spoke events in order; always in GET /api/calls/{call_id}, in the list unless include_transcript=false'),
+}).meta({ id: 'Call' });
 
 export const CallEventSchema = z.object({
   id: z.number().int().describe('sequence number within the call'),
   call_id: z.uuid(),
-  event_type: z.string(),
+  event_type: z.string().describe('one of EventType; unknown types may be added, so a client should keep what it does not know'),
   timestamp: preciseTimestamp,
   data: z.record(z.string(), z.unknown()),
-});
-
-export const CallListItemSchema = CallSchema.extend({
-  transcript: z.array(TranscriptEntrySchema).optional().describe('as in GET /api/calls/{call_id}; left out with include_transcript=false'),
-});
+}).meta({ id: 'CallEvent' });
 
 export const CallListSchema = z.object({
-  calls: z.array(CallListItemSchema),
+  calls: z.array(CallSchema),
   total: z.number().int().describe('matching calls; exact up to 10,000, past that 10,000 with total_exact false (unless exact_total=true)'),
   total_exact: z.boolean().describe('false when the count stopped at 10,000: there are more matching calls'),
-});
+}).meta({ id: 'CallList' });

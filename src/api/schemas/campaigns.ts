@@ -4,6 +4,10 @@ import { isSupportedCountry } from 'libphonenumber-js';
 import { ATTEMPT_OUTCOMES, CAMPAIGN_STATUSES, CONTACT_STATES } from '../../db/models/campaigns';
 import { isTimeZone } from '../../campaigns/windows';
 import { PhoneNumberSchema, providerSchema } from './settings';
+import { TelephonyProviderName, Timestamp } from './common';
+
+const ContactState = z.enum(CONTACT_STATES).meta({ id: 'ContactState' });
+const AttemptOutcome = z.enum(ATTEMPT_OUTCOMES).meta({ id: 'AttemptOutcome' });
 
 export const MAX_JSON_CONTACTS = 10_000;
 const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
@@ -42,7 +46,7 @@ const PacingSchema = z
 const RetrySchema = z
   .strictObject({
     max_attempts: z.number().int().min(1).max(10).default(1).describe('attempts per contact, the first included'),
-    retry_on: z.array(z.enum(ATTEMPT_OUTCOMES)).default(['no_answer', 'busy']).describe('outcomes that make another attempt'),
+    retry_on: z.array(AttemptOutcome).default(['no_answer', 'busy']).describe('outcomes that make another attempt'),
     min_interval_secs: z.number().int().min(0).max(30 * 24 * 3600).default(3600).describe("between an attempt's end and the next"),
   })
   .default({ max_attempts: 1, retry_on: ['no_answer', 'busy'], min_interval_secs: 3600 });
@@ -79,11 +83,11 @@ export const CampaignCreateSchema = z.strictObject({
   retry: RetrySchema,
   stop_rule: StopRuleSchema,
   start: z.boolean().default(true).describe('false: stays a draft until POST …/start'),
-});
+}).meta({ id: 'CampaignCreate' });
 
-export const AddContactsSchema = z.strictObject(ContactsInput);
+export const AddContactsSchema = z.strictObject(ContactsInput).meta({ id: 'ContactsUpload' });
 
-const RejectedRowSchema = z.object({ line: z.number().int(), phone: z.string(), error: z.string() });
+export const RejectedRowSchema = z.object({ line: z.number().int(), phone: z.string(), error: z.string() }).meta({ id: 'RejectedRow' });
 export const UploadSchema = z.object({
   added: z.number().int().describe('new contacts to call'),
   duplicates: z.number().int().describe('rows merged into another row or an existing contact'),
@@ -93,24 +97,24 @@ export const UploadSchema = z.object({
   missing_variables: z
     .array(z.object({ name: z.string(), rows: z.number().int() }))
     .describe("the agent's context_variables that valid rows lack, with how many rows lack each: those calls get no value for the placeholder (a warning; the rows are kept)"),
-});
+}).meta({ id: 'UploadResult' });
 
 export const ProgressSchema = z.object({
   contacts: z.number().int(),
-  by_state: z.record(z.enum(CONTACT_STATES), z.number().int()),
+  by_state: z.record(ContactState, z.number().int()),
   attempts: z.number().int(),
   attempts_in_flight: z.number().int(),
   answered: z.number().int(),
   answer_rate: z.number().nullable().describe('answered / ended attempts; null before any ended'),
-});
+}).meta({ id: 'CampaignProgress' });
 
 export const CampaignSchema = z.object({
   id: z.uuid(),
   name: z.string(),
   agent_name: z.string(),
-  provider: z.string().nullable(),
+  provider: TelephonyProviderName.nullable(),
   from_number: z.string().nullable(),
-  status: z.enum(CAMPAIGN_STATUSES),
+  status: z.enum(CAMPAIGN_STATUSES).meta({ id: 'CampaignStatus' }),
   status_reason: z.string().nullable().describe('why a rule paused or stopped it'),
   timezone: z.string(),
   default_country: z.string().nullable(),
@@ -119,31 +123,33 @@ export const CampaignSchema = z.object({
   retry: z.unknown(),
   stop_rule: z.unknown(),
   workflow_id: z.string(),
-  created_at: z.string(),
-  started_at: z.string().nullable(),
-  ended_at: z.string().nullable(),
+  created_at: Timestamp,
+  started_at: Timestamp.nullable(),
+  ended_at: Timestamp.nullable(),
   progress: ProgressSchema,
-});
+  upload: UploadSchema.optional().describe('only in the answer to POST /api/campaigns: what the upload held'),
+}).meta({ id: 'Campaign' });
 
-export const CampaignCreatedSchema = CampaignSchema.extend({ upload: UploadSchema });
+/** POST /api/campaigns answers the campaign with its `upload`; one Campaign type all the same. */
+export const CampaignCreatedSchema = CampaignSchema;
 
 export const ContactSchema = z.object({
   id: z.uuid(),
   phone_number: z.string(),
   timezone: z.string(),
   custom_parameters: z.record(z.string(), z.union([z.string(), z.number()])),
-  state: z.enum(CONTACT_STATES),
+  state: ContactState,
   attempts: z.number().int(),
-  next_attempt_at: z.string().nullable(),
-  last_outcome: z.enum(ATTEMPT_OUTCOMES).nullable(),
+  next_attempt_at: Timestamp.nullable(),
+  last_outcome: AttemptOutcome.nullable(),
   last_call_id: z.uuid().nullable(),
   line: z.number().int().nullable(),
   error: z.string().nullable(),
-  calls: z.array(z.object({ attempt: z.number().int(), call_id: z.uuid(), outcome: z.enum(ATTEMPT_OUTCOMES).nullable() })).describe("each attempt's call"),
-});
+  calls: z.array(z.object({ attempt: z.number().int(), call_id: z.uuid(), outcome: AttemptOutcome.nullable() })).describe("each attempt's call"),
+}).meta({ id: 'Contact' });
 
 export const ContactListQuery = z.strictObject({
-  state: z.enum(CONTACT_STATES).optional(),
+  state: ContactState.optional(),
   page: z.coerce.number().int().min(1).default(1),
   page_size: z.coerce.number().int().min(1).max(500).default(50),
 });
@@ -154,6 +160,6 @@ export const DncAddSchema = z.strictObject({
   default_country: CountrySchema.optional(),
   note: z.string().max(500).optional(),
   global: z.boolean().default(false).describe("administrators only: the list every campaign honours (else the caller's own)"),
-});
+}).meta({ id: 'DoNotCallAdd' });
 
-export const DncEntrySchema = z.object({ id: z.uuid(), phone_number: z.string(), owner_id: z.uuid().nullable(), note: z.string().nullable(), created_at: z.string() });
+export const DncEntrySchema = z.object({ id: z.uuid(), phone_number: z.string(), owner_id: z.uuid().nullable(), note: z.string().nullable(), created_at: Timestamp }).meta({ id: 'DoNotCallEntry' });

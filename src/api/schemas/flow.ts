@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { BUILTIN_TOOLS } from '../../shared/catalog';
+import { BuiltinTool, ParameterType, Timestamp } from './common';
 
 /** Strict objects catch typos; the message names the unknown keys. */
 export function strictObject<S extends z.ZodRawShape>(shape: S) {
@@ -22,22 +23,21 @@ const mcpToolList = z.array(mcpToolRef).max(100);
 
 export const NODE_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 export const FUNCTION_NAME_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
-const JSON_TYPES = ['string', 'number', 'integer', 'boolean', 'array', 'object'] as const;
 
 export const NodeKey = z
   .string()
   .regex(NODE_KEY_PATTERN, 'must be 1-64 letters, digits, "_" or "-", starting with a letter or digit');
 
 export const ChatMessageSchema = strictObject({
-  role: z.enum(['system', 'user', 'assistant']).default('system'),
+  role: z.enum(['system', 'user', 'assistant']).meta({ id: 'MessageRole' }).default('system'),
   content: z.string().min(1).max(20_000).describe('supports {{variable}} placeholders, substituted when the node is entered'),
-});
+}).meta({ id: 'ChatMessage' });
 
 export const FunctionPropertySchema = strictObject({
-  type: z.enum(JSON_TYPES),
+  type: ParameterType,
   description: z.string().max(2_000).optional(),
   enum: z.array(z.union([z.string(), z.number()])).optional(),
-});
+}).meta({ id: 'FunctionProperty' });
 
 export const FlowFunctionSchema = strictObject({
   name: z.string().regex(FUNCTION_NAME_PATTERN, 'must be snake_case (a-z, 0-9, _), starting with a letter, at most 64 characters'),
@@ -49,9 +49,9 @@ export const FlowFunctionSchema = strictObject({
   for (const [i, name] of fn.required.entries()) {
     if (!(name in fn.properties)) ctx.addIssue({ code: 'custom', path: ['required', i], message: `"${name}" is not one of the properties` });
   }
-});
+}).meta({ id: 'FlowFunction' });
 
-export function preActionSchema(toolRef: z.ZodType<string>) {
+function preActionSchema(toolRef: z.ZodType<string>) {
   return z.discriminatedUnion(
     'type',
     [
@@ -71,9 +71,16 @@ export function preActionSchema(toolRef: z.ZodType<string>) {
   );
 }
 
-const PositionXy = strictObject({ x: z.number(), y: z.number() });
+/** Built once per kind of tool reference, so each is one named schema. */
+const PRE_ACTIONS = {
+  api: preActionSchema(toolUuid).meta({ id: 'PreAction', description: 'run on entering the node, in order' }),
+  bundle: preActionSchema(bundleToolRef).meta({ id: 'BundlePreAction', description: 'as PreAction, with bundle-local tool references' }),
+};
+
+const PositionXy = strictObject({ x: z.number(), y: z.number() }).meta({ id: 'PositionXy' });
 
 function nodeShape(toolRef: z.ZodType<string>) {
+  const preAction = toolRef === bundleToolRef ? PRE_ACTIONS.bundle : PRE_ACTIONS.api;
   return {
     node_key: NodeKey,
     position: z.number().int().min(0).max(100_000).optional().describe('order index; default: after the existing nodes'),
@@ -84,8 +91,8 @@ function nodeShape(toolRef: z.ZodType<string>) {
     functions: z.array(FlowFunctionSchema).max(50).default([]),
     tool_ids: z.array(toolRef).max(100).default([]),
     mcp_tools: mcpToolList.default([]).describe('MCP tools offered in this node, `<server>/<tool>`'),
-    builtin_tools: z.array(z.enum(BUILTIN_TOOLS)).default([]),
-    pre_actions: z.array(preActionSchema(toolRef)).max(20).default([]),
+    builtin_tools: z.array(BuiltinTool).default([]),
+    pre_actions: z.array(preAction).max(20).default([]),
     position_xy: PositionXy.nullable().default(null).describe('editor layout coordinates'),
   };
 }
@@ -102,7 +109,7 @@ function checkNode(node: { functions: Array<{ name: string }>; builtin_tools: st
   }
 }
 
-export function flowNodeSchema(toolRef: z.ZodType<string>) {
+function flowNodeSchema(toolRef: z.ZodType<string>) {
   return strictObject(nodeShape(toolRef)).superRefine(checkNode);
 }
 
@@ -122,10 +129,11 @@ export const BundleFlowNodeSchema = strictObject({
     const copy = { ...node } as Record<string, unknown>;
     for (const k of NODE_OUTPUT_ONLY_FIELDS) delete copy[k];
     return copy as z.output<ReturnType<typeof flowNodeSchema>>;
-  });
+  })
+  .meta({ id: 'BundleFlowNode', description: 'a flow node as FlowNodeConfig, with bundle-local tool references; response-only fields are ignored' });
 
 /** A node as sent to the API (PUT /flow, POST /nodes): the spec's flow node table. */
-export const FlowNodeInputSchema = flowNodeSchema(toolUuid);
+export const FlowNodeInputSchema = flowNodeSchema(toolUuid).meta({ id: 'FlowNodeConfig', description: 'a flow node as sent to the API (PUT …/flow, POST …/nodes) and as an export carries it' });
 export type FlowNodeInput = z.output<typeof FlowNodeInputSchema>;
 
 /** PATCH /nodes/{node_key}: any subset of the node fields, no defaults. */
@@ -139,13 +147,13 @@ export const FlowNodePatchSchema = strictObject({
   functions: z.array(FlowFunctionSchema).max(50).optional(),
   tool_ids: z.array(toolUuid).max(100).optional(),
   mcp_tools: mcpToolList.optional(),
-  builtin_tools: z.array(z.enum(BUILTIN_TOOLS)).optional(),
-  pre_actions: z.array(preActionSchema(toolUuid)).max(20).optional(),
+  builtin_tools: z.array(BuiltinTool).optional(),
+  pre_actions: z.array(PRE_ACTIONS.api).max(20).optional(),
   position_xy: PositionXy.nullable().optional(),
-});
+}).meta({ id: 'FlowNodePatch' });
 export type FlowNodePatch = z.output<typeof FlowNodePatchSchema>;
 
-export const FlowPutSchema = strictObject({ nodes: z.array(FlowNodeInputSchema).max(200) });
+export const FlowPutSchema = strictObject({ nodes: z.array(FlowNodeInputSchema).max(200) }).meta({ id: 'FlowReplace' });
 
 /** The node record returned by the API. */
 export const FlowNodeRecordSchema = z.object({
@@ -153,11 +161,11 @@ export const FlowNodeRecordSchema = z.object({
   agent_id: z.uuid(),
   ...nodeShape(toolUuid),
   position: z.number().int(),
-  created_at: z.string(),
-  updated_at: z.string(),
-});
+  created_at: Timestamp,
+  updated_at: Timestamp,
+}).meta({ id: 'FlowNode' });
 
 export const FlowResponseSchema = z.object({
   nodes: z.array(FlowNodeRecordSchema),
   problems: z.array(z.string()).describe('graph-level problems: no initial node, dangling next_node_key, unreachable nodes'),
-});
+}).meta({ id: 'Flow' });

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { providerChoicesText, resolveProvider, telephonyDescriptors } from '../../providers/telephony/registry';
 import { DEFAULT_MAX_CONCURRENT, E164_PATTERN, PhoneNumberSchema, type FieldKind } from '../../providers/telephony/settings';
 import { allProviderFields } from '../telephony/provider-fields';
+import { TelephonyProviderName, telephonyProviderInputMeta, Timestamp } from './common';
 
 export { E164_PATTERN, PhoneNumberSchema };
 
@@ -26,7 +27,7 @@ export const providerSchema = () =>
     .string()
     .refine((v) => resolveProvider(v) !== undefined, { error: () => `must be ${providerChoicesText()}` })
     .transform((v) => resolveProvider(v)!)
-    .describe(providerChoicesText());
+    .meta(telephonyProviderInputMeta);
 
 const FIELD_DOC: Record<FieldKind, string> = {
   text: 'plain text',
@@ -57,23 +58,23 @@ export const telephonySettingsPutSchema = () =>
       public_base_url: PublicBaseUrlSchema,
       ...providerFieldSchemas(),
     })
-    .describe(`Partial update. Only fields of the active \`provider\` may be sent; aliases are accepted as field prefixes: ${aliasPrefixesText()}.`);
+    .meta({ id: 'TelephonySettingsUpdate', description: `Partial update. Only fields of the active \`provider\` may be sent; aliases are accepted as field prefixes: ${aliasPrefixesText()}.` });
 
 export const telephonySettingsSchema = () =>
   z.object({
-    provider: z.string().nullable(),
+    provider: TelephonyProviderName.nullable(),
     public_base_url: z.string().nullable(),
     ...Object.fromEntries(
       allProviderFields().map((f) => [f.name, (f.field.kind === 'int' ? z.number().int() : z.string()).nullable().describe(`${f.field.help} (${FIELD_DOC[f.field.kind]})`)]),
     ),
-  });
+  }).meta({ id: 'TelephonySettings', description: 'every field of every provider; null for unset ones' });
 
 const CapabilitySchema = z.object({ supported: z.boolean(), how: z.string() });
 
 export const telephonyProvidersSchema = () =>
   z.array(
     z.object({
-      name: z.string().describe('the provider name: in URLs, settings fields and calls'),
+      name: TelephonyProviderName.describe('the provider name: in URLs, settings fields and calls'),
       alias: z.string().nullable().describe("the spec's neutral name, accepted on input"),
       label: z.string(),
       docs: z.string().describe('what to set up at the vendor'),
@@ -94,7 +95,7 @@ export const telephonyProvidersSchema = () =>
           default: z.union([z.string(), z.number()]).nullable().describe('applies while the field is unset'),
         }),
       ),
-    }),
+    }).meta({ id: 'TelephonyProviderInfo' }),
   );
 
 const AgentNameSchema = z.string().trim().min(1).max(200);
@@ -105,7 +106,7 @@ export const EndpointCreateSchema = z.object({
   inbound_agent_name: AgentNameSchema.nullable().optional().describe('agent answering incoming calls on this number'),
   outbound_agent_name: AgentNameSchema.nullable().optional().describe('agent placing outgoing calls from this number'),
   label: z.string().max(200).nullable().optional(),
-});
+}).meta({ id: 'EndpointCreate' });
 
 export const EndpointUpdateSchema = z.object({
   inbound_agent_name: AgentNameSchema.nullable().optional(),
@@ -114,17 +115,17 @@ export const EndpointUpdateSchema = z.object({
   is_active: z.boolean().optional(),
   phone_number: z.unknown().optional().describe('cannot be changed: delete and re-create the endpoint'),
   provider: z.unknown().optional().describe('cannot be changed: delete and re-create the endpoint'),
-});
+}).meta({ id: 'EndpointUpdate' });
 
 export const EndpointSchema = z.object({
   id: z.uuid(),
   phone_number: z.string(),
-  provider: z.string(),
+  provider: TelephonyProviderName,
   inbound_agent_name: z.string().nullable(),
   outbound_agent_name: z.string().nullable(),
   label: z.string().nullable(),
   is_active: z.boolean(),
-  created_at: z.string(),
-  updated_at: z.string(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
   inbound_webhook_url: z.string().nullable().describe('{base}/telephony/<provider>/inbound/<inbound_agent_name>; null without an inbound agent'),
-});
+}).meta({ id: 'Endpoint' });

@@ -5,7 +5,7 @@ import { strictObject } from './flow';
 
 export const VoicemailSchema = strictObject({
   detect: z.boolean().default(true).describe('listen for an answering machine on outbound calls'),
-  action: z.enum(VOICEMAIL_ACTIONS).default('hang_up').describe('on a machine: hang up, or wait for the beep and leave `message`'),
+  action: z.enum(VOICEMAIL_ACTIONS).meta({ id: 'VoicemailAction' }).default('hang_up').describe('on a machine: hang up, or wait for the beep and leave `message`'),
   message: z
     .string()
     .trim()
@@ -19,4 +19,5 @@ export const VoicemailSchema = strictObject({
     if (v.action === 'leave_message' && !v.message) {
       ctx.addIssue({ code: 'custom', path: ['message'], message: 'is required when action is leave_message' });
     }
-  });
+  })
+  .meta({ id: 'VoicemailSettings' });

@@ -11,7 +11,10 @@ export interface TranscriptEntry {
   timestamp: string;
 }
 
-/** The spec's Call fields except the transcript (added by the list and the detail forms). `extra` is merged last. */
+/**
+ * A call's fields except the transcript (added by the list and the detail forms); `extra` is
+ * merged last. The list and the detail answer the same fields, so a client has one Call type.
+ */
 export function callJson(row: CallRow, extra: Record<string, unknown> = {}) {
   return {
     id: row.id,
@@ -37,6 +40,12 @@ export function callJson(row: CallRow, extra: Record<string, unknown> = {}) {
     analysis_completion_tokens: row.analysis_completion_tokens,
     metadata: row.metadata ?? {},
     created_at: apiTimestamp(row.created_at)!,
+    context: row.context ?? {},
+    agent_version: row.agent_version,
+    current_node_key: row.current_node_key,
+    provider: row.provider,
+    provider_call_sid: row.provider_call_sid,
+    updated_at: apiTimestamp(row.updated_at)!,
     ...extra,
   };
 }
@@ -61,16 +70,7 @@ export function transcriptOf(events: CallEventRow[]): TranscriptEntry[] {
     .map((e) => ({ role: SPEAKER[e.event_type]!, text: e.data.text as string, timestamp: apiTimestampPrecise(e.timestamp)! }));
 }
 
-/** Detail form: adds call context, provider identifiers, flow position and the transcript. */
+/** Detail form: the call with its transcript. */
 export function callDetailJson(row: CallRow, events: CallEventRow[]) {
-  return {
-    ...callJson(row),
-    context: row.context ?? {},
-    agent_version: row.agent_version,
-    current_node_key: row.current_node_key,
-    provider: row.provider,
-    provider_call_sid: row.provider_call_sid,
-    updated_at: apiTimestamp(row.updated_at)!,
-    transcript: transcriptOf(events),
-  };
+  return callJson(row, { transcript: transcriptOf(events) });
 }

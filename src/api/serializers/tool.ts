@@ -17,7 +17,8 @@ export function toolJson(box: SecretBox, row: ToolRow) {
     id: row.id,
     name: row.name,
     description: row.description,
-    parameters: row.parameters,
+    // Tools stored before `type` was kept lack it; it is always "object".
+    parameters: { type: 'object', ...row.parameters },
     webhook_url: row.webhook_url,
     webhook_method: row.webhook_method,
     headers: maskHeaders(toolHeaders(box, row)),

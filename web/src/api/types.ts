@@ -34,3 +34,5 @@ export type TestAttempt = NonNullable<TestRunTest['attempts']>[number];
 export type McpServer = Json<paths['/api/mcp-servers/{server_id}']['get']['responses'][200]>;
 export type McpServerCreate = NonNullable<paths['/api/mcp-servers']['post']['requestBody']>['content']['application/json'];
 export type McpTool = McpServer['tools'][number];
+/** A telephony provider field as sent: a name or an alias. The picker offers the server's live list, so a typed-in value is checked by the server. */
+export type ProviderName = NonNullable<paths['/api/settings/endpoints']['post']['requestBody']>['content']['application/json']['provider'];

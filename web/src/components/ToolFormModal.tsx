@@ -32,6 +32,7 @@ function paramRows(parameters: Parameters | undefined): ParamRow[] {
 function parametersOf(rows: ParamRow[]): Parameters {
   const named = rows.filter((r) => r.name.trim());
   return {
+    type: 'object',
     properties: Object.fromEntries(named.map((r) => [r.name.trim(), { ...r.rest, type: r.type as never, ...(r.description ? { description: r.description } : {}) }])),
     required: named.filter((r) => r.required).map((r) => r.name.trim()),
   };

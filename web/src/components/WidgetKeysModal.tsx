@@ -24,7 +24,7 @@ export function WidgetKeysModal({ opened, agentId, agentName, onClose }: { opene
     mutationFn: () =>
       unwrap(api.POST('/api/agents/{agent_id}/publishable-keys', { ...path, body: { name, allowed_origins: origins.split(/[\s,]+/).filter(Boolean) } })),
     onSuccess: (r) => {
-      setCreated(r.key);
+      setCreated(r.key ?? null);
       setName('');
       setOrigins('');
       refresh();

@@ -24,7 +24,7 @@ export function ApiKeysPage() {
     onSuccess: (k) => {
       setCreating(false);
       setName('');
-      setCreated(k.key);
+      setCreated(k.key ?? null);
       void queryClient.invalidateQueries({ queryKey: ['api-keys'] });
     },
   });

@@ -5,7 +5,7 @@ import { notifications } from '@mantine/notifications';
 import { IconCheck, IconCopy, IconEdit, IconPlus, IconTrash } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, ApiError, unwrap } from '../../api/client';
-import type { Endpoint } from '../../api/types';
+import type { Endpoint, ProviderName } from '../../api/types';
 import { ApiErrorAlert, QueryState } from '../../components/ApiErrorAlert';
 import { ConfirmModal } from '../../components/ConfirmModal';
 import { ListTable } from '../../components/ListTable';
@@ -123,7 +123,7 @@ function EndpointModal({ endpoint, onClose }: { endpoint?: Endpoint; onClose(): 
     mutationFn: () =>
       endpoint
         ? unwrap(api.PUT('/api/settings/endpoints/{endpoint_id}', { params: { path: { endpoint_id: endpoint.id } }, body: { inbound_agent_name: inbound, outbound_agent_name: outbound, label: label || null, is_active: active } }))
-        : unwrap(api.POST('/api/settings/endpoints', { body: { phone_number: phone, provider, inbound_agent_name: inbound, outbound_agent_name: outbound, label: label || null } })),
+        : unwrap(api.POST('/api/settings/endpoints', { body: { phone_number: phone, provider: provider as ProviderName, inbound_agent_name: inbound, outbound_agent_name: outbound, label: label || null } })),
     onSuccess: (saved) => {
       notifications.show({ message: `${saved.phone_number} saved`, color: 'green' });
       void queryClient.invalidateQueries({ queryKey: ['settings', 'endpoints'] });
