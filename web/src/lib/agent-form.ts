@@ -28,7 +28,8 @@ export const PIPELINE_FIELDS = [
   { key: 'dtmf_timeout_secs', label: 'Keypad pause ends input (s)', step: 0.5 },
   { key: 'dtmf_max_digits', label: 'Keypad input max keys', step: 1 },
 ] as const satisfies ReadonlyArray<{ key: PipelineKey; label: string; step: number }>;
-type Unlisted = Exclude<keyof Pipeline, (typeof PIPELINE_FIELDS)[number]['key'] | (typeof PHRASE_FIELDS)[number]['key']>;
+// noise_suppression has no control in the form yet: the agent keeps its stored value (PATCH merges).
+type Unlisted = Exclude<keyof Pipeline, (typeof PIPELINE_FIELDS)[number]['key'] | (typeof PHRASE_FIELDS)[number]['key'] | 'noise_suppression'>;
 const everyPipelineKeyListed: [Unlisted] extends [never] ? true : Unlisted = true;
 void everyPipelineKeyListed;
 
