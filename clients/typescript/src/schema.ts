@@ -3220,6 +3220,47 @@ export interface components {
             temperature?: number | null;
             max_tokens?: number | null;
         };
+        McpServer: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            url: string;
+            /** @description values masked: the last four characters */
+            headers: {
+                [key: string]: string;
+            };
+            allowed_tools: string[] | null;
+            timeout_secs: number;
+            /** @description as of the last refresh (empty before the first) */
+            tools: components["schemas"]["McpTool"][];
+            /** @description what the last refresh spoke */
+            transport: ("streamable_http" | "sse") | null;
+            refreshed_at: string | null;
+            /**
+             * Format: date-time
+             * @description UTC without an offset, YYYY-MM-DDTHH:MM:SS (read it as UTC)
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description UTC without an offset, YYYY-MM-DDTHH:MM:SS (read it as UTC)
+             */
+            updated_at: string;
+            /** @description the user who created it (members may change only their own); null = the administrators' */
+            owner_id: string | null;
+        };
+        McpTool: {
+            name: string;
+            description: string;
+            /** @description the server's JSON Schema for the arguments, as listed */
+            input_schema: {
+                [key: string]: unknown;
+            };
+            /** @description passes allowed_tools: agents may use it */
+            allowed: boolean;
+            /** @description what agents and flow nodes put in `mcp_tools`: `<server>/<tool>` */
+            ref: string;
+        };
         /** @description a confirmation in words */
         Message: {
             detail: string;
@@ -6439,38 +6480,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        url: string;
-                        /** @description values masked: the last four characters */
-                        headers: {
-                            [key: string]: string;
-                        };
-                        allowed_tools: string[] | null;
-                        timeout_secs: number;
-                        /** @description as of the last refresh (empty before the first) */
-                        tools: {
-                            name: string;
-                            description: string;
-                            /** @description the server's JSON Schema for the arguments, as listed */
-                            input_schema: {
-                                [key: string]: unknown;
-                            };
-                            /** @description passes allowed_tools: agents may use it */
-                            allowed: boolean;
-                            /** @description what agents and flow nodes put in `mcp_tools`: `<server>/<tool>` */
-                            ref: string;
-                        }[];
-                        /** @description what the last refresh spoke */
-                        transport: ("streamable_http" | "sse") | null;
-                        refreshed_at: string | null;
-                        created_at: string;
-                        updated_at: string;
-                        /** @description the user who created it (members may change only their own); null = the administrators' */
-                        owner_id: string | null;
-                    }[];
+                    "application/json": components["schemas"]["McpServer"][];
                 };
             };
             /** @description Missing, invalid or expired credentials */
@@ -6528,38 +6538,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        url: string;
-                        /** @description values masked: the last four characters */
-                        headers: {
-                            [key: string]: string;
-                        };
-                        allowed_tools: string[] | null;
-                        timeout_secs: number;
-                        /** @description as of the last refresh (empty before the first) */
-                        tools: {
-                            name: string;
-                            description: string;
-                            /** @description the server's JSON Schema for the arguments, as listed */
-                            input_schema: {
-                                [key: string]: unknown;
-                            };
-                            /** @description passes allowed_tools: agents may use it */
-                            allowed: boolean;
-                            /** @description what agents and flow nodes put in `mcp_tools`: `<server>/<tool>` */
-                            ref: string;
-                        }[];
-                        /** @description what the last refresh spoke */
-                        transport: ("streamable_http" | "sse") | null;
-                        refreshed_at: string | null;
-                        created_at: string;
-                        updated_at: string;
-                        /** @description the user who created it (members may change only their own); null = the administrators' */
-                        owner_id: string | null;
-                    };
+                    "application/json": components["schemas"]["McpServer"];
                 };
             };
             /** @description Malformed JSON body */
@@ -6626,38 +6605,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        url: string;
-                        /** @description values masked: the last four characters */
-                        headers: {
-                            [key: string]: string;
-                        };
-                        allowed_tools: string[] | null;
-                        timeout_secs: number;
-                        /** @description as of the last refresh (empty before the first) */
-                        tools: {
-                            name: string;
-                            description: string;
-                            /** @description the server's JSON Schema for the arguments, as listed */
-                            input_schema: {
-                                [key: string]: unknown;
-                            };
-                            /** @description passes allowed_tools: agents may use it */
-                            allowed: boolean;
-                            /** @description what agents and flow nodes put in `mcp_tools`: `<server>/<tool>` */
-                            ref: string;
-                        }[];
-                        /** @description what the last refresh spoke */
-                        transport: ("streamable_http" | "sse") | null;
-                        refreshed_at: string | null;
-                        created_at: string;
-                        updated_at: string;
-                        /** @description the user who created it (members may change only their own); null = the administrators' */
-                        owner_id: string | null;
-                    };
+                    "application/json": components["schemas"]["McpServer"];
                 };
             };
             /** @description Missing, invalid or expired credentials */
@@ -6782,38 +6730,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        url: string;
-                        /** @description values masked: the last four characters */
-                        headers: {
-                            [key: string]: string;
-                        };
-                        allowed_tools: string[] | null;
-                        timeout_secs: number;
-                        /** @description as of the last refresh (empty before the first) */
-                        tools: {
-                            name: string;
-                            description: string;
-                            /** @description the server's JSON Schema for the arguments, as listed */
-                            input_schema: {
-                                [key: string]: unknown;
-                            };
-                            /** @description passes allowed_tools: agents may use it */
-                            allowed: boolean;
-                            /** @description what agents and flow nodes put in `mcp_tools`: `<server>/<tool>` */
-                            ref: string;
-                        }[];
-                        /** @description what the last refresh spoke */
-                        transport: ("streamable_http" | "sse") | null;
-                        refreshed_at: string | null;
-                        created_at: string;
-                        updated_at: string;
-                        /** @description the user who created it (members may change only their own); null = the administrators' */
-                        owner_id: string | null;
-                    };
+                    "application/json": components["schemas"]["McpServer"];
                 };
             };
             /** @description Malformed JSON body */
@@ -6889,38 +6806,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        url: string;
-                        /** @description values masked: the last four characters */
-                        headers: {
-                            [key: string]: string;
-                        };
-                        allowed_tools: string[] | null;
-                        timeout_secs: number;
-                        /** @description as of the last refresh (empty before the first) */
-                        tools: {
-                            name: string;
-                            description: string;
-                            /** @description the server's JSON Schema for the arguments, as listed */
-                            input_schema: {
-                                [key: string]: unknown;
-                            };
-                            /** @description passes allowed_tools: agents may use it */
-                            allowed: boolean;
-                            /** @description what agents and flow nodes put in `mcp_tools`: `<server>/<tool>` */
-                            ref: string;
-                        }[];
-                        /** @description what the last refresh spoke */
-                        transport: ("streamable_http" | "sse") | null;
-                        refreshed_at: string | null;
-                        created_at: string;
-                        updated_at: string;
-                        /** @description the user who created it (members may change only their own); null = the administrators' */
-                        owner_id: string | null;
-                    };
+                    "application/json": components["schemas"]["McpServer"];
                 };
             };
             /** @description Missing, invalid or expired credentials */

@@ -1,6 +1,7 @@
 /** Request and response shapes of MCP servers (docs/tools.md, MCP servers). */
 import { z } from 'zod';
 import { TOOL_TIMEOUT_DEFAULT_SECS, TOOL_TIMEOUT_MAX_SECS } from '../../shared/catalog';
+import { Timestamp } from './common';
 import { ToolHeadersSchema } from './tool';
 
 // The `server` half of a `server/tool` reference, and the prefix of the LLM's function name.
@@ -41,7 +42,7 @@ const McpToolSchema = z.object({
   input_schema: z.record(z.string(), z.unknown()).describe("the server's JSON Schema for the arguments, as listed"),
   allowed: z.boolean().describe('passes allowed_tools: agents may use it'),
   ref: z.string().describe('what agents and flow nodes put in `mcp_tools`: `<server>/<tool>`'),
-});
+}).meta({ id: 'McpTool' });
 
 export const McpServerSchema = z.object({
   id: z.uuid(),
@@ -52,11 +53,11 @@ export const McpServerSchema = z.object({
   timeout_secs: z.number().int(),
   tools: z.array(McpToolSchema).describe('as of the last refresh (empty before the first)'),
   transport: z.enum(['streamable_http', 'sse']).nullable().describe('what the last refresh spoke'),
-  refreshed_at: z.string().nullable(),
-  created_at: z.string(),
-  updated_at: z.string(),
+  refreshed_at: Timestamp.nullable(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
   owner_id: z.uuid().nullable().describe("the user who created it (members may change only their own); null = the administrators'"),
-});
+}).meta({ id: 'McpServer' });
 
 export const McpToolTestBodySchema = z.object({
   tool: z.string().min(1).describe('a tool name of this server'),
