@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { inlineRefs } from '../support/openapi-doc';
 import { insertCall } from '../support/fixtures';
 import { startHarness, type Harness } from '../support/harness';
 
@@ -366,7 +367,7 @@ describe('DELETE /api/agents/{agent_id}', () => {
 });
 
 it('documents pipeline_settings.noise_suppression in the OpenAPI document as an enum', async () => {
-  const doc = (await h.request('GET', '/api/openapi.json', { token: null })).body;
+  const doc = inlineRefs((await h.request('GET', '/api/openapi.json', { token: null })).body);
   const pipeline = doc.paths['/api/agents'].post.requestBody.content['application/json'].schema.properties.pipeline_settings;
   expect(pipeline.properties.noise_suppression).toMatchObject({ type: 'string', enum: ['off', 'rnnoise'], default: 'off' });
 });
