@@ -53,7 +53,7 @@ const numbers = Array.from({ length: 12 }, (_, i) => `+1415555${String(6000 + i)
 const dialLog = () =>
   twilio.calls.filter((c) => numbers.includes(c.to)).map((c) => ({ to: c.to, callId: /answer\/([0-9a-f-]+)/.exec(String(c.params.Url ?? ''))?.[1] ?? '' }));
 
-it('dials every contact exactly once although the worker is killed twice mid-campaign', async () => {
+it('dials no contact twice and accounts for every one although the worker is killed twice mid-campaign', async () => {
   let worker = await newWorker();
   const res = await h.request('POST', '/api/campaigns', {
     body: { name: 'Durable', agent_name: 'durable-dialler', contacts: numbers.map((phone) => ({ phone })), pacing: { max_concurrent: 3, calls_per_minute: 600 } },
