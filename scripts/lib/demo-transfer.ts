@@ -23,6 +23,7 @@ import type { Harness } from '../../test/support/harness';
 import { isSpeech } from './caller-audio';
 import { printEvents, printTranscript, type CallEvent } from './demo-report';
 import { demoPlatformEnv } from './demo-env';
+import { sleep, until } from './demo-wait';
 
 const CLIP = { file: path.join(__dirname, 'audio', 'talk-to-a-person.wav'), text: 'Can I talk to a person about my bill, please?' };
 const DESK_NUMBER = '+15005550008';
@@ -51,18 +52,6 @@ export interface TransferDemoResult {
   dials: FakeDial[];
   /** The offered transfer_call tool, as the LLM saw it. */
   offeredTool: any;
-}
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, check: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`demo: ${what} did not happen within ${timeoutMs / 1000} s`);
-    await sleep(50);
-  }
 }
 
 export async function runTransferDemo(options: TransferDemoOptions): Promise<TransferDemoResult> {

@@ -1,8 +1,9 @@
 /**
  * The text-call scenarios of `npm run record:histories` (scripts/record-replay-histories.ts):
  * post-call analysis and its re-run, a freeform call with a webhook tool and a retried webhook
- * delivery, a flow to its terminal node, an idle timeout, and an agent test run.
+ * delivery, a flow to its terminal node, an idle timeout, an agent test run, and a call using an MCP tool.
  */
+import { startFakeMcpServer } from '../../test/fakes/mcp-server';
 import type { FakeOpenAI } from '../../test/fakes/openai-server';
 import type { WebhookReceiver } from '../../test/fakes/webhook-receiver';
 import { createAgent, createNodes, createTool } from '../../test/support/fixtures';
@@ -124,5 +125,28 @@ export async function recordTextHistories({ h, llm, hooks, save, post }: Recorde
   await save('agent-test-attempt', attemptWorkflowId(run.id, test.id, 1));
   const attempt = (await h.request('GET', `/api/test-runs/${run.id}`)).body.tests[0].attempts[0];
   await save('agent-test-call', callWorkflowId(attempt.call_id));
+  await recordMcpToolCall({ h, llm, hooks, save, post });
   return tool;
+}
+
+/**
+ * 5. A text call whose LLM calls an MCP tool (docs/tools.md, MCP servers): the server's tool list
+ *    stored by refresh, the durable callMcpTool activity, the result back to the LLM.
+ */
+export async function recordMcpToolCall({ llm, save, post }: Recorder): Promise<void> {
+  const crm = await startFakeMcpServer();
+  try {
+    const server = await post('/api/mcp-servers', { name: 'replay_crm', url: crm.url });
+    await post(`/api/mcp-servers/${server.id}/refresh`, {});
+    await post('/api/agents', { name: 'replay-mcp', prompt: 'Look customers up.', greeting: 'Hello.', mcp_tools: ['replay_crm/lookup_customer'] });
+    llm.setResponder((b) =>
+      b.messages[b.messages.length - 1].role === 'user' ? { tool_calls: [{ name: 'replay_crm__lookup_customer', arguments: { customer_id: 'C-42' } }] } : { content: 'You are on gold.' },
+    );
+    const call = await post('/api/calls/test', { agent_name: 'replay-mcp' });
+    await post(`/api/calls/${call.call_id}/test/messages`, { text: 'What plan am I on?' });
+    await post('/api/calls/end', { call_id: call.call_id });
+    await save('mcp-tool-call', callWorkflowId(call.call_id));
+  } finally {
+    await crm.stop();
+  }
 }

@@ -156,14 +156,11 @@ export async function campaignJson(db: Database, c: CampaignRow) {
   };
 }
 
-export async function contactPage(db: Database, campaignId: string, q: { state?: ContactState; page: number; page_size: number }) {
+export async function contactPage(db: Database, campaignId: string, q: { state?: ContactState; page: number; page_size: number }, withTotal = true) {
   const where = { campaign_id: campaignId, ...(q.state ? { state: q.state } : {}) };
-  const { rows, count } = await db.models.CampaignContact.findAndCountAll({
-    where,
-    order: [['line', 'ASC'], ['created_at', 'ASC'], ['id', 'ASC']],
-    limit: q.page_size,
-    offset: (q.page - 1) * q.page_size,
-  });
+  const find = { where, order: [['line', 'ASC'], ['created_at', 'ASC'], ['id', 'ASC']] as Array<[string, string]>, limit: q.page_size, offset: (q.page - 1) * q.page_size };
+  // The export reads every page: counting the whole list again for each would be wasted work.
+  const { rows, count } = withTotal ? await db.models.CampaignContact.findAndCountAll(find) : { rows: await db.models.CampaignContact.findAll(find), count: -1 };
   const contacts = plainAll(rows);
   const attempts = contacts.length
     ? plainAll(await db.models.CampaignAttempt.findAll({ where: { contact_id: contacts.map((c) => c.id) }, order: [['attempt', 'ASC']] }))

@@ -21,7 +21,7 @@ export async function* contactsCsv(db: Database, campaignId: string): AsyncGener
   const params = keys.map((k) => k.key).filter((k) => !FIXED.includes(k));
   yield stringify([[...FIXED, ...params]]);
   for (let page = 1; ; page++) {
-    const { contacts } = await contactPage(db, campaignId, { page, page_size: PAGE });
+    const { contacts } = await contactPage(db, campaignId, { page, page_size: PAGE }, false);
     if (contacts.length === 0) return;
     yield stringify(
       contacts.map((c) => [

@@ -22,6 +22,8 @@ describe('workflow replay', () => {
         'freeform-tool-call.binpb',
         'flow-to-terminal.binpb',
         'idle-timeout.binpb',
+        // A text call whose LLM used an MCP server's tool (docs/tools.md).
+        'mcp-tool-call.binpb',
         // A call_ended webhook delivery retried after a failure.
         'webhook-delivery-retried.binpb',
         // Post-call analysis, and its re-run (docs/post-call-analysis.md).
