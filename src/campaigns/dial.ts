@@ -9,6 +9,7 @@ import { Op, UniqueConstraintError } from 'sequelize';
 import { HttpError } from '../api/errors';
 import { plain } from '../db/database';
 import { placeOutboundCall, type OutboundDeps } from '../calls/outbound-call';
+import { FINAL_CALL_STATUSES, signalTelephonyStatus } from '../calls/telephony-calls';
 
 export type DialResult =
   | { kind: 'dialled'; callId: string }
@@ -26,7 +27,9 @@ export async function dialAttempt(deps: OutboundDeps, id: string): Promise<DialR
   const markDialled = () => CampaignAttempt.update({ state: 'dialled', dialled_at: new Date() }, { where: { id, state: 'decided' } });
   const attempt = plain(await CampaignAttempt.findByPk(id));
   if (!attempt) return { kind: 'held' };
-  if (attempt.state !== 'decided' || (await Call.count({ where: { id } }))) {
+  const existing = plain(await Call.findByPk(id, { attributes: ['status', 'provider_call_sid'] }));
+  if (attempt.state !== 'decided' || existing) {
+    if (existing && !existing.provider_call_sid && !FINAL_CALL_STATUSES.has(existing.status)) await endUnconfirmed(deps, id);
     await markDialled();
     return { kind: 'already', callId: id };
   }
@@ -71,4 +74,18 @@ export async function dialAttempt(deps: OutboundDeps, id: string): Promise<DialR
   }
   await markDialled();
   return { kind: 'dialled', callId: id };
+}
+
+/**
+ * An earlier run of this dial wrote the call record and died before the provider answered the
+ * request (no provider call id). Whether the request left is unknown, so it is never sent again
+ * (a person is not called twice); the call ends `failed` at once, with why, rather than waiting
+ * out the ring timeout, and the attempt's outcome is `failed` (retried only when retry_on says so).
+ */
+async function endUnconfirmed(deps: OutboundDeps, callId: string): Promise<void> {
+  const detail = { source: 'create_call', error: 'the dialler stopped before the provider confirmed the call; not sent again, so as never to call twice' };
+  const signalled = await signalTelephonyStatus(deps.temporal, callId, { status: 'failed', detail });
+  if (!signalled) {
+    await deps.db.models.Call.update({ status: 'failed', end_reason: 'error', end_time: new Date() }, { where: { id: callId, provider_call_sid: null } });
+  }
 }

@@ -76,14 +76,15 @@ it('dials no contact twice and accounts for every one although the worker is kil
   // Never twice: each number and each attempt's call reached the provider at most once.
   expect(new Set(log.map((d) => d.to)).size).toBe(log.length);
   expect(new Set(log.map((d) => d.callId)).size).toBe(log.length);
-  // A kill between an attempt's call record and its provider request leaves that attempt
-  // undialled (docs/campaigns.md, "Not yet": the record is the ledger, so it is not dialled
-  // again). Seen in CI: only such contacts may be missing from the provider's log.
+  // A kill between an attempt's call record and the provider's answer leaves that attempt
+  // unconfirmed (docs/campaigns.md): never sent again, its call ends `failed` at once with why.
+  // Seen in CI: only such contacts may be missing from the provider's log.
   const missing = numbers.filter((n) => !log.some((d) => d.to === n));
   for (const phone of missing) {
     const calls = (await h.db.models.Call.findAll({ where: { phone_number: phone } })).map((c) => c.get({ plain: true }));
     expect(calls).toHaveLength(1);
     expect(calls[0]!.provider_call_sid).toBeNull();
+    expect(calls[0]!.status).toBe('failed');
   }
   expect(missing.length).toBeLessThanOrEqual(2 * 3); // at most max_concurrent in flight per kill
   expect(done.progress.attempts).toBe(12);
