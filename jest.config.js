@@ -72,6 +72,6 @@ module.exports = {
       testPathIgnorePatterns: ['/node_modules/', ...TIMED.map((file) => `/${file.replace(/[.]/g, '\\.')}$`)],
     },
     { ...shared, ...services, displayName: 'timed', testMatch: timedPaths },
-    { ...shared, ...services, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.test.ts'] },
+    { ...shared, ...services, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.test.ts'], setupFilesAfterEnv: ['<rootDir>/test/browser/support/timeout.ts'] },
   ],
 };

@@ -89,7 +89,12 @@ async function drain(g: GatewayMainProcess): Promise<void> {
   });
   expect(health).toMatchObject({ status: 'draining', detail: expect.stringMatching(/^Draining: taking no new calls/) });
   expect((await fetch(`http://127.0.0.1:${g.port}/livez`)).status).toBe(200);
-  expect(await presence(g.taskQueue)).toMatchObject({ state: 'draining', admitting: false });
+  // The row is written right after readiness flips (one write at a time, behind any tick's).
+  const row = await eventually(async () => {
+    const p = await presence(g.taskQueue);
+    return p?.state === 'draining' && p;
+  }, 5_000);
+  expect(row).toMatchObject({ state: 'draining', admitting: false });
 }
 
 const within = <T>(promise: Promise<T>, ms: number, what: string) =>
