@@ -7,14 +7,16 @@
  *   server of the global set-up, several files at a time (each has its own database, task queue
  *   and ports).
  * - timed: the integration files listed in TIMED (why each is there is said next to it) and the
- *   browser tests, two files at a time, after the integration tier: they time real-time audio or
- *   wait for processes they restart with deadlines, which three files at a time beside the rest
- *   of the integration tier missed.
+ *   browser tests, two files at a time, after the integration tier: they time real-time audio,
+ *   which three files at a time beside the rest of the integration tier missed.
+ * - durability: the files listed in DURABILITY, one at a time, beside the timed project's two
+ *   (scripts/run-tests.js runs both jest runs at once for the `timed` tier).
  */
-const TIMED = [
-  // They kill and restart processes (workers, gateways, the API, their own Temporal server) and
-  // wait for them with deadlines, or time an outage: with neighbours starting up beside them the
-  // processes missed their start-up deadlines (a parallel run, docs/development.md).
+// Files that kill and restart processes (workers, gateways, the API, their own Temporal server)
+// and wait for them with deadlines, or time an outage: with neighbours starting up beside them
+// the processes missed their start-up deadlines (a parallel run, docs/development.md). They run
+// one at a time, beside the two timed files (`durability` below): mostly they wait.
+const DURABILITY = [
   'test/integration/temporal-outage.test.ts',
   'test/integration/multi-gateway.test.ts',
   'test/integration/gateway-drain.test.ts',
@@ -23,6 +25,8 @@ const TIMED = [
   'test/integration/agent-test-durability.test.ts',
   'test/integration/analysis-durability.test.ts',
   'test/integration/campaign-durability.test.ts',
+];
+const TIMED = [
   'test/integration/readiness.test.ts',
   'test/integration/transfer-twilio.test.ts',
   // Its gateway's admission measures this process's event-loop lag and hand-off times: the
@@ -55,7 +59,7 @@ const services = {
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
 };
 
-const timedPaths = TIMED.map((file) => `<rootDir>/${file}`);
+const rooted = (files) => files.map((file) => `<rootDir>/${file}`);
 
 module.exports = {
   testTimeout: 60000,
@@ -69,9 +73,10 @@ module.exports = {
       ...services,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/security/**/*.test.ts'],
-      testPathIgnorePatterns: ['/node_modules/', ...TIMED.map((file) => `/${file.replace(/[.]/g, '\\.')}$`)],
+      testPathIgnorePatterns: ['/node_modules/', ...[...TIMED, ...DURABILITY].map((file) => `/${file.replace(/[.]/g, '\\.')}$`)],
     },
-    { ...shared, ...services, displayName: 'timed', testMatch: timedPaths },
+    { ...shared, ...services, displayName: 'timed', testMatch: rooted(TIMED) },
+    { ...shared, ...services, displayName: 'durability', testMatch: rooted(DURABILITY) },
     { ...shared, ...services, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.test.ts'], setupFilesAfterEnv: ['<rootDir>/test/browser/support/timeout.ts'] },
   ],
 };

@@ -11,7 +11,8 @@ export default async function globalTeardown(): Promise<void> {
   if (base && template) {
     const client = new Client({ connectionString: base });
     await client.connect();
-    const { rows } = await client.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [`${template}%`]);
+    // The template and its clones (`<template>_…`), not another run's whose pid starts the same.
+    const { rows } = await client.query("SELECT datname FROM pg_database WHERE datname = $1 OR datname LIKE $2", [template, `${template}\\_%`]);
     for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
     await client.end();
   }

@@ -3,7 +3,8 @@
  * of time the loop ran JavaScript), event-loop delay p99 (how late a timer fired — a gateway that
  * is descheduled or blocked paces audio late by that much), process CPU (all its threads: the VAD
  * thread too; `ownCpu`: as a share of the cores it may use, its cgroup's quota else the machine's),
- * its container's cgroup (cgroup-cpu.ts) and the whole machine's CPU. `load` folds the gateway's
+ * its container's cgroup (cgroup-cpu.ts) and the whole machine's CPU less its background work
+ * (background-cpu.ts). `load` folds the gateway's
  * own figures into one, 0 (idle) to 1 (no room): the larger of the utilisation and the delay
  * against its budget. Audio frames are 20 ms apart; a loop late by LAG_BUDGET_MS is a gateway that
  * can take no more calls without callers hearing it. The cgroup and the machine's CPU are for the
@@ -13,6 +14,7 @@
  */
 import os from 'node:os';
 import { monitorEventLoopDelay, performance, type EventLoopUtilization, type IntervalHistogram } from 'node:perf_hooks';
+import { BackgroundCpu } from './background-cpu';
 import { CgroupCpu, type CgroupCpuReading } from './cgroup-cpu';
 
 /** Event-loop delay (p99) at which the gateway counts as full. */
@@ -33,7 +35,7 @@ export interface LoadReading {
   ownCpu?: number;
   /** Its cgroup's CPU (cgroup v2); null or absent: none to read. */
   cgroup?: CgroupCpuReading | null;
-  /** The machine's CPU over the interval: the busy share of all its cores, 0…1. */
+  /** The machine's CPU over the interval: the busy share of all its cores, 0…1, its background work (background-cpu.ts) left out. */
   hostCpu: number;
 }
 
@@ -61,10 +63,16 @@ export class LoadMeter {
   private readonly delay: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
   private last: LoadReading = { load: 0, utilisation: 0, loopLagP99Ms: 0, cpu: 0, ownCpu: 0, cgroup: null, hostCpu: 0 };
   private readonly cgroupCpu: CgroupCpu;
+  private readonly background: BackgroundCpu;
 
-  /** `cgroupDir`: where its cgroup's cpu.max and cpu.stat are (GATEWAY_CGROUP_DIR; default the process's own cgroup). */
-  constructor(opts: { cgroupDir?: string } = {}) {
+  /**
+   * `cgroupDir`: where its cgroup's cpu.max and cpu.stat are (GATEWAY_CGROUP_DIR; default the
+   * process's own cgroup); `procDir`: where the processes' stat files are (/proc; tests give one).
+   */
+  constructor(opts: { cgroupDir?: string; procDir?: string } = {}) {
     this.cgroupCpu = new CgroupCpu(opts.cgroupDir || undefined);
+    this.background = new BackgroundCpu(opts.procDir);
+    this.background.msSinceLast();
     this.delay.enable();
   }
 
@@ -74,9 +82,12 @@ export class LoadMeter {
     const elu = performance.eventLoopUtilization(this.elu);
     const cpu = process.cpuUsage(this.cpu);
     const elapsedMs = Math.max(1, now - this.atMs);
+    const cgroup = this.cgroupCpu.read();
     const host = hostTimes();
     const hostTotal = host.total - this.host.total;
-    const hostCpu = hostTotal > 0 ? Math.min(1, Math.max(0, (host.busy - this.host.busy) / hostTotal)) : 0;
+    // Inside a CPU quota the machine's CPU is not judged (admission-rule.ts): no /proc scan.
+    const background = cgroup?.quotaCores != null ? 0 : this.background.msSinceLast();
+    const hostCpu = hostTotal > 0 ? Math.min(1, Math.max(0, (host.busy - this.host.busy - background) / hostTotal)) : 0;
     this.host = host;
     // The histogram's delay includes its own 10 ms sampling resolution: subtract it.
     const lagMs = Math.max(0, this.delay.percentile(99) / 1e6 - 10);
@@ -85,7 +96,6 @@ export class LoadMeter {
     this.atMs = now;
     this.delay.reset();
     const utilisation = elu.utilization;
-    const cgroup = this.cgroupCpu.read();
     const cores = (cgroup?.quotaCores ?? os.availableParallelism()) || 1;
     const processCpu = (cpu.user + cpu.system) / 1000 / elapsedMs;
     const ownCpu = processCpu / cores;
