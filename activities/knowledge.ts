@@ -1,0 +1,42 @@
+/**
+ * The knowledge-document ingestion's activities (workflows/knowledge-workflow.ts). Errors that a
+ * retry cannot mend (an unreadable file, a refused URL) are thrown as non-retryable failures with
+ * the reason the document will show.
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+import { markFailed } from '../src/knowledge/chunk-store';
+import { DocumentUnreadable } from '../src/knowledge/extract';
+import { DocumentFetchRefused } from '../src/knowledge/fetch-document';
+import { fetchUrlDocument, indexDocument, type IngestDeps } from '../src/knowledge/ingest';
+import { outboundGuard } from '../src/security/outbound-guard';
+import { heartbeating } from './heartbeating';
+import type { ActivityDeps } from './index';
+
+function failure(err: unknown): unknown {
+  if (err instanceof DocumentUnreadable) return ApplicationFailure.nonRetryable(err.message, 'DocumentUnreadable');
+  if (err instanceof DocumentFetchRefused) return ApplicationFailure.nonRetryable(err.message, 'DocumentFetchRefused');
+  return err;
+}
+
+export function createKnowledgeActivities(deps: ActivityDeps) {
+  const ingest: IngestDeps = { db: deps.db, guard: outboundGuard(deps.config), maxDocumentBytes: deps.config.KNOWLEDGE_MAX_DOCUMENT_MB * 1e6 };
+  return {
+    async knowledgeFetch(input: { documentId: string }): Promise<boolean> {
+      try {
+        return await heartbeating(fetchUrlDocument(ingest, input.documentId));
+      } catch (err) {
+        throw failure(err);
+      }
+    },
+    async knowledgeIndex(input: { documentId: string }): Promise<number | null> {
+      try {
+        return await heartbeating(indexDocument(ingest, input.documentId));
+      } catch (err) {
+        throw failure(err);
+      }
+    },
+    async knowledgeFailed(input: { documentId: string; reason: string }): Promise<void> {
+      await markFailed(deps.db, input.documentId, input.reason);
+    },
+  };
+}
