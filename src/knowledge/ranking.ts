@@ -1,5 +1,5 @@
 /**
- * Reciprocal rank fusion (Cormack, Clarke and Büttcher, 2009): each ranked list adds 1/(k + rank)
+ * Reciprocal rank fusion (Cormack, Clarke and Büttcher, 2009): each ranked list adds w/(k + rank)
  * to a chunk's score. It fuses lists whose scores are not comparable (a ts_rank, a trigram
  * similarity, a cosine) by their order alone, which is why hybrid search needs no tuning of
  * weights between them.
@@ -23,12 +23,22 @@ export interface Fused {
   relevance: number;
 }
 
-export function fuseRankings(lists: Ranked[][], k = RRF_K): Fused[] {
+export interface RankedList {
+  items: Ranked[];
+  /**
+   * How much a place in this list counts (weighted RRF). Full-text and semantic lists count 1; the
+   * trigram list less, since it is the fallback for what stemming misses: when the two disagree
+   * about two passages, the word match decides rather than a tie.
+   */
+  weight: number;
+}
+
+export function fuseRankings(lists: RankedList[], k = RRF_K): Fused[] {
   const fused = new Map<string, Fused>();
   for (const list of lists) {
-    list.forEach((item, index) => {
+    list.items.forEach((item, index) => {
       const entry = fused.get(item.id) ?? { id: item.id, score: 0, relevance: 0 };
-      entry.score += 1 / (k + index + 1);
+      entry.score += list.weight / (k + index + 1);
       entry.relevance = Math.max(entry.relevance, item.relevance);
       fused.set(item.id, entry);
     });

@@ -8,7 +8,7 @@
 import { QueryTypes, type Transaction } from 'sequelize';
 import type { Database } from '../db/database';
 import type { RetrievedPassage } from '../shared/knowledge';
-import { fuseRankings, type Ranked } from './ranking';
+import { fuseRankings, type Ranked, type RankedList } from './ranking';
 
 export interface SearchRequest {
   knowledgeBaseIds: string[];
@@ -27,6 +27,9 @@ export interface KnowledgeRetriever {
 const CANDIDATES_PER_TOP_K = 4;
 // Below this a trigram match is noise (0.6, pg_trgm's default, misses most inflections).
 const TRIGRAM_THRESHOLD = 0.3;
+// Weighted reciprocal rank fusion (ranking.ts): trigrams are the fallback for what stemming misses.
+const FULL_TEXT_WEIGHT = 1;
+const TRIGRAM_WEIGHT = 0.7;
 // A query longer than this is cut: a caller's turn, not a document.
 const MAX_QUERY_CHARS = 1000;
 
@@ -49,9 +52,9 @@ export class PostgresRetriever implements KnowledgeRetriever {
     const limit = request.topK * CANDIDATES_PER_TOP_K;
     const configs = await this.configsOf(request.knowledgeBaseIds);
     const lists = await this.db.sequelize.transaction(async (transaction) => {
-      const out: Ranked[][] = [];
-      for (const [config, ids] of configs) out.push(await this.fullText(transaction, config, ids, query, limit));
-      if (await this.hasTrigram()) out.push(await this.trigrams(transaction, request.knowledgeBaseIds, query, limit));
+      const out: RankedList[] = [];
+      for (const [config, ids] of configs) out.push({ items: await this.fullText(transaction, config, ids, query, limit), weight: FULL_TEXT_WEIGHT });
+      if (await this.hasTrigram()) out.push({ items: await this.trigrams(transaction, request.knowledgeBaseIds, query, limit), weight: TRIGRAM_WEIGHT });
       return out;
     });
     const fused = fuseRankings(lists)
