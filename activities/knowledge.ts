@@ -9,6 +9,8 @@ import { DocumentUnreadable } from '../src/knowledge/extract';
 import { DocumentFetchRefused } from '../src/knowledge/fetch-document';
 import { fetchUrlDocument, indexDocument, type IngestDeps } from '../src/knowledge/ingest';
 import { outboundGuard } from '../src/security/outbound-guard';
+import { PostgresRetriever } from '../src/knowledge/retrieval';
+import { KNOWLEDGE_TOP_K, type RetrievedPassage } from '../src/shared/knowledge';
 import { heartbeating } from './heartbeating';
 import type { ActivityDeps } from './index';
 
@@ -19,6 +21,7 @@ function failure(err: unknown): unknown {
 }
 
 export function createKnowledgeActivities(deps: ActivityDeps) {
+  const retriever = new PostgresRetriever(deps.db);
   const ingest: IngestDeps = { db: deps.db, guard: outboundGuard(deps.config), maxDocumentBytes: deps.config.KNOWLEDGE_MAX_DOCUMENT_MB * 1e6 };
   return {
     async knowledgeFetch(input: { documentId: string }): Promise<boolean> {
@@ -34,6 +37,12 @@ export function createKnowledgeActivities(deps: ActivityDeps) {
       } catch (err) {
         throw failure(err);
       }
+    },
+    /** The builtin search_knowledge_base tool of a call (`tool` mode). */
+    async searchKnowledge(input: { knowledgeBaseIds: string[]; query: string }): Promise<{ passages: RetrievedPassage[]; ms: number }> {
+      const started = performance.now();
+      const passages = await retriever.search({ knowledgeBaseIds: input.knowledgeBaseIds, query: input.query, topK: KNOWLEDGE_TOP_K });
+      return { passages, ms: Math.round(performance.now() - started) };
     },
     async knowledgeFailed(input: { documentId: string; reason: string }): Promise<void> {
       await markFailed(deps.db, input.documentId, input.reason);

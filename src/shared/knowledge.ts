@@ -36,6 +36,17 @@ export interface KnowledgeRetrievedData {
   ms: number;
 }
 
+/** An `auto` retrieval asked of whoever runs an LLM request. */
+export interface KnowledgeRequest {
+  knowledgeBaseIds: string[];
+  timeoutMs: number;
+}
+
+/** What a retrieval came to: the event the workflow records (`knowledge_retrieved` or `knowledge_skipped`). */
+export type KnowledgeOutcome =
+  | { event: 'knowledge_retrieved'; data: KnowledgeRetrievedData }
+  | { event: 'knowledge_skipped'; data: { knowledge_base_ids: string[]; query: string; mode: KnowledgeMode; reason: string; ms: number } };
+
 /** The passages as one system message, delimited so the LLM can tell them from instructions. */
 export function knowledgeContextMessage(passages: RetrievedPassage[]): string {
   const body = passages

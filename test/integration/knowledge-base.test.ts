@@ -2,7 +2,8 @@
  * Knowledge bases end to end (docs/knowledge-base.md): the API (ownership, errors), ingestion of
  * a Markdown file, a PDF, a DOCX and a URL served on loopback by the real Temporal workflow and
  * worker into PostgreSQL, a corrupt PDF and refused URLs failing with their reason, searching
- * (English and Hindi), re-ingestion and deletion.
+ * (English and Hindi), re-ingestion and deletion; text calls in `auto` mode (the LLM fake sees the
+ * passages in its request) and `tool` mode, with their `knowledge_retrieved` events.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -10,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { eventually } from '../support/fixtures';
 import { createSession } from '../support/users';
-import { h, useTextCallStack } from '../support/text-call-stack';
+import { events, h, hangUp, lastMessage, llm, say, startText, toolNames, useTextCallStack } from '../support/text-call-stack';
 
 useTextCallStack();
 
@@ -192,4 +193,67 @@ it('searches a Hindi knowledge base, trigrams finding an inflected word', async 
   expect((await settled(base.id, doc.id)).doc.status).toBe('ready');
   expect((await search(base.id, 'परामर्श की फीस कितनी है')).passages[0]?.heading).toBe('क्लिनिक > फीस');
   expect((await search(base.id, 'क्लिनिक कब खुलता है')).passages[0]?.heading).toBe('क्लिनिक > समय');
+});
+
+describe('text calls answering from a knowledge base', () => {
+  let baseId: string;
+  beforeAll(async () => {
+    baseId = (await createBase({ name: 'calls-kb' })).id;
+    const md = await addDocument(baseId, { name: 'clinic-faq.md', content_base64: base64('clinic-faq.md') });
+    const pdf = await addDocument(baseId, { name: 'telecom-prices.pdf', content_base64: base64('telecom-prices.pdf') });
+    for (const doc of [md, pdf]) expect((await settled(baseId, doc.id)).doc.status).toBe('ready');
+  });
+
+  async function agentWith(name: string, knowledge: Record<string, unknown>) {
+    const res = await h.request('POST', '/api/agents', { body: { name, prompt: 'You answer questions for Sunrise Clinic.', ...knowledge } });
+    expect(res.status).toBe(201);
+    return res.body;
+  }
+
+  it('auto: every LLM request of a turn carries the passages for the caller\'s question, and the event names them', async () => {
+    const agent = await agentWith('kb-auto', { knowledge_base_ids: [baseId], knowledge_mode: 'auto', knowledge_timeout_ms: 2000 });
+    expect(agent).toMatchObject({ knowledge_base_ids: [baseId], knowledge_mode: 'auto', knowledge_timeout_ms: 2000 });
+    llm.setResponder(() => ({ content: 'It costs 25 euros.' }));
+    const call = await startText('kb-auto');
+    await say(call.call_id, 'How much does a blood test cost?');
+    await say(call.call_id, 'And what does roaming in the emirates cost?');
+    const [first, second] = llm.requests.map((r) => r.body as any);
+    const context = (body: any) => body.messages.find((m: any) => m.role === 'system' && m.content.includes('<knowledge>'))?.content as string;
+    expect(context(first)).toContain('Service: Blood test; Price: 25 euros');
+    expect(context(second)).toContain('Roaming in the United Arab Emirates costs 599 rupees');
+    // The passages come just before the caller's words.
+    expect(first.messages[first.messages.length - 2].content).toBe(context(first));
+    expect(lastMessage(first)).toEqual({ role: 'user', content: 'How much does a blood test cost?' });
+    const retrieved = (await events(call.call_id)).filter((e) => e.event_type === 'knowledge_retrieved');
+    expect(retrieved).toHaveLength(2);
+    expect(retrieved[0]!.data).toMatchObject({ knowledge_base_ids: [baseId], mode: 'auto', query: 'How much does a blood test cost?', ms: expect.any(Number) });
+    expect(retrieved[0]!.data.chunks[0]).toMatchObject({ document: 'clinic-faq.md', heading: 'Sunrise Clinic FAQ > Prices', knowledge_base_id: baseId, chunk_id: expect.any(String), score: expect.any(Number) });
+    expect(retrieved[1]!.data.chunks[0]).toMatchObject({ document: 'telecom-prices.pdf', heading: 'Page 2' });
+    await hangUp(call.call_id);
+  });
+
+  it('tool: the LLM calls search_knowledge_base and gets the passages as its result', async () => {
+    await agentWith('kb-tool', { knowledge_base_ids: [baseId], knowledge_mode: 'tool' });
+    llm.enqueue({ tool_calls: [{ name: 'search_knowledge_base', arguments: { query: 'parking garage' } }] }, { content: 'Two hours are free.' });
+    const call = await startText('kb-tool');
+    const reply = await say(call.call_id, 'Where can I park?');
+    expect(reply.replies).toEqual(['Two hours are free.']);
+    const [first, second] = llm.requests.map((r) => r.body as any);
+    expect(toolNames(first)).toContain('search_knowledge_base');
+    expect(first.messages.some((m: any) => String(m.content ?? '').includes('<knowledge>'))).toBe(false);
+    expect(lastMessage(second)).toMatchObject({ role: 'tool', content: expect.stringContaining('Elm Street garage') });
+    const retrieved = (await events(call.call_id)).filter((e) => e.event_type === 'knowledge_retrieved');
+    expect(retrieved.map((e) => ({ mode: e.data.mode, query: e.data.query, top: e.data.chunks[0].heading }))).toEqual([{ mode: 'tool', query: 'parking garage', top: 'Sunrise Clinic FAQ > Parking' }]);
+    await hangUp(call.call_id);
+  });
+
+  it('refuses an unknown knowledge base, and deleting a base removes it from its agents', async () => {
+    const bad = await h.request('POST', '/api/agents', { body: { name: 'kb-bad', prompt: 'x', knowledge_base_ids: ['00000000-0000-4000-8000-000000000000'] } });
+    expect(bad).toMatchObject({ status: 422, body: { detail: 'knowledge_base_ids.0: no knowledge base 00000000-0000-4000-8000-000000000000' } });
+    const temp = await createBase({ name: 'temporary' });
+    const agent = await agentWith('kb-temp', { knowledge_base_ids: [temp.id] });
+    expect((await h.request('DELETE', `/api/knowledge-bases/${temp.id}`)).status).toBe(204);
+    const after = (await h.request('GET', `/api/agents/${agent.id}`)).body;
+    expect(after).toMatchObject({ knowledge_base_ids: [], version: agent.version + 1 });
+  });
 });

@@ -1713,6 +1713,15 @@ export interface components {
             tool_ids: unknown;
             /** @description MCP tools the LLM may call (freeform agents), `<server>/<tool>` */
             mcp_tools: unknown;
+            /** @description knowledge bases the agent answers from (docs/knowledge-base.md); flow nodes without their own use these */
+            knowledge_base_ids: unknown;
+            /** @default auto */
+            knowledge_mode: components["schemas"]["KnowledgeMode"];
+            /**
+             * @description auto mode: a retrieval slower than this (ms) is skipped for the turn, with an event (10–2000)
+             * @default 250
+             */
+            knowledge_timeout_ms: number;
             /**
              * @description expected outbound variables: name -> {type, description}
              * @default {}
@@ -1885,6 +1894,15 @@ export interface components {
             tool_ids: unknown;
             /** @description MCP tools the LLM may call (freeform agents), `<server>/<tool>` */
             mcp_tools: unknown;
+            /** @description knowledge bases the agent answers from (docs/knowledge-base.md); flow nodes without their own use these */
+            knowledge_base_ids: unknown;
+            /** @default auto */
+            knowledge_mode: components["schemas"]["KnowledgeMode"];
+            /**
+             * @description auto mode: a retrieval slower than this (ms) is skipped for the turn, with an event (10–2000)
+             * @default 250
+             */
+            knowledge_timeout_ms: number;
             /**
              * @description expected outbound variables: name -> {type, description}
              * @default {}
@@ -1984,6 +2002,18 @@ export interface components {
              */
             mcp_tools?: string[];
             /**
+             * @description knowledge bases the agent answers from (docs/knowledge-base.md); flow nodes without their own use these
+             * @default []
+             */
+            knowledge_base_ids?: string[];
+            /** @default auto */
+            knowledge_mode?: components["schemas"]["KnowledgeMode"];
+            /**
+             * @description auto mode: a retrieval slower than this (ms) is skipped for the turn, with an event (10–2000)
+             * @default 250
+             */
+            knowledge_timeout_ms?: number;
+            /**
              * @description expected outbound variables: name -> {type, description}
              * @default {}
              */
@@ -2039,6 +2069,10 @@ export interface components {
             pre_call_tool_ids?: string[];
             tool_ids?: string[];
             mcp_tools?: string[];
+            knowledge_base_ids?: string[];
+            knowledge_mode?: components["schemas"]["KnowledgeMode"];
+            /** @description auto mode: a retrieval slower than this (ms) is skipped for the turn, with an event (10–2000) */
+            knowledge_timeout_ms?: number;
             context_variables?: {
                 [key: string]: components["schemas"]["ContextVariableInput"];
             };
@@ -2370,6 +2404,18 @@ export interface components {
              */
             mcp_tools?: string[];
             /**
+             * @description knowledge bases the agent answers from (docs/knowledge-base.md); flow nodes without their own use these
+             * @default []
+             */
+            knowledge_base_ids?: string[];
+            /** @default auto */
+            knowledge_mode?: components["schemas"]["KnowledgeMode"];
+            /**
+             * @description auto mode: a retrieval slower than this (ms) is skipped for the turn, with an event (10–2000)
+             * @default 250
+             */
+            knowledge_timeout_ms?: number;
+            /**
              * @description expected outbound variables: name -> {type, description}
              * @default {}
              */
@@ -2436,6 +2482,16 @@ export interface components {
              * @default []
              */
             mcp_tools?: string[];
+            /**
+             * @description knowledge bases of this node; empty: the agent's
+             * @default []
+             */
+            knowledge_base_ids?: string[];
+            /**
+             * @description how this node's own knowledge bases are used
+             * @default auto
+             */
+            knowledge_mode?: components["schemas"]["KnowledgeMode"];
             /** @default [] */
             builtin_tools?: components["schemas"]["BuiltinTool"][];
             /** @default [] */
@@ -2988,7 +3044,7 @@ export interface components {
             detail: string;
         };
         /** @enum {string} */
-        EventType: "call_started" | "call_ended" | "user_spoke" | "agent_spoke" | "tool_called" | "tool_result" | "node_entered" | "node_transition" | "context_injected" | "tts_started" | "tts_stopped" | "interruption" | "agent_resumed" | "ttfb_metric" | "llm_usage" | "tts_usage" | "call_status" | "error" | "analysis_completed" | "dtmf" | "transfer_started" | "transfer_completed" | "transfer_failed" | "voicemail_detected" | "voicemail_message_left";
+        EventType: "call_started" | "call_ended" | "user_spoke" | "agent_spoke" | "tool_called" | "tool_result" | "node_entered" | "node_transition" | "context_injected" | "tts_started" | "tts_stopped" | "interruption" | "agent_resumed" | "ttfb_metric" | "llm_usage" | "tts_usage" | "call_status" | "error" | "analysis_completed" | "dtmf" | "transfer_started" | "transfer_completed" | "transfer_failed" | "voicemail_detected" | "voicemail_message_left" | "knowledge_retrieved" | "knowledge_skipped";
         /** @description a deterministic check of each attempt; same_* compare with the recorded call (replay tests only) */
         Expectation: {
             /** @constant */
@@ -3208,6 +3264,16 @@ export interface components {
              * @default []
              */
             mcp_tools: string[];
+            /**
+             * @description knowledge bases of this node; empty: the agent's
+             * @default []
+             */
+            knowledge_base_ids: string[];
+            /**
+             * @description how this node's own knowledge bases are used
+             * @default auto
+             */
+            knowledge_mode: components["schemas"]["KnowledgeMode"];
             /** @default [] */
             builtin_tools: components["schemas"]["BuiltinTool"][];
             /** @default [] */
@@ -3250,6 +3316,16 @@ export interface components {
              * @default []
              */
             mcp_tools: string[];
+            /**
+             * @description knowledge bases of this node; empty: the agent's
+             * @default []
+             */
+            knowledge_base_ids: string[];
+            /**
+             * @description how this node's own knowledge bases are used
+             * @default auto
+             */
+            knowledge_mode: components["schemas"]["KnowledgeMode"];
             /** @default [] */
             builtin_tools: components["schemas"]["BuiltinTool"][];
             /** @default [] */
@@ -3282,6 +3358,16 @@ export interface components {
              * @default []
              */
             mcp_tools?: string[];
+            /**
+             * @description knowledge bases of this node; empty: the agent's
+             * @default []
+             */
+            knowledge_base_ids?: string[];
+            /**
+             * @description how this node's own knowledge bases are used
+             * @default auto
+             */
+            knowledge_mode?: components["schemas"]["KnowledgeMode"];
             /** @default [] */
             builtin_tools?: components["schemas"]["BuiltinTool"][];
             /** @default [] */
@@ -3302,6 +3388,8 @@ export interface components {
             functions?: components["schemas"]["FlowFunctionInput"][];
             tool_ids?: string[];
             mcp_tools?: string[];
+            knowledge_base_ids?: string[];
+            knowledge_mode?: components["schemas"]["KnowledgeMode"];
             builtin_tools?: components["schemas"]["BuiltinTool"][];
             pre_actions?: components["schemas"]["PreAction"][];
             position_xy?: components["schemas"]["PositionXy"] | null;
@@ -3444,6 +3532,11 @@ export interface components {
         KnowledgeDocumentSource: "upload" | "url";
         /** @enum {string} */
         KnowledgeDocumentStatus: "processing" | "ready" | "failed";
+        /**
+         * @description `auto`: passages retrieved before every LLM request of a turn; `tool`: the LLM calls `search_knowledge_base` when it decides to
+         * @enum {string}
+         */
+        KnowledgeMode: "auto" | "tool";
         KnowledgePassage: {
             /** Format: uuid */
             chunk_id: string;
