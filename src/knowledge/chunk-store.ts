@@ -18,7 +18,7 @@ export async function markFailed(db: Database, documentId: string, reason: strin
 }
 
 /** Replaces the document's chunks and marks it ready, in one transaction. False: the document is gone. */
-export async function replaceChunks(db: Database, documentId: string, chunks: Chunk[], embeddings: Array<number[] | null> | null): Promise<boolean> {
+export async function replaceChunks(db: Database, documentId: string, chunks: Chunk[]): Promise<boolean> {
   return db.sequelize.transaction(async (transaction) => {
     // Locks the row: two ingestions of one document (a refresh beside a retry) write one at a time.
     const document = await db.models.KnowledgeDocument.findByPk(documentId, { transaction, lock: transaction.LOCK.UPDATE });
@@ -31,14 +31,13 @@ export async function replaceChunks(db: Database, documentId: string, chunks: Ch
       const batch = chunks.slice(start, start + 200);
       const values: string[] = [];
       const bind: unknown[] = [];
-      for (const [i, chunk] of batch.entries()) {
-        const embedding = embeddings?.[start + i] ?? null;
-        bind.push(randomUUID(), base.get('id'), documentId, chunk.position, chunk.heading, chunk.content, chunk.tokens, base.get('ts_config'), embedding);
-        const n = bind.length - 9;
-        values.push(`($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7}, $${n + 8}::regconfig, $${n + 9}::real[])`);
+      for (const chunk of batch) {
+        bind.push(randomUUID(), base.get('id'), documentId, chunk.position, chunk.heading, chunk.content, chunk.tokens, base.get('ts_config'));
+        const n = bind.length - 8;
+        values.push(`($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7}, $${n + 8}::regconfig)`);
       }
       await db.sequelize.query(
-        `INSERT INTO knowledge_chunks (id, knowledge_base_id, document_id, position, heading, content, tokens, ts_config, embedding) VALUES ${values.join(', ')}`,
+        `INSERT INTO knowledge_chunks (id, knowledge_base_id, document_id, position, heading, content, tokens, ts_config) VALUES ${values.join(', ')}`,
         { bind, transaction },
       );
     }

@@ -43,5 +43,5 @@ export async function indexDocument(deps: IngestDeps, documentId: string): Promi
   const chunks = chunkBlocks(blocks);
   if (chunks.length > MAX_CHUNKS_PER_DOCUMENT) throw new DocumentUnreadable(`the document makes ${chunks.length} chunks, more than the ${MAX_CHUNKS_PER_DOCUMENT} allowed`);
   await setProgress(deps.db, documentId, 'indexing', 80);
-  return (await replaceChunks(deps.db, documentId, chunks, null)) ? chunks.length : null;
+  return (await replaceChunks(deps.db, documentId, chunks)) ? chunks.length : null;
 }

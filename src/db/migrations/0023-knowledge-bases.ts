@@ -66,8 +66,6 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
       tsv TSVECTOR GENERATED ALWAYS AS (
         setweight(to_tsvector(ts_config, heading), 'A') || setweight(to_tsvector(ts_config, content), 'B')
       ) STORED,
-      -- The embedding of heading and content when an embeddings provider is configured.
-      embedding REAL[],
       created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
       UNIQUE (document_id, position)
     )`);
