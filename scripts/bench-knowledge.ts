@@ -84,7 +84,8 @@ async function run(adminUrl: string, size: number): Promise<void> {
     );
   } finally {
     await db.close();
-    await admin.query(`DROP DATABASE IF EXISTS "${name}"`);
+    // KB_BENCH_KEEP=1 keeps the database, to look at the plans with EXPLAIN ANALYZE.
+    if (!process.env.KB_BENCH_KEEP) await admin.query(`DROP DATABASE IF EXISTS "${name}"`);
     await admin.end();
   }
 }

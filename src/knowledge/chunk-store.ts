@@ -41,6 +41,16 @@ export async function replaceChunks(db: Database, documentId: string, chunks: Ch
         { bind, transaction },
       );
     }
+    // The base's vocabulary for trigram matching (retrieval.ts): the words of these chunks,
+    // lower-cased and unstemmed (`simple`). Words of deleted documents stay: they only widen a
+    // query to words no chunk holds any more.
+    await db.sequelize.query(
+      `INSERT INTO knowledge_words (knowledge_base_id, word)
+       SELECT :baseId, word FROM ts_stat(format('SELECT to_tsvector(''simple'', heading || '' '' || content) FROM knowledge_chunks WHERE document_id = %L', CAST(:documentId AS text)))
+       WHERE length(word) BETWEEN 3 AND 64
+       ON CONFLICT DO NOTHING`,
+      { replacements: { baseId: base.get('id'), documentId }, transaction },
+    );
     await document.update({ status: 'ready', stage: null, progress: 100, error: null, chunk_count: chunks.length, ingested_at: new Date() }, { transaction });
     return true;
   });

@@ -1,9 +1,10 @@
 /**
  * Retrieval: one interface (KnowledgeRetriever), so the store behind it can change. This one is
  * PostgreSQL's: full-text search (the base's text search configuration, heading weighted above
- * the text) and, when pg_trgm is installed, trigram word similarity, which finds names, spelling
- * slips and the inflections of languages PostgreSQL does not stem; the lists are fused by
- * reciprocal rank (ranking.ts). Needs no API key.
+ * the text) and, when pg_trgm is installed, the same search with the base's words most like the
+ * query's by trigram similarity, which finds names, spelling slips and the inflections of
+ * languages PostgreSQL does not stem; the lists are fused by reciprocal rank (ranking.ts). Needs
+ * no API key.
  */
 import { QueryTypes, type Transaction } from 'sequelize';
 import type { Database } from '../db/database';
@@ -25,8 +26,11 @@ export interface KnowledgeRetriever {
 
 // Each list offers more candidates than asked for, so fusion has something to reorder.
 const CANDIDATES_PER_TOP_K = 4;
-// Below this a trigram match is noise (0.6, pg_trgm's default, misses most inflections).
+// Below this a trigram match is noise; pg_trgm's default (0.3) already finds inflections and slips.
 const TRIGRAM_THRESHOLD = 0.3;
+// Words of the base taken for each query word, and query words looked at.
+const SIMILAR_PER_WORD = 3;
+const MAX_QUERY_WORDS = 24;
 // Weighted reciprocal rank fusion (ranking.ts): trigrams are the fallback for what stemming misses.
 const FULL_TEXT_WEIGHT = 1;
 const TRIGRAM_WEIGHT = 0.7;
@@ -54,7 +58,13 @@ export class PostgresRetriever implements KnowledgeRetriever {
     const lists = await this.db.sequelize.transaction(async (transaction) => {
       const out: RankedList[] = [];
       for (const [config, ids] of configs) out.push({ items: await this.fullText(transaction, config, ids, query, limit), weight: FULL_TEXT_WEIGHT });
-      if (await this.hasTrigram()) out.push({ items: await this.trigrams(transaction, request.knowledgeBaseIds, query, limit), weight: TRIGRAM_WEIGHT });
+      if (await this.hasTrigram()) {
+        // The base's words like the query's (misspelt, inflected), searched as full text.
+        const similar = await this.similarWords(transaction, request.knowledgeBaseIds, query);
+        if (similar.length > 0) {
+          for (const [config, ids] of configs) out.push({ items: await this.fullText(transaction, config, ids, similar.join(' '), limit), weight: TRIGRAM_WEIGHT });
+        }
+      }
       return out;
     });
     const fused = fuseRankings(lists)
@@ -87,17 +97,24 @@ export class PostgresRetriever implements KnowledgeRetriever {
     );
   }
 
-  private async trigrams(transaction: Transaction, ids: string[], query: string, limit: number): Promise<Ranked[]> {
-    // The `<%` operator (served by the trigram index) reads its threshold from this setting;
-    // `true`: for this transaction only.
-    await this.db.sequelize.query(`SELECT set_config('pg_trgm.word_similarity_threshold', '${TRIGRAM_THRESHOLD}', true)`, { transaction });
-    return this.db.sequelize.query<Ranked>(
-      `SELECT c.id, word_similarity(:query, c.heading || ' ' || c.content) AS relevance
-         FROM knowledge_chunks c
-        WHERE c.knowledge_base_id IN (:ids) AND :query <% (c.heading || ' ' || c.content)
-        ORDER BY relevance DESC, c.id LIMIT :limit`,
-      { replacements: { ids, query, limit }, type: QueryTypes.SELECT, transaction },
+  /**
+   * For each query word, the base's words most like it by trigram similarity (knowledge_words,
+   * its GIN index serving `%`): "Bluedartt" → "bluedart", "खुलता" → "खुला". Short strings only,
+   * so this stays a few milliseconds however large the base.
+   */
+  private async similarWords(transaction: Transaction, ids: string[], query: string): Promise<string[]> {
+    const words = [...new Set(query.toLowerCase().split(/[^\p{L}\p{M}\p{N}]+/u).filter((w) => w.length >= 3))].slice(0, MAX_QUERY_WORDS);
+    if (words.length === 0) return [];
+    // `%` reads its threshold from this setting; `true`: for this transaction only.
+    await this.db.sequelize.query(`SELECT set_config('pg_trgm.similarity_threshold', '${TRIGRAM_THRESHOLD}', true)`, { transaction });
+    const rows = await this.db.sequelize.query<{ word: string }>(
+      `SELECT DISTINCT w.word FROM unnest(ARRAY[:words]::text[]) AS q(word),
+              LATERAL (SELECT k.word FROM knowledge_words k
+                        WHERE k.knowledge_base_id IN (:ids) AND k.word % q.word
+                        ORDER BY similarity(k.word, q.word) DESC, k.word LIMIT ${SIMILAR_PER_WORD}) w`,
+      { replacements: { ids, words }, type: QueryTypes.SELECT, transaction },
     );
+    return rows.map((r) => r.word);
   }
 
   /** The fused order, each passage scored by its best relevance (0–1: comparable across queries, unlike RRF sums). */
