@@ -9,6 +9,7 @@ import type { Logger } from '../src/shared/logger';
 import { createAnalysisActivities } from './analysis';
 import { createAgentTestActivities } from './agent-tests';
 import { createCampaignActivities } from './campaigns';
+import { createKnowledgeActivities } from './knowledge';
 import { createLlmActivities } from './llm';
 import { createPersistenceActivities } from './persistence';
 import { createTelephonyActivities } from './telephony';
@@ -32,6 +33,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAnalysisActivities(deps),
     ...createAgentTestActivities(deps),
     ...createCampaignActivities(deps),
+    ...createKnowledgeActivities(deps),
   };
 }
 

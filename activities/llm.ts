@@ -10,13 +10,19 @@ import { countProviderError } from '../src/observability/metrics';
 import { streamChat } from '../src/providers/llm/chat';
 import { llmClients, llmFailure } from '../src/providers/llm/llm-activity-support';
 import { heartbeating } from './heartbeating';
+import { PostgresRetriever } from '../src/knowledge/retrieval';
+import { withKnowledge } from '../src/knowledge/turn-knowledge';
 
-export function createLlmActivities({ config }: ActivityDeps) {
+export function createLlmActivities({ config, db }: ActivityDeps) {
   const clientFor = llmClients(config);
+  const retriever = new PostgresRetriever(db);
   return {
     async llmTurn(request: LlmTurnRequest): Promise<LlmTurnResult> {
+      // Retrieval (auto knowledge mode) never fails the turn: it is skipped with an event instead.
+      const { messages, knowledge } = await withKnowledge(retriever, request);
       try {
-        return await heartbeating(streamChat(clientFor(request.provider), request));
+        const result = await heartbeating(streamChat(clientFor(request.provider), { ...request, messages }));
+        return knowledge ? { ...result, knowledge } : result;
       } catch (err) {
         countProviderError('llm', request.provider);
         throw llmFailure(err);

@@ -10,7 +10,7 @@
  * fake LLM and a local webhook receiver. `--only-analysis` records the post-call analysis
  * scenarios alone, `--only-drain` the drained phone call alone, `--only-transfer` the transferred
  * phone calls alone, `--only-voicemail` the two voicemail calls alone, `--only-keypad` the phone
- * call with keypresses both ways alone, `--only-web` the web call alone, `--only-mcp` the call using an MCP tool alone, `--only-voice` the phone call
+ * call with keypresses both ways alone, `--only-web` the web call alone, `--only-mcp` the call using an MCP tool alone, `--only-knowledge` the knowledge-base ingestion and calls alone, `--only-voice` the phone call
  * with armed turns, the one whose caller cuts the greeting off and the turn run (new histories,
  * without re-recording the others).
  */
@@ -36,6 +36,7 @@ import globalTeardown from '../test/support/global-teardown';
 import { startHarness } from '../test/support/harness';
 import { runScript } from './lib/run-script';
 import { recordMcpToolCall, recordTextHistories } from './lib/record-text-histories';
+import { recordKnowledgeHistories } from './lib/record-knowledge-histories';
 
 const OUT = path.join(__dirname, '..', 'test', 'replay', 'histories');
 const HELLO_WAV = path.join(__dirname, '..', 'test', 'fixtures', 'audio', 'hello-appointment.wav');
@@ -305,6 +306,7 @@ async function main(): Promise<void> {
     if (process.argv.includes('--only-drain')) return await recordDrained();
     if (process.argv.includes('--only-web')) return await recordWebCall();
     if (process.argv.includes('--only-mcp')) return await recordMcpToolCall({ h, llm, hooks, save, post });
+    if (process.argv.includes('--only-knowledge')) return await recordKnowledgeHistories({ h, llm, hooks, save, post });
     if (process.argv.includes('--only-transfer')) return await recordTransfers();
     if (process.argv.includes('--only-voicemail')) return await recordVoicemail();
     if (process.argv.includes('--only-voice')) {

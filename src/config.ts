@@ -72,6 +72,9 @@ export const coreConfigSchema = z.object({
   PUBLIC_BASE_URL: z.url().default('http://localhost:8000'),
   DATA_DIR: z.string().default('./data'),
   BODY_LIMIT: z.string().default('1mb'),
+  // The largest knowledge-base document, uploaded or fetched (docs/knowledge-base.md); uploads
+  // come base64-encoded in JSON, so their route takes a body a third larger.
+  KNOWLEDGE_MAX_DOCUMENT_MB: z.coerce.number().positive().max(100).default(10),
   // Private targets that tool and agent webhooks may reach (the outbound guard refuses the rest).
   WEBHOOK_ALLOWED_NETWORKS: AllowedNetworks,
   TRUST_PROXY: TrustProxy,

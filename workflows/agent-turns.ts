@@ -8,6 +8,7 @@ import type { LlmTurnRequest, SnapshotNode } from './call-definitions';
 import type { CallContext } from './call-context';
 import type { CallTools } from './call-tools';
 import { CallMcpTools } from './mcp-tools';
+import { CallKnowledge } from './call-knowledge';
 import { GatewayLost, type Thought } from './channels';
 import { END_CALL, findNode, SEND_DTMF, offeredTools, systemMessages, toolArguments, toolResultText } from './conversation';
 import { canTransfer, type Transfer } from './call-transfer';
@@ -17,6 +18,7 @@ import { TRANSFER_CALL } from '../src/shared/transfer';
 
 export class AgentTurns {
   private readonly mcp: CallMcpTools;
+  private readonly knowledge: CallKnowledge;
 
   constructor(
     private readonly ctx: CallContext,
@@ -24,6 +26,7 @@ export class AgentTurns {
     private readonly transfer: Transfer,
   ) {
     this.mcp = new CallMcpTools(ctx);
+    this.knowledge = new CallKnowledge(ctx);
   }
 
   /** LLM rounds until the agent answers without calling tools (or ends the call); returns what the caller heard. */
@@ -74,6 +77,7 @@ export class AgentTurns {
     const { agent, customParameters, callId } = input;
     const messages = [...systemMessages(prompt, agent, conv, customParameters), ...conv.history];
     if (transientInstruction) messages.push({ role: 'system', content: transientInstruction });
+    const knowledge = this.knowledge.autoRequest();
     return {
       callId,
       provider: agent.llm_provider,
@@ -81,7 +85,8 @@ export class AgentTurns {
       temperature: agent.llm_settings.temperature,
       maxTokens: agent.llm_settings.max_tokens,
       messages,
-      tools: transientInstruction ? [] : offeredTools(agent, conv, { ...input, transferable: canTransfer(input) }),
+      tools: transientInstruction ? [] : [...offeredTools(agent, conv, { ...input, transferable: canTransfer(input) }), ...this.knowledge.toolSpecs()],
+      ...(knowledge && !transientInstruction ? { knowledge } : {}),
     };
   }
 
@@ -105,6 +110,8 @@ export class AgentTurns {
     ctx.countSpeech(result);
     ctx.totals.llm_prompt_tokens += result.usage.prompt_tokens;
     ctx.totals.llm_completion_tokens += result.usage.completion_tokens;
+    // Before the usage: the retrieval happened before the LLM request.
+    this.knowledge.record(result.knowledge);
     ctx.recorder.record('llm_usage', { ...result.usage, model: ctx.input.agent.llm_model });
     if (result.ttfbMs !== null) ctx.recorder.record('ttfb_metric', { processor: 'llm', ms: result.ttfbMs });
     return result;
@@ -117,6 +124,7 @@ export class AgentTurns {
     const mcpTool = this.mcp.offered(call.name);
     recorder.record('tool_called', { function: call.name, args: call.arguments, ...(mcpTool ? { server: mcpTool.server, tool: mcpTool.tool } : {}) });
     if (mcpTool) return toolResultText(await this.mcp.run(mcpTool, toolArguments(call.arguments, input.customParameters, input), call.id));
+    if (this.knowledge.offers(call.name)) return this.knowledge.search(call.arguments);
     if (call.name === END_CALL) {
       recorder.record('tool_result', { function: call.name, result: 'ok' });
       ctx.requestEnd('agent_ended');

@@ -11,6 +11,7 @@ import type { ToolRow } from '../src/db/models/tools';
 import type { AnalysisPlan, AnalysisRetryOptions, AnalysisStatus, CallAnalysis } from '../src/analysis/types';
 import type { AnsweredBy, AnsweredByVerdict, VoicemailSettings } from '../src/voicemail/settings';
 import type { GatewayEvent, VoiceTurnResult } from './gateway-messages';
+import type { KnowledgeMode, KnowledgeOutcome, KnowledgeRequest } from '../src/shared/knowledge';
 
 export type CallStatus = 'ringing' | 'in_progress' | 'completed' | 'failed' | 'no_answer';
 export type EndReason = 'agent_ended' | 'user_ended' | 'idle_timeout' | 'error' | 'transferred' | 'voicemail';
@@ -49,6 +50,9 @@ export interface SnapshotNode {
   tool_ids: string[];
   /** MCP tools of the node (`server/tool`); absent in snapshots from before MCP. */
   mcp_tools?: string[];
+  /** The node's own knowledge bases (absent: the agent's), docs/knowledge-base.md. */
+  knowledge_base_ids?: string[];
+  knowledge_mode?: KnowledgeMode;
   builtin_tools: string[];
   pre_actions: PreAction[];
 }
@@ -85,6 +89,8 @@ export interface AgentSnapshot {
   transfer_destinations: TransferDestination[];
   /** Voicemail detection; null: none. */
   voicemail: VoicemailSettings | null;
+  /** Knowledge bases (docs/knowledge-base.md); absent when neither the agent nor a node has any. */
+  knowledge?: { knowledge_base_ids: string[]; mode: KnowledgeMode; timeout_ms: number };
 }
 
 export interface CallWorkflowInput {
@@ -178,6 +184,11 @@ export interface LlmTurnRequest {
   maxTokens?: number;
   messages: LlmMessage[];
   tools: LlmToolSpec[];
+  /**
+   * `auto` knowledge retrieval (docs/knowledge-base.md): whoever runs the request retrieves with
+   * the caller's last words in `messages` and adds the passages before calling the LLM.
+   */
+  knowledge?: KnowledgeRequest;
 }
 
 export interface LlmTurnResult {
@@ -186,6 +197,8 @@ export interface LlmTurnResult {
   usage: { prompt_tokens: number; completion_tokens: number };
   /** Measured in the activity (wall clock), never in workflow code. */
   ttfbMs: number | null;
+  /** What `auto` retrieval did for this request (absent without one). */
+  knowledge?: KnowledgeOutcome;
 }
 
 export interface ToolCallRequest {

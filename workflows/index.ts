@@ -5,3 +5,4 @@ export { callAnalysisWorkflow } from './analysis-workflow';
 export { testRunWorkflow } from './test-run-workflow';
 export { testAttemptWorkflow } from './test-attempt-workflow';
 export { campaignWorkflow } from './campaign-workflow';
+export { knowledgeIngestWorkflow } from './knowledge-workflow';

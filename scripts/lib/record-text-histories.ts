@@ -1,9 +1,11 @@
 /**
  * The text-call scenarios of `npm run record:histories` (scripts/record-replay-histories.ts):
  * post-call analysis and its re-run, a freeform call with a webhook tool and a retried webhook
- * delivery, a flow to its terminal node, an idle timeout, an agent test run, and a call using an MCP tool.
+ * delivery, a flow to its terminal node, an idle timeout, an agent test run, a call using an MCP tool,
+ * and the knowledge-base scenarios (record-knowledge-histories.ts).
  */
 import { startFakeMcpServer } from '../../test/fakes/mcp-server';
+import { recordKnowledgeHistories } from './record-knowledge-histories';
 import type { FakeOpenAI } from '../../test/fakes/openai-server';
 import type { WebhookReceiver } from '../../test/fakes/webhook-receiver';
 import { createAgent, createNodes, createTool } from '../../test/support/fixtures';
@@ -126,6 +128,7 @@ export async function recordTextHistories({ h, llm, hooks, save, post }: Recorde
   const attempt = (await h.request('GET', `/api/test-runs/${run.id}`)).body.tests[0].attempts[0];
   await save('agent-test-call', callWorkflowId(attempt.call_id));
   await recordMcpToolCall({ h, llm, hooks, save, post });
+  await recordKnowledgeHistories({ h, llm, hooks, save, post });
   return tool;
 }
 

@@ -39,6 +39,10 @@ export function createApp(ctx: ApiContext, extraRoutes: AnyRoute[] = []) {
   app.set('json replacer', timestampReplacer);
   // Input errors are held, not answered, until the route has checked who is asking
   // (http/conformance.ts): an anonymous caller with a bad body is told 401, not 400.
+  // Document uploads come base64-encoded (a third larger than the file) in a body of their own
+  // size; body-parser skips a body already parsed, so the general limit below does not apply.
+  const uploadLimit = Math.ceil(((ctx.config.KNOWLEDGE_MAX_DOCUMENT_MB * 1e6) / 3) * 4) + 64 * 1024;
+  app.post('/api/knowledge-bases/:knowledge_base_id/documents', holdInputErrors(express.json({ limit: uploadLimit })));
   app.use(holdInputErrors(express.json({ limit: ctx.config.BODY_LIMIT })));
   // Telephony providers post form-encoded callbacks.
   app.use(holdInputErrors(express.urlencoded({ extended: false, limit: ctx.config.BODY_LIMIT })));

@@ -28,3 +28,10 @@ export const ownedMcpServer = (db: Database): Owned => ({
     return row ? ((row.get('owner_id') as string | null) ?? null) : undefined;
   },
 });
+export const ownedKnowledgeBase = (db: Database): Owned => ({
+  what: 'knowledge base',
+  owner: async (params: { knowledge_base_id: string }) => {
+    const row = await db.models.KnowledgeBase.findByPk(params.knowledge_base_id, { attributes: ['owner_id'] });
+    return row ? ((row.get('owner_id') as string | null) ?? null) : undefined;
+  },
+});

@@ -69,6 +69,10 @@ async function loadSnapshotWhere(db: Database, where: WhereOptions<AgentRow>, tr
     analysis: analysisPlan(agent.analysis, agent),
     transfer_destinations: agent.transfer_destinations ?? [],
     voicemail: agent.voicemail ?? null,
+    // Only for agents that use knowledge bases: every other snapshot stays as it was.
+    ...(agent.knowledge_base_ids?.length || nodes.some((n) => n.knowledge_base_ids?.length)
+      ? { knowledge: { knowledge_base_ids: agent.knowledge_base_ids, mode: agent.knowledge_mode, timeout_ms: agent.knowledge_timeout_ms } }
+      : {}),
     nodes: nodes.map((n) => ({
       node_key: n.node_key,
       position: n.position,
@@ -79,6 +83,7 @@ async function loadSnapshotWhere(db: Database, where: WhereOptions<AgentRow>, tr
       functions: n.functions as FlowFunction[],
       tool_ids: n.tool_ids,
       mcp_tools: n.mcp_tools ?? [],
+      ...(n.knowledge_base_ids?.length ? { knowledge_base_ids: n.knowledge_base_ids, knowledge_mode: n.knowledge_mode } : {}),
       builtin_tools: n.builtin_tools,
       pre_actions: n.pre_actions as PreAction[],
     })),

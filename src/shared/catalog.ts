@@ -52,6 +52,8 @@ export const EVENT_TYPES = [
   'transfer_failed',
   'voicemail_detected',
   'voicemail_message_left',
+  'knowledge_retrieved',
+  'knowledge_skipped',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -117,6 +117,8 @@ describe('GET /api/agents/{agent_id}/export', () => {
       functions: [{ name: 'booked', description: 'Booked', next_node_key: 'bye', properties: {}, required: [] }],
       tool_ids: [book.id],
       mcp_tools: [],
+      knowledge_base_ids: [],
+      knowledge_mode: 'auto',
       builtin_tools: [],
       pre_actions: [{ type: 'call_tool', tool_id: crm.id, args: { purpose: 'booking' } }, { type: 'say', text: 'Checking.' }],
       position_xy: null,

@@ -105,6 +105,18 @@ const ROLE_TABLE: Record<string, Access> = {
   'GET /api/agents/{agent_id}/test-runs': 'member',
   'GET /api/test-runs/{run_id}': 'member',
   'POST /api/test-runs/{run_id}/cancel': 'member',
+  // Knowledge bases (docs/knowledge-base.md): anyone may search one and use it; its documents are its owner's.
+  'GET /api/knowledge-bases': 'member',
+  'POST /api/knowledge-bases': 'member',
+  'GET /api/knowledge-bases/{knowledge_base_id}': 'member',
+  'PATCH /api/knowledge-bases/{knowledge_base_id}': 'owner',
+  'DELETE /api/knowledge-bases/{knowledge_base_id}': 'owner',
+  'POST /api/knowledge-bases/{knowledge_base_id}/search': 'member',
+  'GET /api/knowledge-bases/{knowledge_base_id}/documents': 'member',
+  'POST /api/knowledge-bases/{knowledge_base_id}/documents': 'owner',
+  'GET /api/knowledge-bases/{knowledge_base_id}/documents/{document_id}': 'member',
+  'POST /api/knowledge-bases/{knowledge_base_id}/documents/{document_id}/refresh': 'owner',
+  'DELETE /api/knowledge-bases/{knowledge_base_id}/documents/{document_id}': 'owner',
 };
 // Provider callbacks (/telephony/...) are public by rule and must refuse unsigned requests.
 const isProviderCallback = (path: string) => path.startsWith('/telephony/');
@@ -124,6 +136,7 @@ beforeAll(async () => {
   const agent = await h.request('POST', '/api/agents', { body: { name: 'admin-agent', prompt: 'p' } });
   const mcpServer = await h.request('POST', '/api/mcp-servers', { body: { name: 'admin_mcp', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer admin-mcp-secret' } } });
   await h.request('POST', `/api/agents/${agent.body.id}/nodes`, { body: { node_key: 'start', is_initial: true } });
+  const knowledgeBase = await h.request('POST', '/api/knowledge-bases', { body: { name: 'admin-kb' } });
   const endpoint = await h.request('POST', '/api/settings/endpoints', { body: { phone_number: '+14155550123', provider: 'twilio', inbound_agent_name: 'admin-agent' } });
   const key = await h.request('POST', '/api/auth/api-keys', { body: { name: 'admin key' } });
   // With a Twilio token stored, unsigned provider callbacks are refused for their missing signature.
@@ -139,6 +152,7 @@ beforeAll(async () => {
     node_key: 'start',
     tool_id: tool.body.id,
     server_id: mcpServer.body.id,
+    knowledge_base_id: knowledgeBase.body.id,
     endpoint_id: endpoint.body.id,
     key_id: key.body.id,
     user_id: other.id,
@@ -227,6 +241,7 @@ describe('walking every operation', () => {
     // Nothing the member tried changed the administrator's resources.
     expect((await h.request('GET', `/api/agents/${params.agent_id}/nodes`)).body).toHaveLength(1);
     expect((await h.request('GET', `/api/tools/${params.tool_id}`)).status).toBe(200);
+    expect((await h.request('GET', `/api/knowledge-bases/${params.knowledge_base_id}`)).body.name).toBe('admin-kb');
   });
 });
 

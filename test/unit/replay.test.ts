@@ -24,6 +24,10 @@ describe('workflow replay', () => {
         'idle-timeout.binpb',
         // A text call whose LLM used an MCP server's tool (docs/tools.md).
         'mcp-tool-call.binpb',
+        // Knowledge bases (docs/knowledge-base.md): a document's ingestion, text calls in auto and tool mode.
+        'knowledge-ingest.binpb',
+        'knowledge-auto-call.binpb',
+        'knowledge-tool-call.binpb',
         // A call_ended webhook delivery retried after a failure.
         'webhook-delivery-retried.binpb',
         // Post-call analysis, and its re-run (docs/post-call-analysis.md).

@@ -1515,6 +1515,140 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/knowledge-bases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List knowledge bases
+         * @description All knowledge bases, by name, with their document and chunk counts.
+         */
+        get: operations["listKnowledgeBases"];
+        put?: never;
+        /**
+         * Create a knowledge base
+         * @description Its `language` picks the PostgreSQL text search configuration its documents are indexed with (`text_search_config`; `simple`, which does not stem, for a language the server has none for). The caller becomes the owner: members may change, delete and add documents to only their own.
+         */
+        post: operations["createKnowledgeBase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge-bases/{knowledge_base_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one knowledge base */
+        get: operations["getKnowledgeBase"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a knowledge base, its documents and every reference to it
+         * @description In one transaction: its documents and chunks go, it is removed from every agent's and flow node's `knowledge_base_ids`, and each changed agent's `version` goes up. URL refresh schedules are removed.
+         */
+        delete: operations["deleteKnowledgeBase"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename or describe a knowledge base
+         * @description Its `language` cannot change (its chunks are indexed in that language's configuration): create another base instead.
+         */
+        patch: operations["updateKnowledgeBase"];
+        trace?: never;
+    };
+    "/api/knowledge-bases/{knowledge_base_id}/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search a knowledge base (the search tester)
+         * @description Ranks its ready documents' chunks for `query` exactly as a call does: full-text search in the base's configuration, trigram similarity when the server has pg_trgm, fused by reciprocal rank; the `top_k` best whose score reaches `threshold`.
+         */
+        post: operations["searchKnowledgeBase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge-bases/{knowledge_base_id}/documents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a knowledge base's documents
+         * @description Newest first, each with its ingestion status and progress.
+         */
+        get: operations["listKnowledgeDocuments"];
+        put?: never;
+        /**
+         * Add a document: upload a file or give a URL
+         * @description An upload is `name` (its extension says the kind: .pdf, .docx, .md, .markdown, .txt, .text, .html, .htm, .csv) and `content_base64`; a URL is fetched through the outbound request guard (private and loopback addresses refused unless WEBHOOK_ALLOWED_NETWORKS allows them), its kind from the answer's content type. At most KNOWLEDGE_MAX_DOCUMENT_MB (10 MB here). Answers 202 with the document `processing`: poll it for `progress`, then `ready` or `failed` with its `error`.
+         */
+        post: operations["addKnowledgeDocument"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge-bases/{knowledge_base_id}/documents/{document_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one document (its status and progress) */
+        get: operations["getKnowledgeDocument"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a document and its chunks
+         * @description Its chunks go with it (calls stop finding them at once), and its refresh schedule. An ingestion still running finds it gone and stops.
+         */
+        delete: operations["deleteKnowledgeDocument"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge-bases/{knowledge_base_id}/documents/{document_id}/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ingest a document again (a URL is fetched again)
+         * @description Its chunks are replaced in one transaction when the new ingestion is done; until then (and if it fails) searches use the ones indexed before. An ingestion already running is not started twice.
+         */
+        post: operations["refreshKnowledgeDocument"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1579,6 +1713,15 @@ export interface components {
             tool_ids: unknown;
             /** @description MCP tools the LLM may call (freeform agents), `<server>/<tool>` */
             mcp_tools: unknown;
+            /** @description knowledge bases the agent answers from (docs/knowledge-base.md); flow nodes without their own use these */
+            knowledge_base_ids: unknown;
+            /** @default auto */
+            knowledge_mode: components["schemas"]["KnowledgeMode"];
+            /**
+             * @description auto mode: a retrieval slower than this (ms) is skipped for the turn, with an event (10–2000)
+             * @default 250
+             */
+            knowledge_timeout_ms: number;
             /**
              * @description expected outbound variables: name -> {type, description}
              * @default {}
@@ -1751,6 +1894,15 @@ export interface components {
             tool_ids: unknown;
             /** @description MCP tools the LLM may call (freeform agents), `<server>/<tool>` */
             mcp_tools: unknown;
+            /** @description knowledge bases the agent answers from (docs/knowledge-base.md); flow nodes without their own use these */
+            knowledge_base_ids: unknown;
+            /** @default auto */
+            knowledge_mode: components["schemas"]["KnowledgeMode"];
+            /**
+             * @description auto mode: a retrieval slower than this (ms) is skipped for the turn, with an event (10–2000)
+             * @default 250
+             */
+            knowledge_timeout_ms: number;
             /**
              * @description expected outbound variables: name -> {type, description}
              * @default {}
@@ -1850,6 +2002,18 @@ export interface components {
              */
             mcp_tools?: string[];
             /**
+             * @description knowledge bases the agent answers from (docs/knowledge-base.md); flow nodes without their own use these
+             * @default []
+             */
+            knowledge_base_ids?: string[];
+            /** @default auto */
+            knowledge_mode?: components["schemas"]["KnowledgeMode"];
+            /**
+             * @description auto mode: a retrieval slower than this (ms) is skipped for the turn, with an event (10–2000)
+             * @default 250
+             */
+            knowledge_timeout_ms?: number;
+            /**
              * @description expected outbound variables: name -> {type, description}
              * @default {}
              */
@@ -1905,6 +2069,10 @@ export interface components {
             pre_call_tool_ids?: string[];
             tool_ids?: string[];
             mcp_tools?: string[];
+            knowledge_base_ids?: string[];
+            knowledge_mode?: components["schemas"]["KnowledgeMode"];
+            /** @description auto mode: a retrieval slower than this (ms) is skipped for the turn, with an event (10–2000) */
+            knowledge_timeout_ms?: number;
             context_variables?: {
                 [key: string]: components["schemas"]["ContextVariableInput"];
             };
@@ -2236,6 +2404,18 @@ export interface components {
              */
             mcp_tools?: string[];
             /**
+             * @description knowledge bases the agent answers from (docs/knowledge-base.md); flow nodes without their own use these
+             * @default []
+             */
+            knowledge_base_ids?: string[];
+            /** @default auto */
+            knowledge_mode?: components["schemas"]["KnowledgeMode"];
+            /**
+             * @description auto mode: a retrieval slower than this (ms) is skipped for the turn, with an event (10–2000)
+             * @default 250
+             */
+            knowledge_timeout_ms?: number;
+            /**
              * @description expected outbound variables: name -> {type, description}
              * @default {}
              */
@@ -2302,6 +2482,16 @@ export interface components {
              * @default []
              */
             mcp_tools?: string[];
+            /**
+             * @description knowledge bases of this node; empty: the agent's
+             * @default []
+             */
+            knowledge_base_ids?: string[];
+            /**
+             * @description how this node's own knowledge bases are used
+             * @default auto
+             */
+            knowledge_mode?: components["schemas"]["KnowledgeMode"];
             /** @default [] */
             builtin_tools?: components["schemas"]["BuiltinTool"][];
             /** @default [] */
@@ -2854,7 +3044,7 @@ export interface components {
             detail: string;
         };
         /** @enum {string} */
-        EventType: "call_started" | "call_ended" | "user_spoke" | "agent_spoke" | "tool_called" | "tool_result" | "node_entered" | "node_transition" | "context_injected" | "tts_started" | "tts_stopped" | "interruption" | "agent_resumed" | "ttfb_metric" | "llm_usage" | "tts_usage" | "call_status" | "error" | "analysis_completed" | "dtmf" | "transfer_started" | "transfer_completed" | "transfer_failed" | "voicemail_detected" | "voicemail_message_left";
+        EventType: "call_started" | "call_ended" | "user_spoke" | "agent_spoke" | "tool_called" | "tool_result" | "node_entered" | "node_transition" | "context_injected" | "tts_started" | "tts_stopped" | "interruption" | "agent_resumed" | "ttfb_metric" | "llm_usage" | "tts_usage" | "call_status" | "error" | "analysis_completed" | "dtmf" | "transfer_started" | "transfer_completed" | "transfer_failed" | "voicemail_detected" | "voicemail_message_left" | "knowledge_retrieved" | "knowledge_skipped";
         /** @description a deterministic check of each attempt; same_* compare with the recorded call (replay tests only) */
         Expectation: {
             /** @constant */
@@ -3074,6 +3264,16 @@ export interface components {
              * @default []
              */
             mcp_tools: string[];
+            /**
+             * @description knowledge bases of this node; empty: the agent's
+             * @default []
+             */
+            knowledge_base_ids: string[];
+            /**
+             * @description how this node's own knowledge bases are used
+             * @default auto
+             */
+            knowledge_mode: components["schemas"]["KnowledgeMode"];
             /** @default [] */
             builtin_tools: components["schemas"]["BuiltinTool"][];
             /** @default [] */
@@ -3116,6 +3316,16 @@ export interface components {
              * @default []
              */
             mcp_tools: string[];
+            /**
+             * @description knowledge bases of this node; empty: the agent's
+             * @default []
+             */
+            knowledge_base_ids: string[];
+            /**
+             * @description how this node's own knowledge bases are used
+             * @default auto
+             */
+            knowledge_mode: components["schemas"]["KnowledgeMode"];
             /** @default [] */
             builtin_tools: components["schemas"]["BuiltinTool"][];
             /** @default [] */
@@ -3148,6 +3358,16 @@ export interface components {
              * @default []
              */
             mcp_tools?: string[];
+            /**
+             * @description knowledge bases of this node; empty: the agent's
+             * @default []
+             */
+            knowledge_base_ids?: string[];
+            /**
+             * @description how this node's own knowledge bases are used
+             * @default auto
+             */
+            knowledge_mode?: components["schemas"]["KnowledgeMode"];
             /** @default [] */
             builtin_tools?: components["schemas"]["BuiltinTool"][];
             /** @default [] */
@@ -3168,6 +3388,8 @@ export interface components {
             functions?: components["schemas"]["FlowFunctionInput"][];
             tool_ids?: string[];
             mcp_tools?: string[];
+            knowledge_base_ids?: string[];
+            knowledge_mode?: components["schemas"]["KnowledgeMode"];
             builtin_tools?: components["schemas"]["BuiltinTool"][];
             pre_actions?: components["schemas"]["PreAction"][];
             position_xy?: components["schemas"]["PositionXy"] | null;
@@ -3209,6 +3431,142 @@ export interface components {
             flow_nodes_count: number;
             /** @description tests imported with the agent */
             tests_count: number;
+        };
+        KnowledgeBase: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            language: string;
+            /** @description the PostgreSQL text search configuration its chunks are indexed with */
+            text_search_config: string;
+            document_count: number;
+            chunk_count: number;
+            /**
+             * Format: date-time
+             * @description UTC without an offset, YYYY-MM-DDTHH:MM:SS (read it as UTC)
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description UTC without an offset, YYYY-MM-DDTHH:MM:SS (read it as UTC)
+             */
+            updated_at: string;
+            /** @description the user who created it (members may change only their own); null = the administrators' */
+            owner_id: string | null;
+        };
+        KnowledgeBaseCreate: {
+            /** @description unique */
+            name: string;
+            /** @default  */
+            description?: string;
+            /**
+             * @description BCP 47; picks PostgreSQL's text search configuration (`simple` for a language it does not stem); fixed after creation
+             * @default en
+             */
+            language?: string;
+        };
+        KnowledgeBasePatch: {
+            /** @description unique */
+            name?: string;
+            description?: string;
+            /** @description may be sent but must equal the current language */
+            language?: string;
+        };
+        KnowledgeDocument: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            knowledge_base_id: string;
+            name: string;
+            source: components["schemas"]["KnowledgeDocumentSource"];
+            url: string | null;
+            /** @description null until a URL's answer has been fetched */
+            kind: components["schemas"]["KnowledgeDocumentKind"] | null;
+            size_bytes: number;
+            status: components["schemas"]["KnowledgeDocumentStatus"];
+            /** @description percent, while processing */
+            progress: number;
+            /** @description while processing: fetching, extracting, chunking or indexing */
+            stage: string | null;
+            /** @description why it failed (status failed); a failed refresh keeps the chunks indexed before */
+            error: string | null;
+            chunk_count: number;
+            refresh_hours: number | null;
+            /** @description when its chunks were last indexed */
+            ingested_at: string | null;
+            /**
+             * Format: date-time
+             * @description UTC without an offset, YYYY-MM-DDTHH:MM:SS (read it as UTC)
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description UTC without an offset, YYYY-MM-DDTHH:MM:SS (read it as UTC)
+             */
+            updated_at: string;
+        };
+        /** @description Either an upload (`name` and `content_base64`) or a `url`. */
+        KnowledgeDocumentCreate: {
+            /** @description an upload's file name, whose extension says its kind (.pdf, .docx, .md, .markdown, .txt, .text, .html, .htm, .csv); a URL's defaults to the URL */
+            name?: string;
+            /**
+             * Format: base64
+             * @description the file, base64-encoded (an upload)
+             */
+            content_base64?: string;
+            /**
+             * Format: uri
+             * @description a page or file to fetch through the outbound request guard (instead of content_base64)
+             */
+            url?: string;
+            /**
+             * @description URL documents: re-fetched every this many hours (1–720); null: never
+             * @default null
+             */
+            refresh_hours?: number | null;
+        };
+        /** @enum {string} */
+        KnowledgeDocumentKind: "pdf" | "docx" | "markdown" | "text" | "html" | "csv";
+        /** @enum {string} */
+        KnowledgeDocumentSource: "upload" | "url";
+        /** @enum {string} */
+        KnowledgeDocumentStatus: "processing" | "ready" | "failed";
+        /**
+         * @description `auto`: passages retrieved before every LLM request of a turn; `tool`: the LLM calls `search_knowledge_base` when it decides to
+         * @enum {string}
+         */
+        KnowledgeMode: "auto" | "tool";
+        KnowledgePassage: {
+            /** Format: uuid */
+            chunk_id: string;
+            /** Format: uuid */
+            knowledge_base_id: string;
+            /** Format: uuid */
+            document_id: string;
+            /** @description the document's name */
+            document: string;
+            /** @description the heading path, ` > `-separated; empty at the top of a document */
+            heading: string;
+            content: string;
+            /** @description the best relevance a ranking gave it, 0–1 (passages are ordered by reciprocal rank fusion) */
+            score: number;
+        };
+        KnowledgeSearch: {
+            query: string;
+            /** @default 5 */
+            top_k?: number;
+            /**
+             * @description leave out passages whose score is below it
+             * @default 0
+             */
+            threshold?: number;
+        };
+        KnowledgeSearchResult: {
+            query: string;
+            passages: components["schemas"]["KnowledgePassage"][];
+            /** @description time the retrieval took */
+            ms: number;
         };
         /** @enum {string} */
         LlmProvider: "openai" | "azure" | "groq";
@@ -10857,6 +11215,664 @@ export interface operations {
                 };
             };
             /** @description No such entry */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listKnowledgeBases: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description All knowledge bases */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeBase"][];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createKnowledgeBase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KnowledgeBaseCreate"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeBase"];
+                };
+            };
+            /** @description Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A knowledge base with this name exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getKnowledgeBase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                knowledge_base_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The knowledge base */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeBase"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such knowledge base */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteKnowledgeBase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                knowledge_base_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such knowledge base */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateKnowledgeBase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                knowledge_base_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KnowledgeBasePatch"];
+            };
+        };
+        responses: {
+            /** @description The updated knowledge base */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeBase"];
+                };
+            };
+            /** @description Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such knowledge base */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Another knowledge base has this name */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid field, or another language */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    searchKnowledgeBase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                knowledge_base_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KnowledgeSearch"];
+            };
+        };
+        responses: {
+            /** @description The ranked passages */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeSearchResult"];
+                };
+            };
+            /** @description Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such knowledge base */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listKnowledgeDocuments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                knowledge_base_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The documents */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeDocument"][];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such knowledge base */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    addKnowledgeDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                knowledge_base_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KnowledgeDocumentCreate"];
+            };
+        };
+        responses: {
+            /** @description Accepted: ingestion started */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeDocument"];
+                };
+            };
+            /** @description Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such knowledge base */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The file is larger than KNOWLEDGE_MAX_DOCUMENT_MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Neither or both of content_base64 and url, an unsupported kind, or an invalid field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getKnowledgeDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                knowledge_base_id: string;
+                document_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeDocument"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such knowledge base or document */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteKnowledgeDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                knowledge_base_id: string;
+                document_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such knowledge base or document */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    refreshKnowledgeDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                knowledge_base_id: string;
+                document_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeDocument"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such knowledge base or document */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -14,14 +14,21 @@ import { agentConfig, agentCounts, agentJson } from './agent-json';
 import { lockAgent } from './agent-rows';
 import { assertToolsExist, listRefs } from './tool-refs';
 import { assertMcpTools } from './mcp-refs';
+import { assertKnowledgeBases } from './knowledge-refs';
 import { assertDestinationsCoverNodes, destinationNames } from './transfer-refs';
 import { newWebhookSecret } from './webhook-secret';
 import { recordAgentVersion } from '../../agent-tests/versions';
 
 export const nameTaken = (name: string) => conflict(`An agent named "${name}" already exists`);
 
-export async function assertAgentTools(db: Database, config: Partial<Pick<AgentCreate, 'tool_ids' | 'pre_call_tool_ids' | 'mcp_tools'>>, prefix = '', transaction?: Transaction) {
+export async function assertAgentTools(
+  db: Database,
+  config: Partial<Pick<AgentCreate, 'tool_ids' | 'pre_call_tool_ids' | 'mcp_tools' | 'knowledge_base_ids'>>,
+  prefix = '',
+  transaction?: Transaction,
+) {
   await assertMcpTools(db, config.mcp_tools ?? [], `${prefix}mcp_tools`, transaction);
+  await assertKnowledgeBases(db, config.knowledge_base_ids, `${prefix}knowledge_base_ids`, transaction);
   await assertToolsExist(
     db,
     [...listRefs(config.tool_ids ?? [], `${prefix}tool_ids`), ...listRefs(config.pre_call_tool_ids ?? [], `${prefix}pre_call_tool_ids`)],
@@ -93,7 +100,12 @@ export async function updateAgent(db: Database, id: string, patch: AgentPatch) {
     const parsed = AgentCreateSchema.safeParse(applyPatch(agentConfig(current), patch));
     if (!parsed.success) throw new HttpError(422, describeIssues(parsed.error.issues));
     // Only references being set are checked: one to a since-deleted tool must not block other edits.
-    await assertAgentTools(db, { tool_ids: patch.tool_ids, pre_call_tool_ids: patch.pre_call_tool_ids, mcp_tools: patch.mcp_tools }, '', transaction);
+    await assertAgentTools(
+      db,
+      { tool_ids: patch.tool_ids, pre_call_tool_ids: patch.pre_call_tool_ids, mcp_tools: patch.mcp_tools, knowledge_base_ids: patch.knowledge_base_ids },
+      '',
+      transaction,
+    );
     const config = parsed.data;
     if (patch.transfer_destinations !== undefined) {
       await assertDestinationsCoverNodes(db, id, destinationNames(config.transfer_destinations), transaction);

@@ -61,6 +61,9 @@ export async function exportBundle(db: Database, box: SecretBox, agentId: string
       functions: n.functions,
       tool_ids: known(n.tool_ids),
       mcp_tools: n.mcp_tools ?? [],
+      // By reference: a bundle carries the bases' ids, not their documents (docs/knowledge-base.md).
+      knowledge_base_ids: n.knowledge_base_ids ?? [],
+      knowledge_mode: n.knowledge_mode ?? 'auto',
       builtin_tools: n.builtin_tools,
       pre_actions: (n.pre_actions as PreAction[]).filter((a) => a.type !== 'call_tool' || exists.has(a.tool_id)),
       position_xy: n.position_xy,

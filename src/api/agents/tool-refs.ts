@@ -7,6 +7,7 @@ import type { Database } from '../../db/database';
 import type { PreAction } from '../../shared/flow';
 import { unprocessable } from '../errors';
 import { assertMcpTools } from './mcp-refs';
+import { assertKnowledgeBases } from './knowledge-refs';
 
 export interface ToolRef {
   /** Request field holding the reference, e.g. `tool_ids.1`. */
@@ -33,6 +34,7 @@ export const listRefs = (ids: string[], field: string): ToolRef[] => ids.map((id
 export interface NodeToolFields {
   tool_ids: string[];
   mcp_tools?: string[];
+  knowledge_base_ids?: string[];
   pre_actions: PreAction[];
   functions: Array<{ name: string }>;
 }
@@ -52,6 +54,7 @@ export function nodeToolRefs(node: Pick<NodeToolFields, 'tool_ids' | 'pre_action
 export async function assertNodeTools(db: Database, node: NodeToolFields, prefix: string, transaction?: Transaction): Promise<void> {
   const names = await assertToolsExist(db, nodeToolRefs(node, prefix), transaction);
   await assertMcpTools(db, node.mcp_tools ?? [], `${prefix}mcp_tools`, transaction);
+  await assertKnowledgeBases(db, node.knowledge_base_ids, `${prefix}knowledge_base_ids`, transaction);
   const toolNames = new Set(node.tool_ids.map((id) => names.get(id)));
   node.functions.forEach((fn, j) => {
     if (toolNames.has(fn.name)) throw unprocessable(`${prefix}functions.${j}.name`, `"${fn.name}" is also the name of a tool of this node`);

@@ -29,7 +29,9 @@ import { webCallRoutes } from './web-calls';
 import { publishableKeyRoutes } from './publishable-keys';
 import { campaignRoutes } from './campaigns';
 import { doNotCallRoutes } from './do-not-call';
+import { knowledgeBaseRoutes } from './knowledge-bases';
+import { knowledgeDocumentRoutes } from './knowledge-documents';
 
 export function allRoutes(ctx: ApiContext): AnyRoute[] {
-  return [...authRoutes(ctx), ...userRoutes(ctx), ...callControlRoutes(ctx), ...agentRoutes(ctx), ...flowRoutes(ctx), ...bundleRoutes(ctx), ...toolRoutes(ctx), ...mcpServerRoutes(ctx), ...settingsRoutes(ctx), ...endpointRoutes(ctx), ...callRoutes(ctx), ...callAnalysisRoutes(ctx), ...callStreamRoutes(ctx), ...recordingRoutes(ctx), ...generateRoutes(ctx), ...sidechatRoutes(ctx), ...outboundRoutes(ctx), ...telephonyRoutes(ctx), ...telephonyTransferRoutes(ctx), ...agentTestRoutes(ctx), ...testRunRoutes(ctx), ...webCallRoutes(ctx), ...publishableKeyRoutes(ctx), ...campaignRoutes(ctx), ...doNotCallRoutes(ctx)];
+  return [...authRoutes(ctx), ...userRoutes(ctx), ...callControlRoutes(ctx), ...agentRoutes(ctx), ...flowRoutes(ctx), ...bundleRoutes(ctx), ...toolRoutes(ctx), ...mcpServerRoutes(ctx), ...settingsRoutes(ctx), ...endpointRoutes(ctx), ...callRoutes(ctx), ...callAnalysisRoutes(ctx), ...callStreamRoutes(ctx), ...recordingRoutes(ctx), ...generateRoutes(ctx), ...sidechatRoutes(ctx), ...outboundRoutes(ctx), ...telephonyRoutes(ctx), ...telephonyTransferRoutes(ctx), ...agentTestRoutes(ctx), ...testRunRoutes(ctx), ...webCallRoutes(ctx), ...publishableKeyRoutes(ctx), ...campaignRoutes(ctx), ...doNotCallRoutes(ctx), ...knowledgeBaseRoutes(ctx), ...knowledgeDocumentRoutes(ctx)];
 }

@@ -11,6 +11,8 @@ import { AnalysisPatchSchema, AnalysisSettingsOutSchema, AnalysisSettingsSchema 
 import { bundleToolRef, mcpToolRef, strictObject, toolUuid } from './flow';
 import { DESTINATION_NAME, E164, MAX_TRANSFER_DESTINATIONS, SIP_URI } from '../../shared/transfer';
 import { VoicemailSchema } from './voicemail';
+import { KnowledgeMode } from './knowledge-base';
+import { KNOWLEDGE_TIMEOUT_DEFAULT_MS, KNOWLEDGE_TIMEOUT_MAX_MS } from '../../shared/knowledge';
 
 export { FlowNodeInputSchema } from './flow';
 
@@ -30,6 +32,13 @@ const languageTag = z.string().regex(LANGUAGE_TAG, 'must be a BCP-47 language ta
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2_000);
 const providerSettings = z.record(z.string(), z.unknown()).describe('provider-specific settings');
 const dedupe = <T>(items: T[]) => [...new Set(items)];
+const knowledgeBaseIds = z.array(z.uuid({ message: 'must be a UUID' })).max(20);
+const knowledgeTimeout = z
+  .number()
+  .int()
+  .min(10)
+  .max(KNOWLEDGE_TIMEOUT_MAX_MS)
+  .describe(`auto mode: a retrieval slower than this (ms) is skipped for the turn, with an event (10–${KNOWLEDGE_TIMEOUT_MAX_MS})`);
 
 const sttModeText = () => `only for the stt_provider that offers it (${sttModeProviders().join(', ')})`;
 
@@ -136,6 +145,9 @@ function agentShape(toolRef: z.ZodType<string>) {
     pre_call_tool_ids: z.array(toolRef).max(20).default([]).transform(dedupe).describe('tools fired in parallel with the greeting'),
     tool_ids: z.array(toolRef).max(100).default([]).transform(dedupe).describe('tools the LLM may call (freeform agents)'),
     mcp_tools: z.array(mcpToolRef).max(100).default([]).transform(dedupe).describe('MCP tools the LLM may call (freeform agents), `<server>/<tool>`'),
+    knowledge_base_ids: knowledgeBaseIds.default([]).transform(dedupe).describe('knowledge bases the agent answers from (docs/knowledge-base.md); flow nodes without their own use these'),
+    knowledge_mode: KnowledgeMode.default('auto'),
+    knowledge_timeout_ms: knowledgeTimeout.default(KNOWLEDGE_TIMEOUT_DEFAULT_MS),
     context_variables: z
       .record(z.string().regex(VARIABLE_NAME, 'variable names are letters, digits, _ . -'), ContextVariable)
       .default({})
@@ -232,6 +244,9 @@ export const AgentPatchSchema = strictObject({
   pre_call_tool_ids: z.array(toolUuid).max(20).optional(),
   tool_ids: z.array(toolUuid).max(100).optional(),
   mcp_tools: z.array(mcpToolRef).max(100).optional(),
+  knowledge_base_ids: knowledgeBaseIds.optional(),
+  knowledge_mode: KnowledgeMode.optional(),
+  knowledge_timeout_ms: knowledgeTimeout.optional(),
   context_variables: z.record(z.string().regex(VARIABLE_NAME), ContextVariable).optional(),
   webhook_url: httpUrl.nullable().optional(),
   webhook_events: z.array(EventType).optional(),

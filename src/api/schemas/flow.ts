@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { BUILTIN_TOOLS } from '../../shared/catalog';
 import { BuiltinTool, ParameterType, Timestamp } from './common';
+import { KnowledgeMode } from './knowledge-base';
 
 /** Strict objects catch typos; the message names the unknown keys. */
 export function strictObject<S extends z.ZodRawShape>(shape: S) {
@@ -91,6 +92,8 @@ function nodeShape(toolRef: z.ZodType<string>) {
     functions: z.array(FlowFunctionSchema).max(50).default([]),
     tool_ids: z.array(toolRef).max(100).default([]),
     mcp_tools: mcpToolList.default([]).describe('MCP tools offered in this node, `<server>/<tool>`'),
+    knowledge_base_ids: z.array(z.uuid({ message: 'must be a UUID' })).max(20).default([]).describe("knowledge bases of this node; empty: the agent's"),
+    knowledge_mode: KnowledgeMode.default('auto').describe("how this node's own knowledge bases are used"),
     builtin_tools: z.array(BuiltinTool).default([]),
     pre_actions: z.array(preAction).max(20).default([]),
     position_xy: PositionXy.nullable().default(null).describe('editor layout coordinates'),
@@ -147,6 +150,8 @@ export const FlowNodePatchSchema = strictObject({
   functions: z.array(FlowFunctionSchema).max(50).optional(),
   tool_ids: z.array(toolUuid).max(100).optional(),
   mcp_tools: mcpToolList.optional(),
+  knowledge_base_ids: z.array(z.uuid({ message: 'must be a UUID' })).max(20).optional(),
+  knowledge_mode: KnowledgeMode.optional(),
   builtin_tools: z.array(BuiltinTool).optional(),
   pre_actions: z.array(PRE_ACTIONS.api).max(20).optional(),
   position_xy: PositionXy.nullable().optional(),

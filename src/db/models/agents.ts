@@ -2,6 +2,7 @@ import { DataTypes, type Model, type ModelStatic, type Sequelize } from 'sequeli
 import type { AnalysisSettings } from '../../analysis/types';
 import type { TransferDestination } from '../../shared/transfer';
 import type { VoicemailSettings } from '../../voicemail/settings';
+import type { KnowledgeMode } from '../../shared/knowledge';
 import { jsonb, modelOptions, nullableText, requiredText, uuidPk, type Timestamps } from './common';
 
 export interface AgentRow extends Timestamps {
@@ -27,6 +28,10 @@ export interface AgentRow extends Timestamps {
   tool_ids: string[];
   /** MCP tools the LLM may call, as `server/tool` (migration 0021). */
   mcp_tools: string[];
+  /** Knowledge bases the agent answers from, and how (migration 0023, docs/knowledge-base.md). */
+  knowledge_base_ids: string[];
+  knowledge_mode: KnowledgeMode;
+  knowledge_timeout_ms: number;
   context_variables: Record<string, { type: string; description: string }>;
   webhook_url: string | null;
   webhook_events: string[];
@@ -55,6 +60,9 @@ export interface FlowNodeRow extends Timestamps {
   tool_ids: string[];
   /** MCP tools offered in this node, as `server/tool` (migration 0021). */
   mcp_tools: string[];
+  /** Knowledge bases of this node (migration 0023); empty: the agent's. */
+  knowledge_base_ids: string[];
+  knowledge_mode: KnowledgeMode;
   builtin_tools: string[];
   pre_actions: unknown[];
   position_xy: { x: number; y: number } | null;
@@ -88,6 +96,9 @@ export function defineAgentModels(sequelize: Sequelize) {
       pre_call_tool_ids: jsonb([]),
       tool_ids: jsonb([]),
       mcp_tools: jsonb([]),
+      knowledge_base_ids: jsonb([]),
+      knowledge_mode: { ...requiredText(), defaultValue: 'auto' },
+      knowledge_timeout_ms: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 250 },
       context_variables: jsonb({}),
       webhook_url: nullableText(),
       webhook_events: jsonb([]),
@@ -114,6 +125,8 @@ export function defineAgentModels(sequelize: Sequelize) {
       functions: jsonb([]),
       tool_ids: jsonb([]),
       mcp_tools: jsonb([]),
+      knowledge_base_ids: jsonb([]),
+      knowledge_mode: { ...requiredText(), defaultValue: 'auto' },
       builtin_tools: jsonb([]),
       pre_actions: jsonb([]),
       position_xy: { type: DataTypes.JSONB, allowNull: true },

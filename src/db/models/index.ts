@@ -7,6 +7,7 @@ import { definePublishableKeyModels } from './publishable-keys';
 import { defineTelephonyModels } from './telephony';
 import { defineToolModels } from './tools';
 import { defineMcpServerModels } from './mcp-servers';
+import { defineKnowledgeModels } from './knowledge';
 import { defineUserModels } from './users';
 
 export function defineModels(sequelize: Sequelize) {
@@ -20,6 +21,7 @@ export function defineModels(sequelize: Sequelize) {
     ...defineAgentTestModels(sequelize),
     ...definePublishableKeyModels(sequelize),
     ...defineCampaignModels(sequelize),
+    ...defineKnowledgeModels(sequelize),
   };
 }
 
@@ -32,4 +34,5 @@ export * from './publishable-keys';
 export * from './telephony';
 export * from './tools';
 export * from './mcp-servers';
+export * from './knowledge';
 export * from './users';

@@ -1,0 +1,51 @@
+/**
+ * The knowledge-document ingestion's activities (workflows/knowledge-workflow.ts). Errors that a
+ * retry cannot mend (an unreadable file, a refused URL) are thrown as non-retryable failures with
+ * the reason the document will show.
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+import { markFailed } from '../src/knowledge/chunk-store';
+import { DocumentUnreadable } from '../src/knowledge/extract';
+import { DocumentFetchRefused } from '../src/knowledge/fetch-document';
+import { fetchUrlDocument, indexDocument, type IngestDeps } from '../src/knowledge/ingest';
+import { outboundGuard } from '../src/security/outbound-guard';
+import { PostgresRetriever } from '../src/knowledge/retrieval';
+import { KNOWLEDGE_TOP_K, type RetrievedPassage } from '../src/shared/knowledge';
+import { heartbeating } from './heartbeating';
+import type { ActivityDeps } from './index';
+
+function failure(err: unknown): unknown {
+  if (err instanceof DocumentUnreadable) return ApplicationFailure.nonRetryable(err.message, 'DocumentUnreadable');
+  if (err instanceof DocumentFetchRefused) return ApplicationFailure.nonRetryable(err.message, 'DocumentFetchRefused');
+  return err;
+}
+
+export function createKnowledgeActivities(deps: ActivityDeps) {
+  const retriever = new PostgresRetriever(deps.db);
+  const ingest: IngestDeps = { db: deps.db, guard: outboundGuard(deps.config), maxDocumentBytes: deps.config.KNOWLEDGE_MAX_DOCUMENT_MB * 1e6 };
+  return {
+    async knowledgeFetch(input: { documentId: string }): Promise<boolean> {
+      try {
+        return await heartbeating(fetchUrlDocument(ingest, input.documentId));
+      } catch (err) {
+        throw failure(err);
+      }
+    },
+    async knowledgeIndex(input: { documentId: string }): Promise<number | null> {
+      try {
+        return await heartbeating(indexDocument(ingest, input.documentId));
+      } catch (err) {
+        throw failure(err);
+      }
+    },
+    /** The builtin search_knowledge_base tool of a call (`tool` mode). */
+    async searchKnowledge(input: { knowledgeBaseIds: string[]; query: string }): Promise<{ passages: RetrievedPassage[]; ms: number }> {
+      const started = performance.now();
+      const passages = await retriever.search({ knowledgeBaseIds: input.knowledgeBaseIds, query: input.query, topK: KNOWLEDGE_TOP_K });
+      return { passages, ms: Math.round(performance.now() - started) };
+    },
+    async knowledgeFailed(input: { documentId: string; reason: string }): Promise<void> {
+      await markFailed(deps.db, input.documentId, input.reason);
+    },
+  };
+}

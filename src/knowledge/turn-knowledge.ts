@@ -1,0 +1,56 @@
+/**
+ * `auto` retrieval for one LLM request (docs/knowledge-base.md), the one path text calls (the
+ * llmTurn activity) and any other runner of an LlmTurnRequest share: retrieve with the caller's
+ * last words, put the passages in a delimited system message just before them, and answer what
+ * happened as the event the workflow records. A retrieval slower than its budget, or failing, is
+ * skipped for this turn: the request goes to the LLM without passages, never later than the budget.
+ */
+import type { LlmMessage, LlmTurnRequest } from '../../workflows/call-definitions';
+import { KNOWLEDGE_TOP_K, knowledgeContextMessage, type KnowledgeOutcome } from '../shared/knowledge';
+import type { KnowledgeRetriever } from './retrieval';
+
+// "And on Saturday?" says little alone: a reply this short is searched with the turn before it.
+const SHORT_UTTERANCE_WORDS = 4;
+
+/** The search query of a request: the caller's last message, with the one before when it is short. */
+export function knowledgeQuery(messages: LlmMessage[]): string {
+  const said = messages.flatMap((m) => (m.role === 'user' && m.content.trim() ? [m.content.trim()] : []));
+  const last = said[said.length - 1] ?? '';
+  const previous = said[said.length - 2];
+  return previous && last.split(/\s+/).length < SHORT_UTTERANCE_WORDS ? `${previous} ${last}` : last;
+}
+
+class RetrievalTimeout extends Error {}
+
+export async function withKnowledge(retriever: KnowledgeRetriever, request: LlmTurnRequest): Promise<{ messages: LlmMessage[]; knowledge?: KnowledgeOutcome }> {
+  const { knowledge } = request;
+  if (!knowledge || knowledge.knowledgeBaseIds.length === 0) return { messages: request.messages };
+  const query = knowledgeQuery(request.messages);
+  if (!query) return { messages: request.messages };
+  const started = performance.now();
+  const base = { knowledge_base_ids: knowledge.knowledgeBaseIds, query, mode: 'auto' as const };
+  const elapsed = () => Math.round(performance.now() - started);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const search = retriever.search({ knowledgeBaseIds: knowledge.knowledgeBaseIds, query, topK: KNOWLEDGE_TOP_K });
+    // The search goes on after a timeout; its late answer is dropped.
+    search.catch(() => undefined);
+    const passages = await Promise.race([
+      search,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new RetrievalTimeout()), knowledge.timeoutMs))),
+    ]);
+    const chunks = passages.map((p) => ({ chunk_id: p.chunk_id, knowledge_base_id: p.knowledge_base_id, document: p.document, heading: p.heading, score: p.score }));
+    const outcome: KnowledgeOutcome = { event: 'knowledge_retrieved', data: { ...base, chunks, ms: elapsed() } };
+    if (passages.length === 0) return { messages: request.messages, knowledge: outcome };
+    // Just before the caller's last words, so they stay the last thing the LLM reads.
+    const at = request.messages.map((m) => m.role).lastIndexOf('user');
+    const messages = [...request.messages];
+    messages.splice(at < 0 ? messages.length : at, 0, { role: 'system', content: knowledgeContextMessage(passages) });
+    return { messages, knowledge: outcome };
+  } catch (err) {
+    const reason = err instanceof RetrievalTimeout ? `timeout after ${knowledge.timeoutMs} ms` : `retrieval failed: ${(err as Error).message}`;
+    return { messages: request.messages, knowledge: { event: 'knowledge_skipped', data: { ...base, reason, ms: elapsed() } } };
+  } finally {
+    clearTimeout(timer);
+  }
+}
