@@ -1594,7 +1594,7 @@ export interface components {
             webhook_events: unknown;
             analysis: components["schemas"]["AnalysisSettings"] | null;
             /**
-             * @description where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold transfer on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)
+             * @description where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold or warm transfer (mode) on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)
              * @default []
              */
             transfer_destinations: components["schemas"]["TransferDestination"][];
@@ -1770,7 +1770,7 @@ export interface components {
              */
             analysis: components["schemas"]["AnalysisConfig"] | null;
             /**
-             * @description where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold transfer on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)
+             * @description where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold or warm transfer (mode) on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)
              * @default []
              */
             transfer_destinations: components["schemas"]["TransferDestination"][];
@@ -1866,7 +1866,7 @@ export interface components {
             /** @description post-call analysis: a summary, fields extracted from the call and a success verdict after every call (docs/post-call-analysis.md); null: none */
             analysis?: components["schemas"]["AnalysisConfigInput"] | null;
             /**
-             * @description where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold transfer on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)
+             * @description where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold or warm transfer (mode) on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)
              * @default []
              */
             transfer_destinations?: components["schemas"]["TransferDestinationInput"][];
@@ -2252,7 +2252,7 @@ export interface components {
             /** @description post-call analysis: a summary, fields extracted from the call and a success verdict after every call (docs/post-call-analysis.md); null: none */
             analysis?: components["schemas"]["AnalysisConfigInput"] | null;
             /**
-             * @description where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold transfer on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)
+             * @description where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold or warm transfer (mode) on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)
              * @default []
              */
             transfer_destinations?: components["schemas"]["TransferDestinationInput"][];
@@ -3645,6 +3645,10 @@ export interface components {
                     supported: boolean;
                     how: string;
                 };
+                warm_transfer: {
+                    supported: boolean;
+                    how: string;
+                };
                 /** @description media-stream formats, e.g. mulaw/8000, pcm16/16000 */
                 audio_formats: string[];
             };
@@ -4037,6 +4041,26 @@ export interface components {
              * @default
              */
             message: string;
+            /**
+             * @description cold: the vendor dials the destination and hands the caller over; warm: the caller waits on hold while the agent briefs the person who answered, who presses 1 or says "connect" (docs/phone-operations.md#warm-transfer)
+             * @default cold
+             */
+            mode: components["schemas"]["TransferMode"];
+            /**
+             * @description warm: what the briefing's summary of the call covers (an instruction to the LLM); null: "who is calling, what they want, what has been done"
+             * @default null
+             */
+            summary_prompt: string | null;
+            /**
+             * @description warm: what the caller hears on hold: "tone" (a built-in soft tone) or an http(s) URL of a WAV or MP3 the vendor can fetch
+             * @default tone
+             */
+            hold_audio: "tone" | string;
+            /**
+             * @description warm: seconds the destination may ring before the caller comes back to the agent, and seconds the briefed person may take to press 1 / say connect
+             * @default 30
+             */
+            max_wait_secs: number;
         } & ({
             phone_number: string;
         } | {
@@ -4056,11 +4080,33 @@ export interface components {
              * @default
              */
             message?: string;
+            /**
+             * @description cold: the vendor dials the destination and hands the caller over; warm: the caller waits on hold while the agent briefs the person who answered, who presses 1 or says "connect" (docs/phone-operations.md#warm-transfer)
+             * @default cold
+             */
+            mode?: components["schemas"]["TransferMode"];
+            /**
+             * @description warm: what the briefing's summary of the call covers (an instruction to the LLM); null: "who is calling, what they want, what has been done"
+             * @default null
+             */
+            summary_prompt?: string | null;
+            /**
+             * @description warm: what the caller hears on hold: "tone" (a built-in soft tone) or an http(s) URL of a WAV or MP3 the vendor can fetch
+             * @default tone
+             */
+            hold_audio?: "tone" | string;
+            /**
+             * @description warm: seconds the destination may ring before the caller comes back to the agent, and seconds the briefed person may take to press 1 / say connect
+             * @default 30
+             */
+            max_wait_secs?: number;
         } & ({
             phone_number: string;
         } | {
             sip_uri: string;
         });
+        /** @enum {string} */
+        TransferMode: "cold" | "warm";
         /** @enum {string} */
         TtsProvider: "cartesia" | "elevenlabs" | "deepgram" | "openai" | "azure";
         UploadResult: {
