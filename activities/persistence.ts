@@ -46,6 +46,7 @@ const PATCH_COLUMNS: Record<keyof CallRecordPatch, string> = {
   analysis_prompt_tokens: 'int',
   analysis_completion_tokens: 'int',
   answered_by: 'text',
+  transfer_summary: 'text',
 };
 
 /** A patch value as a bind parameter: times as timestamps, JSON as text (undefined never gets here). */

@@ -236,6 +236,8 @@ export interface CallRecordPatch {
   analysis_prompt_tokens?: number;
   analysis_completion_tokens?: number;
   answered_by?: AnsweredBy | null;
+  /** A warm transfer's briefing summary. */
+  transfer_summary?: string | null;
 }
 
 export interface TextTurnResult {

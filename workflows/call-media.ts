@@ -25,6 +25,8 @@ export class CallMedia {
   deferSetupWrites = false;
   /** Bumped when the call's stream goes away for a transfer: reports of the old stream are stale. */
   private generation = 0;
+  /** The current stream's media session has not ended yet. */
+  private sessionLive = false;
   /** The gateway the watchdog reported lost, until the probe has answered. */
   private suspect: GatewayLostSignal | null = null;
 
@@ -69,9 +71,11 @@ export class CallMedia {
     if (ctx.gatewayTaskQueue === null) return;
     this.setupWrite({ ...(ctx.recordingPath ? { recording_path: ctx.recordingPath } : {}), gateway_id: ctx.gatewayTaskQueue });
     const generation = this.generation;
+    this.sessionLive = true;
     ctx.voice!.mediaSession().then(
       (result) => this.onSessionEnd(result, generation),
       (err: unknown) => {
+        if (generation === this.generation) this.sessionLive = false;
         if (generation !== this.generation) return; // a stream the call left for a transfer
         this.closed = true;
         const message = err instanceof GatewayLost ? err.message : `media gateway lost: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`;
@@ -82,6 +86,7 @@ export class CallMedia {
 
   private onSessionEnd(result: MediaSessionResult, generation: number): void {
     const { ctx } = this;
+    if (generation === this.generation) this.sessionLive = false;
     ctx.recordGatewayEvents(result.events);
     this.arming?.releaseWithMedia(result.releasedArm);
     // The stream the vendor closed to dial a transfer destination: not the caller hanging up.
@@ -115,6 +120,28 @@ export class CallMedia {
     this.ctx.gatewayTaskQueue = null;
     this.ctx.channel = null;
     this.closed = false;
+  }
+
+  /** The current stream's media session is still up (a warm transfer's briefing: the destination has not hung up). */
+  get sessionOpen(): boolean {
+    return this.sessionLive;
+  }
+
+  /**
+   * A warm transfer's briefing stream, ended on purpose: the gateway closes it (which hangs that
+   * leg up) and the call waits for its session to end, so the caller's next stream is welcome.
+   */
+  async leave(): Promise<void> {
+    const channel = this.ctx.voice;
+    if (channel && this.sessionLive && !channel.isAbandoned) {
+      try {
+        await channel.endMedia('transferred');
+        await condition(() => !this.sessionLive, MEDIA_CLOSE_WAIT);
+      } catch {
+        // The gateway is gone; the stream went with it.
+      }
+    }
+    this.detach();
   }
 
   /** The watchdog says the call's gateway has no presence (signal): watch() probes it. */

@@ -64,7 +64,7 @@ export function targetText(t: TransferTarget): string {
 }
 
 /** The vendor's word for how a dial ended, in neutral terms; `answered` is the hand-over. */
-export type TransferOutcome = 'answered' | 'completed' | 'busy' | 'no_answer' | 'failed' | 'canceled';
+export type TransferOutcome = 'answered' | 'completed' | 'busy' | 'no_answer' | 'failed' | 'canceled' | 'voicemail';
 
 /** What the agent is told (and the event says) when a dial did not reach anyone. */
 export function failureReason(outcome: TransferOutcome): string {
@@ -75,6 +75,8 @@ export function failureReason(outcome: TransferOutcome): string {
       return 'no answer';
     case 'canceled':
       return 'canceled';
+    case 'voicemail':
+      return 'voicemail';
     default:
       return 'the dial failed';
   }

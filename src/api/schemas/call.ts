@@ -53,6 +53,10 @@ export const CallSchema = z.object({
     .meta({ id: 'AnsweredBy' })
     .nullable()
     .describe('outbound calls whose agent detects voicemail: who answered (docs/phone-operations.md#voicemail-on-outbound-calls); null otherwise'),
+  transfer_summary: z
+    .string()
+    .nullable()
+    .describe('a warm transfer: the summary of the call the agent gave the person it briefed (docs/phone-operations.md#warm-transfer); null otherwise'),
   llm_prompt_tokens: z.number().int(),
   llm_completion_tokens: z.number().int(),
   tts_characters: z.number().int(),

@@ -31,6 +31,7 @@ export function callJson(row: CallRow, extra: Record<string, unknown> = {}) {
     recording_url: row.recording_path ? `/api/recordings/${row.id}` : null,
     end_reason: row.end_reason,
     answered_by: row.answered_by ?? null,
+    transfer_summary: row.transfer_summary ?? null,
     llm_prompt_tokens: row.llm_prompt_tokens,
     llm_completion_tokens: row.llm_completion_tokens,
     tts_characters: row.tts_characters,

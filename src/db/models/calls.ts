@@ -43,6 +43,8 @@ export interface CallRow extends Timestamps {
   analysis_completion_tokens: number;
   /** Outbound calls whose agent detects voicemail: who answered (migration 0012). */
   answered_by: AnsweredBy | null;
+  /** A warm transfer's briefing: the summary the agent spoke to the destination (migration 0022). */
+  transfer_summary: string | null;
 }
 
 export interface CallEventRow {
@@ -89,6 +91,7 @@ export function defineCallModels(sequelize: Sequelize) {
       analysis_prompt_tokens: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
       analysis_completion_tokens: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
       answered_by: nullableText(),
+      transfer_summary: nullableText(),
     },
     { ...modelOptions, tableName: 'calls' },
   );
