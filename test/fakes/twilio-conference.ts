@@ -52,19 +52,27 @@ async function holdAudio(s: CallState, conf: TwimlConference): Promise<Int16Arra
   }
 }
 
-/** Plays `samples` on a loop into the participant's ear until `stop` settles. */
+/**
+ * Plays `samples` on a loop into the participant's ear until `stop` settles: in real time by the
+ * wall clock (a late timer plays the frames it owes, each stamped with its own time), as Twilio's
+ * media server would, so a busy test process does not look like a silent line.
+ */
 function playLoop(s: CallState, samples: Int16Array, stop: Promise<unknown>): Promise<void> {
   const frame = (8000 * FRAME_MS) / 1000;
+  const startMs = Date.now();
+  let played = 0;
   let at = 0;
   return new Promise((resolve) => {
     const timer = setInterval(() => {
-      let sum = 0;
-      for (let i = 0; i < frame; i++) {
-        const v = samples[(at + i) % samples.length]!;
-        sum += v * v;
+      for (; startMs + played * FRAME_MS <= Date.now(); played++) {
+        let sum = 0;
+        for (let i = 0; i < frame; i++) {
+          const v = samples[(at + i) % samples.length]!;
+          sum += v * v;
+        }
+        at = (at + frame) % samples.length;
+        s.record.held.push({ atMs: startMs + played * FRAME_MS, rms: Math.sqrt(sum / frame) });
       }
-      at = (at + frame) % samples.length;
-      s.record.held.push({ atMs: Date.now(), rms: Math.sqrt(sum / frame) });
     }, FRAME_MS);
     void stop.then(() => {
       clearInterval(timer);

@@ -93,10 +93,7 @@ describe('warm transfer_call on a Twilio call', () => {
     expect(leg).toMatchObject({ to: BILLING, from: OUR_NUMBER, direction: 'outbound-api' });
     expect(leg.params.MachineDetection).toBe('Enable');
     const briefing = `${SUMMARY} ${CONNECT_PROMPT}`;
-    await eventually(async () => heardMs(person) >= (briefing.length - 4) * MS_PER_CHAR - 200, 30_000, 20).catch(async (err) => {
-      console.log('DEBUG heard', heardMs(person), JSON.stringify((await events(callId)).map((e) => [e.event_type, e.timestamp, e.data]), null, 0));
-      throw err;
-    });
+    await eventually(async () => heardMs(person) >= (briefing.length - 4) * MS_PER_CHAR - 200, 30_000, 20);
     person.dtmf('1');
     person.dtmf('#');
 
@@ -156,6 +153,7 @@ describe('warm transfer_call on a Twilio call', () => {
     const again = await back;
     expect(again.callSid).toBe(fake.sid);
     await eventually(async () => heardMs(again) >= (sorry.length - 2) * MS_PER_CHAR - 100, 20_000, 20);
+    await eventually(async () => (await events(callId)).some((e) => e.event_type === 'agent_spoke' && e.data.text === sorry), 10_000);
     expect((await h.request('GET', `/api/calls/${callId}`)).body.status).toBe('in_progress');
     await eventually(async () => twilio.call(person.callSid)!.endedAtMs !== undefined, 10_000);
     expect(twilio.conference(`warm-${callId}`)!.participants).toEqual([]);
@@ -181,6 +179,7 @@ describe('warm transfer_call on a Twilio call', () => {
     await caller.say(HELLO_WAV);
     const again = await back;
     await eventually(async () => heardMs(again) >= (sorry.length - 2) * MS_PER_CHAR - 100, 20_000, 20);
+    await eventually(async () => (await events(callId)).some((e) => e.event_type === 'agent_spoke' && e.data.text === sorry), 10_000);
     await again.hangup();
     const call = await finalCall(callId, 20_000);
     expect(call).toMatchObject({ status: 'completed', end_reason: 'user_ended', transfer_summary: null });
@@ -188,4 +187,27 @@ describe('warm transfer_call on a Twilio call', () => {
     expect(list.find((e) => e.event_type === 'transfer_failed')!.data).toMatchObject({ destination: 'sales', reason: 'no answer' });
     expect(list.map((e) => e.event_type)).not.toContain('transfer_briefing_started');
   }, 60_000);
+
+  it('does not lose the caller when the worker is killed during the briefing: the transfer completes', async () => {
+    await createVoiceAgent({ name: 'warm-killed', prompt: 'You are the front desk.', greeting: 'Hello.', transfer_destinations: DESTINATIONS });
+    scriptAgent('billing', 'unused', []);
+    deepgram.script(['I was charged twice for invoice 1234.']);
+    const { fake, caller, callId } = await inboundCall('warm-killed');
+    await eventually(async () => heardMs(caller) >= 200, 15_000, 20);
+    const human = twilio.nextCaller(30_000);
+    await caller.say(HELLO_WAV);
+    const person = await human;
+    await eventually(async () => (await events(callId)).some((e) => e.event_type === 'transfer_briefing_started'), 15_000, 50);
+    // Killed while the agent speaks to the destination: a new worker carries the call on from its history.
+    await stack.restartWorker();
+    await eventually(async () => (await events(callId)).some((e) => e.event_type === 'transfer_briefing_completed'), 40_000, 100);
+    person.dtmf('1');
+    person.dtmf('#');
+    const call = await finalCall(callId, 40_000);
+    expect(call).toMatchObject({ status: 'completed', end_reason: 'transferred', transfer_summary: SUMMARY });
+    expect([...twilio.conference(`warm-${callId}`)!.participants].sort()).toEqual([fake.sid, person.callSid].sort());
+    const types = (await events(callId)).map((e) => e.event_type);
+    expect(types.filter((t) => t === 'transfer_completed')).toHaveLength(1);
+    expect(types).not.toContain('transfer_failed');
+  }, 120_000);
 });
