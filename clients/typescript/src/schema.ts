@@ -1095,6 +1095,122 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/telephony/{provider}/warm/{call_id}/hold": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Hold document of a warm transfer (GET)
+         * @description What the caller hears while the agent briefs the destination (the conference's wait URL): `audio` played on a loop.
+         */
+        get: operations["getWarmTransferHold"];
+        put?: never;
+        /**
+         * Hold document of a warm transfer
+         * @description What the caller hears while the agent briefs the destination (the conference's wait URL): `audio` played on a loop.
+         */
+        post: operations["postWarmTransferHold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/telephony/{provider}/warm/{call_id}/answer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The destination answered a warm transfer's call (GET)
+         * @description A person: the answer connects them to the media gateway as a new stream of the call, where the agent briefs them. An answering machine (the vendor's detection): the call workflow is told (the caller comes back to the agent) and the answer hangs up.
+         */
+        get: operations["getWarmTransferAnswer"];
+        put?: never;
+        /**
+         * The destination answered a warm transfer's call
+         * @description A person: the answer connects them to the media gateway as a new stream of the call, where the agent briefs them. An answering machine (the vendor's detection): the call workflow is told (the caller comes back to the agent) and the answer hangs up.
+         */
+        post: operations["postWarmTransferAnswer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/telephony/{provider}/warm/{call_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Status of a warm transfer's call to the destination (GET)
+         * @description Busy, no answer, failed or ended: the call workflow is told; before the hand-over, the caller comes back to the agent.
+         */
+        get: operations["getWarmTransferEvents"];
+        put?: never;
+        /**
+         * Status of a warm transfer's call to the destination
+         * @description Busy, no answer, failed or ended: the call workflow is told; before the hand-over, the caller comes back to the agent.
+         */
+        post: operations["postWarmTransferEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/telephony/{provider}/warm/{call_id}/return": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller comes back from hold (GET)
+         * @description A warm transfer that did not happen: the caller is connected to the media gateway again (a new stream of the call) and the agent carries on; a call that has ended hangs up.
+         */
+        get: operations["getWarmTransferReturn"];
+        put?: never;
+        /**
+         * The caller comes back from hold
+         * @description A warm transfer that did not happen: the caller is connected to the media gateway again (a new stream of the call) and the agent carries on; a call that has ended hangs up.
+         */
+        post: operations["postWarmTransferReturn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/telephony/hold-tone.wav": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The built-in hold audio
+         * @description A soft chime (8 kHz 16-bit PCM WAV, 4 s), played on a loop to a caller on hold during a warm transfer whose destination has `hold_audio: "tone"`.
+         */
+        get: operations["getHoldTone"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agents/{agent_id}/tests": {
         parameters: {
             query?: never;
@@ -2440,6 +2556,8 @@ export interface components {
             end_reason: components["schemas"]["EndReason"] | null;
             /** @description outbound calls whose agent detects voicemail: who answered (docs/phone-operations.md#voicemail-on-outbound-calls); null otherwise */
             answered_by: components["schemas"]["AnsweredBy"] | null;
+            /** @description a warm transfer: the summary of the call the agent gave the person it briefed (docs/phone-operations.md#warm-transfer); null otherwise */
+            transfer_summary: string | null;
             llm_prompt_tokens: number;
             llm_completion_tokens: number;
             tts_characters: number;
@@ -9120,6 +9238,478 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWarmTransferHold: {
+        parameters: {
+            query?: {
+                audio?: string;
+            };
+            header?: never;
+            path: {
+                /** @description the telephony provider: twilio, exotel, plivo */
+                provider: string;
+                /** @description the call id (UUID) from the URL given to the provider */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The vendor's hold document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description The request failed the vendor's authentication */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown call, or a provider without warm transfer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description audio missing or not an http(s) URL */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postWarmTransferHold: {
+        parameters: {
+            query?: {
+                audio?: string;
+            };
+            header?: never;
+            path: {
+                /** @description the telephony provider: twilio, exotel, plivo */
+                provider: string;
+                /** @description the call id (UUID) from the URL given to the provider */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The vendor's hold document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description The request failed the vendor's authentication */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown call, or a provider without warm transfer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description audio missing or not an http(s) URL */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWarmTransferAnswer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the telephony provider: twilio, exotel, plivo */
+                provider: string;
+                /** @description the call id (UUID) from the URL given to the provider */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The vendor's document: a stream to the agent, or a hang-up */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description The request failed the vendor's authentication */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown call, or a provider without warm transfer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The call workflow could not be reached */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postWarmTransferAnswer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the telephony provider: twilio, exotel, plivo */
+                provider: string;
+                /** @description the call id (UUID) from the URL given to the provider */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The vendor's document: a stream to the agent, or a hang-up */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description The request failed the vendor's authentication */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown call, or a provider without warm transfer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The call workflow could not be reached */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWarmTransferEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the telephony provider: twilio, exotel, plivo */
+                provider: string;
+                /** @description the call id (UUID) from the URL given to the provider */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted (also for progress that is not an end) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request failed the vendor's authentication */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown call, or a provider without warm transfer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The call workflow could not be reached */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postWarmTransferEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the telephony provider: twilio, exotel, plivo */
+                provider: string;
+                /** @description the call id (UUID) from the URL given to the provider */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted (also for progress that is not an end) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request failed the vendor's authentication */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown call, or a provider without warm transfer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The call workflow could not be reached */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWarmTransferReturn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the telephony provider: twilio, exotel, plivo */
+                provider: string;
+                /** @description the call id (UUID) from the URL given to the provider */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The vendor's document: a stream back to the agent, or a hang-up */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description The request failed the vendor's authentication */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown call, or a provider without warm transfer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postWarmTransferReturn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the telephony provider: twilio, exotel, plivo */
+                provider: string;
+                /** @description the call id (UUID) from the URL given to the provider */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The vendor's document: a stream back to the agent, or a hang-up */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description The request failed the vendor's authentication */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown call, or a provider without warm transfer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getHoldTone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The WAV file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "audio/wav": string;
                 };
             };
         };
