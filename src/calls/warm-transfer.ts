@@ -20,8 +20,10 @@ type Deps = { db: Database; box: SecretBox; config: Config };
 export type WarmStart = { ok: true; humanCallId: string } | { ok: false; error: string; held: boolean };
 export type WarmStep = { ok: true } | { ok: false; error: string };
 
-/** The built-in hold audio, served by the API (src/api/routes/telephony-warm.ts). */
-export const HOLD_TONE_PATH = '/telephony/hold-tone.wav';
+/** The built-in hold audio, served by the API for each vendor with warm transfer (src/api/routes/telephony-warm.ts). */
+export function holdTonePath(provider: string): string {
+  return `/telephony/${provider}/hold-tone.wav`;
+}
 
 export function conferenceName(callId: string): string {
   return `warm-${callId}`;
@@ -30,7 +32,7 @@ export function conferenceName(callId: string): string {
 /** The URLs of one call's warm transfer. */
 export function warmUrls(publicBaseUrl: string, provider: string, callId: string, holdAudio: string) {
   const base = `${publicBaseUrl}/telephony/${provider}/warm/${callId}`;
-  const audio = holdAudio === HOLD_TONE ? `${publicBaseUrl}${HOLD_TONE_PATH}` : holdAudio;
+  const audio = holdAudio === HOLD_TONE ? `${publicBaseUrl}${holdTonePath(provider)}` : holdAudio;
   return {
     holdUrl: `${base}/hold?${new URLSearchParams({ audio })}`,
     answerUrl: `${base}/answer`,

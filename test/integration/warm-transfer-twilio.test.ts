@@ -132,7 +132,7 @@ describe('warm transfer_call on a Twilio call', () => {
     expect(to - from).toBeGreaterThan(2_000);
     expect(during.length * FRAME_MS).toBeGreaterThan((to - from) * 0.8);
     expect(during.filter((f) => f.rms > 300).length / during.length).toBeGreaterThan(0.95);
-    expect(fake.callbacks.find((c) => c.kind === 'play')!.url).toBe(`${h.api.url}/telephony/hold-tone.wav`);
+    expect(fake.callbacks.find((c) => c.kind === 'play')!.url).toBe(`${h.api.url}/telephony/twilio/hold-tone.wav`);
   }, 90_000);
 
   it('brings the caller back to the agent when the destination presses 2, and the agent carries on', async () => {

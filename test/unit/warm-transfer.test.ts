@@ -43,7 +43,7 @@ describe('Twilio warm-transfer TwiML', () => {
   it('builds the URLs of a transfer; the built-in tone is served by the API', () => {
     const urls = warmUrls('https://api.example.com', 'twilio', 'abc', 'tone');
     expect(urls).toEqual({
-      holdUrl: 'https://api.example.com/telephony/twilio/warm/abc/hold?audio=https%3A%2F%2Fapi.example.com%2Ftelephony%2Fhold-tone.wav',
+      holdUrl: 'https://api.example.com/telephony/twilio/warm/abc/hold?audio=https%3A%2F%2Fapi.example.com%2Ftelephony%2Ftwilio%2Fhold-tone.wav',
       answerUrl: 'https://api.example.com/telephony/twilio/warm/abc/answer',
       eventsUrl: 'https://api.example.com/telephony/twilio/warm/abc/events',
       returnUrl: 'https://api.example.com/telephony/twilio/warm/abc/return',

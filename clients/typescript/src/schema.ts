@@ -1191,7 +1191,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/telephony/hold-tone.wav": {
+    "/telephony/{provider}/hold-tone.wav": {
         parameters: {
             query?: never;
             header?: never;
@@ -1200,7 +1200,7 @@ export interface paths {
         };
         /**
          * The built-in hold audio
-         * @description A soft chime (8 kHz 16-bit PCM WAV, 4 s), played on a loop to a caller on hold during a warm transfer whose destination has `hold_audio: "tone"`.
+         * @description A soft chime (8 kHz 16-bit PCM WAV, 4 s), played on a loop by the vendor to a caller on hold during a warm transfer whose destination has `hold_audio: "tone"`.
          */
         get: operations["getHoldTone"];
         put?: never;
@@ -9698,7 +9698,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: never;
-            path?: never;
+            path: {
+                /** @description the telephony provider: twilio, exotel, plivo */
+                provider: string;
+            };
             cookie?: never;
         };
         requestBody?: never;
@@ -9710,6 +9713,24 @@ export interface operations {
                 };
                 content: {
                     "audio/wav": string;
+                };
+            };
+            /** @description A provider without warm transfer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };

@@ -9,7 +9,7 @@
  *   new stream of the call: the agent's briefing;
  * - …/events: the human's call status (busy, no answer, failed, its end);
  * - …/return: the caller's leg comes back to the agent (a new stream of the call);
- * - /telephony/hold-tone.wav: the built-in hold audio (`hold_audio: "tone"`).
+ * - /telephony/{provider}/hold-tone.wav: the built-in hold audio (`hold_audio: "tone"`).
  */
 import { z } from 'zod';
 import type { ApiContext } from '../context';
@@ -17,7 +17,7 @@ import { HttpError, notFound } from '../errors';
 import { callFinder, send, webhookAuthenticator } from '../telephony/webhook-auth';
 import { route, type AnyRoute } from '../route';
 import { FINAL_CALL_STATUSES, streamConnection } from '../../calls/telephony-calls';
-import { HOLD_TONE_PATH } from '../../calls/warm-transfer';
+import { holdTonePath } from '../../calls/warm-transfer';
 import { holdToneWav } from '../../audio/hold-tone';
 import { callCapableProviders, telephonyVendor } from '../../providers/telephony/registry';
 import type { Request } from 'express';
@@ -126,14 +126,16 @@ export function telephonyWarmRoutes(ctx: ApiContext): AnyRoute[] {
   ];
   const tone = route({
     method: 'get',
-    path: HOLD_TONE_PATH,
+    path: holdTonePath('{provider}'),
     operationId: 'getHoldTone',
     tag: TAG,
     public: true,
     summary: 'The built-in hold audio',
-    description: 'A soft chime (8 kHz 16-bit PCM WAV, 4 s), played on a loop to a caller on hold during a warm transfer whose destination has `hold_audio: "tone"`.',
-    responses: { 200: { description: 'The WAV file', contentType: 'audio/wav' } },
-    async handler({ res }) {
+    description: 'A soft chime (8 kHz 16-bit PCM WAV, 4 s), played on a loop by the vendor to a caller on hold during a warm transfer whose destination has `hold_audio: "tone"`.',
+    params: z.object({ provider: params.shape.provider }),
+    responses: { 200: { description: 'The WAV file', contentType: 'audio/wav' }, 404: { description: 'A provider without warm transfer' } },
+    async handler({ res, params: p }) {
+      if (!(await telephonyVendor(p.provider))?.transfer?.warm) throw notFound(`Telephony provider ${p.provider} with warm transfer`);
       res.status(200).set({ 'Content-Type': 'audio/wav', 'Cache-Control': 'public, max-age=86400' }).send(holdToneWav());
     },
   });
