@@ -28,6 +28,9 @@ afterAll(async () => {
 
 afterEach(() => expect(pageErrors).toEqual([]));
 
+// A destination's transfer settings as the API fills them in: a cold transfer.
+const COLD = { mode: 'cold', summary_prompt: null, hold_audio: 'tone', max_wait_secs: 30 };
+
 const field = (row: number, what: string) => page.getByRole('textbox', { name: `Destination ${row} ${what}`, exact: true });
 
 async function fillDestination(row: number, values: Record<string, string>) {
@@ -59,8 +62,8 @@ describe('transfer to a human in the dashboard', () => {
     const agents = (await h.request('GET', '/api/agents')).body as Array<{ id: string; name: string; transfer_destinations: unknown }>;
     const saved = agents.find((a) => a.name === 'front-desk')!;
     expect(saved.transfer_destinations).toEqual([
-      { name: 'billing', phone_number: '+14155550123', sip_uri: null, description: 'Invoices, refunds and payments', message: 'Connecting you to billing now.' },
-      { name: 'sales', phone_number: null, sip_uri: 'sip:sales@pbx.example.com', description: 'New plans and upgrades', message: '' },
+      { name: 'billing', phone_number: '+14155550123', sip_uri: null, description: 'Invoices, refunds and payments', message: 'Connecting you to billing now.', ...COLD },
+      { name: 'sales', phone_number: null, sip_uri: 'sip:sales@pbx.example.com', description: 'New plans and upgrades', message: '', ...COLD },
     ]);
 
     await page.goto(`${h.api.url}/agents/${saved.id}`);

@@ -2972,7 +2972,7 @@ export interface components {
             detail: string;
         };
         /** @enum {string} */
-        EventType: "call_started" | "call_ended" | "user_spoke" | "agent_spoke" | "tool_called" | "tool_result" | "node_entered" | "node_transition" | "context_injected" | "tts_started" | "tts_stopped" | "interruption" | "agent_resumed" | "ttfb_metric" | "llm_usage" | "tts_usage" | "call_status" | "error" | "analysis_completed" | "dtmf" | "transfer_started" | "transfer_completed" | "transfer_failed" | "voicemail_detected" | "voicemail_message_left";
+        EventType: "call_started" | "call_ended" | "user_spoke" | "agent_spoke" | "tool_called" | "tool_result" | "node_entered" | "node_transition" | "context_injected" | "tts_started" | "tts_stopped" | "interruption" | "agent_resumed" | "ttfb_metric" | "llm_usage" | "tts_usage" | "call_status" | "error" | "analysis_completed" | "dtmf" | "transfer_started" | "transfer_completed" | "transfer_failed" | "transfer_ringing" | "transfer_briefing_started" | "transfer_briefing_spoke" | "transfer_briefing_reply" | "transfer_briefing_completed" | "voicemail_detected" | "voicemail_message_left";
         /** @description a deterministic check of each attempt; same_* compare with the recorded call (replay tests only) */
         Expectation: {
             /** @constant */
