@@ -167,7 +167,7 @@ describe('warm transfer_call on a Twilio call', () => {
     expect(call.transcript.map((t: any) => t.text)).toEqual(['Hello.', 'I was charged twice for invoice 1234.', 'Please hold while I brief billing.', sorry]);
   }, 90_000);
 
-  it('brings the caller back when the destination does not answer', async () => {
+  it('brings the caller back when the destination does not answer, and when a machine answers', async () => {
     twilio.setOutcome({ outcome: 'no-answer', ringMs: 500 }, SALES);
     await createVoiceAgent({ name: 'warm-unanswered', prompt: 'You are the front desk.', greeting: 'Hello.', transfer_destinations: DESTINATIONS });
     const sorry = 'Nobody in sales picked up. Can I help?';
@@ -186,7 +186,24 @@ describe('warm transfer_call on a Twilio call', () => {
     const list = await events(callId);
     expect(list.find((e) => e.event_type === 'transfer_failed')!.data).toMatchObject({ destination: 'sales', reason: 'no answer' });
     expect(list.map((e) => e.event_type)).not.toContain('transfer_briefing_started');
-  }, 60_000);
+
+    // An answering machine (Twilio's synchronous AMD on the destination's call): no briefing, hung up.
+    twilio.setOutcome({ outcome: 'answer', amd: { answeredBy: 'machine', decidedMs: 300 } }, SALES);
+    deepgram.script(['I would like to upgrade my plan.']);
+    const second = await inboundCall('warm-unanswered');
+    await eventually(async () => heardMs(second.caller) >= 200, 15_000, 20);
+    const returned = twilio.nextCaller(30_000);
+    await second.caller.say(HELLO_WAV);
+    const back2 = await returned;
+    await eventually(async () => (await events(second.callId)).some((e) => e.event_type === 'agent_spoke' && e.data.text === sorry), 20_000);
+    await back2.hangup();
+    await finalCall(second.callId, 20_000);
+    const machine = await events(second.callId);
+    expect(machine.find((e) => e.event_type === 'transfer_failed')!.data).toMatchObject({ destination: 'sales', reason: 'voicemail', answered_by: 'machine_start' });
+    expect(machine.map((e) => e.event_type)).not.toContain('transfer_briefing_started');
+    const leg = twilio.calls.find((c) => c.to === SALES && c.callbacks.some((d) => d.params.AnsweredBy === 'machine_start'))!;
+    expect(leg.callbacks.find((d) => d.kind === 'twiml')!.body).toContain('<Hangup');
+  }, 90_000);
 
   it('does not lose the caller when the worker is killed during the briefing: the transfer completes', async () => {
     await createVoiceAgent({ name: 'warm-killed', prompt: 'You are the front desk.', greeting: 'Hello.', transfer_destinations: DESTINATIONS });

@@ -10,6 +10,7 @@ import { parseWav } from '../../src/audio/wav';
 import { warmSettings } from '../../src/shared/transfer';
 import { warmUrls } from '../../src/calls/warm-transfer';
 import { parseTwiml } from '../fakes/twilio-twiml';
+import { analysisMessages } from '../../src/analysis/prompt';
 import type { WebhookRequest } from '../../src/providers/telephony/types';
 
 const form = (body: Record<string, string>): WebhookRequest => ({ method: 'POST', originalUrl: '/x', headers: {}, body, query: {} });
@@ -73,6 +74,13 @@ describe('the briefing', () => {
     expect(briefingInput('')).toContain('(nothing was said yet)');
     expect(fallbackSummary('I was charged twice.')).toBe('A caller is waiting. Their last words were: I was charged twice.');
     expect(fallbackSummary(null)).toBe('A caller is waiting.');
+  });
+
+  it("puts the briefing's summary in the post-call analysis input", () => {
+    const plan = { summaryPrompt: 'Summarise.', fields: {}, required: [], successCriteria: null, provider: 'openai', model: 'm' };
+    const call = { transcript: [{ role: 'user' as const, text: 'I was charged twice.' }], date: '2026-12-02', direction: 'inbound', status: 'completed', endReason: 'transferred', durationSecs: 30, context: {} };
+    expect(analysisMessages(plan, { ...call, transferSummary: 'A double charge on invoice 1234.' })[1]!.content).toContain('(warm transfer): A double charge on invoice 1234.');
+    expect(analysisMessages(plan, call)[1]!.content).not.toContain('warm transfer');
   });
 
   it('fills the warm settings of a destination with their defaults', () => {
