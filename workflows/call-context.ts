@@ -42,6 +42,8 @@ export class CallContext {
   channel: CallChannel | null = null;
   gatewayTaskQueue: string | null;
   recordingPath: string | null = null;
+  /** Every recording file of the call's streams, in order (the first is recordingPath). */
+  recordingParts: string[] = [];
   /** The provider reported the call over (a terminal status): nothing to hang up. */
   providerEnded = false;
   /** The agent's prompt with the call's variables as they were at call start. */

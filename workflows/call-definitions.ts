@@ -238,6 +238,8 @@ export interface CallRecordPatch {
   answered_by?: AnsweredBy | null;
   /** A warm transfer's briefing summary. */
   transfer_summary?: string | null;
+  /** Every file of the recording, in order: a stream that came back after a transfer has its own. */
+  recording_parts?: string[];
 }
 
 export interface TextTurnResult {

@@ -53,7 +53,9 @@ export class CallMedia {
     if (isFinal(ctx.status) || ctx.gatewayTaskQueue !== null) return;
     ctx.recordGatewayEvents(signal.events);
     ctx.gatewayTaskQueue = signal.gatewayTaskQueue;
-    ctx.recordingPath = signal.recordingPath;
+    // A stream after a transfer records a part of its own: recording_path stays the first.
+    ctx.recordingPath ??= signal.recordingPath;
+    if (signal.recordingPath && !ctx.recordingParts.includes(signal.recordingPath)) ctx.recordingParts.push(signal.recordingPath);
     ctx.channel = ctx.voiceChannel(signal.gatewayTaskQueue);
     // At the gateway's time: the greeting may already be playing (its events come later, earlier dated).
     const reported = (signal.events ?? []).map((e) => e?.timestampMs).filter((t): t is number => Number.isFinite(t));
@@ -69,7 +71,8 @@ export class CallMedia {
     const connected = await condition(() => ctx.gatewayTaskQueue !== null || ctx.endRequest !== null || isFinal(ctx.status), MEDIA_CONNECT_TIMEOUT);
     if (!connected) return ctx.fail('the audio stream never connected to a media gateway', 'gateway');
     if (ctx.gatewayTaskQueue === null) return;
-    this.setupWrite({ ...(ctx.recordingPath ? { recording_path: ctx.recordingPath } : {}), gateway_id: ctx.gatewayTaskQueue });
+    const recording = ctx.recordingPath ? { recording_path: ctx.recordingPath, recording_parts: [...ctx.recordingParts] } : {};
+    this.setupWrite({ ...recording, gateway_id: ctx.gatewayTaskQueue });
     const generation = this.generation;
     this.sessionLive = true;
     ctx.voice!.mediaSession().then(

@@ -84,6 +84,15 @@ describe('transfer to a human in the dashboard', () => {
     expect(await field(2, 'name').count()).toBe(0);
     const after = (await h.request('GET', `/api/agents/${saved.id}`)).body;
     expect(after.transfer_destinations.map((d: { name: string }) => d.name)).toEqual(['billing']);
+
+    // Warm: the briefing's settings appear with the mode and are saved with it.
+    expect(await field(1, 'summary prompt').count()).toBe(0);
+    await page.getByRole('group', { name: 'Destination 1' }).getByText('Warm: brief them first').click();
+    await field(1, 'summary prompt').fill('the invoice number and the amount');
+    await page.getByRole('button', { name: /^Save/ }).click();
+    await page.getByText('Agent front-desk saved').last().waitFor();
+    const warm = (await h.request('GET', `/api/agents/${saved.id}`)).body.transfer_destinations[0];
+    expect(warm).toMatchObject({ name: 'billing', mode: 'warm', summary_prompt: 'the invoice number and the amount', hold_audio: 'tone', max_wait_secs: 30 });
   });
 
   it('adds a transfer pre-action to a flow node from the agent’s destinations', async () => {

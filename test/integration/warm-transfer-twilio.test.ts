@@ -161,6 +161,8 @@ describe('warm transfer_call on a Twilio call', () => {
     await again.hangup();
     const call = await finalCall(callId, 20_000);
     expect(call).toMatchObject({ status: 'completed', end_reason: 'user_ended' });
+    // The caller's part, the briefing, the caller back: three parts of one recording.
+    expect(call.recording_parts.map((p: string) => path.basename(p))).toEqual([`${callId}.wav`, `${callId}-2.wav`, `${callId}-3.wav`]);
     const list = await events(callId);
     expect(list.find((e) => e.event_type === 'transfer_failed')!.data).toMatchObject({ destination: 'billing', mode: 'warm', reason: 'declined' });
     expect(list.filter((e) => e.event_type === 'call_status' && e.data.status === 'media_connected')).toHaveLength(3);

@@ -2549,8 +2549,10 @@ export interface components {
             end_time: string | null;
             /** @description seconds */
             duration: number | null;
-            /** @description where the WAV recording is stored, if any */
+            /** @description where the WAV recording is stored, if any (its first part) */
             recording_path: string | null;
+            /** @description every file of the recording, in order: a call whose stream came back after a transfer, or a warm transfer's briefing, has several (recording_url serves them joined); empty without a recording */
+            recording_parts: string[];
             /** @description API path streaming the recording (GET /api/recordings/{call_id}) */
             recording_url: string | null;
             end_reason: components["schemas"]["EndReason"] | null;

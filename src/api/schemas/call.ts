@@ -45,7 +45,10 @@ export const CallSchema = z.object({
   start_time: timestamp.nullable().describe('when the call connected'),
   end_time: timestamp.nullable(),
   duration: z.number().nullable().describe('seconds'),
-  recording_path: z.string().nullable().describe('where the WAV recording is stored, if any'),
+  recording_path: z.string().nullable().describe('where the WAV recording is stored, if any (its first part)'),
+  recording_parts: z
+    .array(z.string())
+    .describe('every file of the recording, in order: a call whose stream came back after a transfer, or a warm transfer\'s briefing, has several (recording_url serves them joined); empty without a recording'),
   recording_url: z.string().nullable().describe('API path streaming the recording (GET /api/recordings/{call_id})'),
   end_reason: EndReason.nullable(),
   answered_by: z

@@ -28,6 +28,7 @@ export function callJson(row: CallRow, extra: Record<string, unknown> = {}) {
     end_time: apiTimestamp(row.end_time),
     duration: row.duration,
     recording_path: row.recording_path,
+    recording_parts: row.recording_parts ?? (row.recording_path ? [row.recording_path] : []),
     recording_url: row.recording_path ? `/api/recordings/${row.id}` : null,
     end_reason: row.end_reason,
     answered_by: row.answered_by ?? null,
