@@ -207,7 +207,7 @@ describe('warm transfer_call on a Twilio call', () => {
     expect(leg.callbacks.find((d) => d.kind === 'twiml')!.body).toContain('<Hangup');
   }, 90_000);
 
-  it('does not lose the caller when the worker is killed during the briefing: the transfer completes', async () => {
+  it('does not lose the caller when the worker is killed during the briefing: the destination says connect and the transfer completes', async () => {
     await createVoiceAgent({ name: 'warm-killed', prompt: 'You are the front desk.', greeting: 'Hello.', transfer_destinations: DESTINATIONS });
     scriptAgent('billing', 'unused', []);
     deepgram.script(['I was charged twice for invoice 1234.']);
@@ -221,13 +221,15 @@ describe('warm transfer_call on a Twilio call', () => {
     await stack.restartWorker();
     const briefing = `${SUMMARY} ${CONNECT_PROMPT}`;
     await eventually(async () => heardMs(person) >= (briefing.length - 4) * MS_PER_CHAR - 200, 40_000, 20);
-    person.dtmf('1');
-    person.dtmf('#');
+    // This time the destination says it (speech, through the STT) rather than pressing 1.
+    deepgram.script(['Yes, connect them.']);
+    await person.say(HELLO_WAV);
     const call = await finalCall(callId, 40_000);
     expect(call).toMatchObject({ status: 'completed', end_reason: 'transferred', transfer_summary: SUMMARY });
     expect([...twilio.conference(`warm-${callId}`)!.participants].sort()).toEqual([fake.sid, person.callSid].sort());
     const types = (await events(callId)).map((e) => e.event_type);
     expect(types.filter((t) => t === 'transfer_completed')).toHaveLength(1);
+    expect((await events(callId)).find((e) => e.event_type === 'transfer_briefing_reply')!.data).toMatchObject({ text: 'Yes, connect them.', decision: 'connect' });
     expect(types).not.toContain('transfer_failed');
   }, 120_000);
 });
