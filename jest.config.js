@@ -46,6 +46,10 @@ const TIMED = [
   'test/integration/analysis-voice-call.test.ts',
   // Times a barge-in's clear and a dictated turn's end through a real gateway, as gateway.test.ts.
   'test/integration/turn-feel.test.ts',
+  // Measures the hold audio a caller hears in real time (frames by the wall clock against the
+  // briefing's timestamps), and kills and restarts the call worker during a briefing, as
+  // transfer-twilio does.
+  'test/integration/warm-transfer-twilio.test.ts',
 ];
 
 const shared = {

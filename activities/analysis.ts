@@ -48,6 +48,7 @@ export function createAnalysisActivities({ db, config }: ActivityDeps) {
       endReason: call.end_reason,
       durationSecs: call.duration,
       context: call.context ?? {},
+      transferSummary: call.transfer_summary ?? null,
     };
   }
 

@@ -46,6 +46,8 @@ const PATCH_COLUMNS: Record<keyof CallRecordPatch, string> = {
   analysis_prompt_tokens: 'int',
   analysis_completion_tokens: 'int',
   answered_by: 'text',
+  transfer_summary: 'text',
+  recording_parts: 'jsonb',
 };
 
 /** A patch value as a bind parameter: times as timestamps, JSON as text (undefined never gets here). */

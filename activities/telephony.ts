@@ -9,6 +9,7 @@ import type { ActivityDeps } from '.';
 import { hangupProviderCall, type HangupOutcome } from '../src/calls/telephony-calls';
 import { startTransfer, type TransferStart } from '../src/calls/call-transfer';
 import type { TransferTarget } from '../src/shared/transfer';
+import { giveBackWarmTransfer, joinWarmTransfer, startWarmTransfer, type WarmStart, type WarmStep } from '../src/calls/warm-transfer';
 
 export function createTelephonyActivities(deps: ActivityDeps) {
   return {
@@ -19,6 +20,18 @@ export function createTelephonyActivities(deps: ActivityDeps) {
     /** Cold transfer (docs/phone-operations.md#transfer-to-a-human); throws only while the provider is unreachable. */
     async transferProviderCall(input: { callId: string; target: TransferTarget; ringTimeoutSecs: number }): Promise<TransferStart> {
       return startTransfer(deps, input);
+    },
+    /** Warm transfer (docs/phone-operations.md#warm-transfer): the caller on hold, the human dialled. */
+    async warmTransferStart(input: { callId: string; target: TransferTarget; holdAudio: string; maxWaitSecs: number }): Promise<WarmStart> {
+      return startWarmTransfer(deps, input);
+    },
+    /** Warm transfer: the human joins the caller (the agent leaves). */
+    async warmTransferJoin(input: { callId: string; humanCallId: string }): Promise<WarmStep> {
+      return joinWarmTransfer(deps, input);
+    },
+    /** Warm transfer that did not happen: the human's leg hung up, the caller back to the agent. */
+    async warmTransferGiveBack(input: { callId: string; humanCallId: string | null }): Promise<WarmStep> {
+      return giveBackWarmTransfer(deps, input);
     },
   };
 }

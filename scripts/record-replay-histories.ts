@@ -9,7 +9,7 @@
  * Starts the same real stack as the tests (PostgreSQL, Temporal dev server, API, worker) with a
  * fake LLM and a local webhook receiver. `--only-analysis` records the post-call analysis
  * scenarios alone, `--only-drain` the drained phone call alone, `--only-transfer` the transferred
- * phone calls alone, `--only-voicemail` the two voicemail calls alone, `--only-keypad` the phone
+ * phone calls alone, `--only-warm` the warm transfers (joined, declined) alone, `--only-voicemail` the two voicemail calls alone, `--only-keypad` the phone
  * call with keypresses both ways alone, `--only-web` the web call alone, `--only-mcp` the call using an MCP tool alone, `--only-knowledge` the knowledge-base ingestion and calls alone, `--only-voice` the phone call
  * with armed turns, the one whose caller cuts the greeting off and the turn run (new histories,
  * without re-recording the others).
@@ -37,6 +37,7 @@ import { startHarness } from '../test/support/harness';
 import { runScript } from './lib/run-script';
 import { recordMcpToolCall, recordTextHistories } from './lib/record-text-histories';
 import { recordKnowledgeHistories } from './lib/record-knowledge-histories';
+import { recordWarmTransfers } from './lib/record-warm-histories';
 
 const OUT = path.join(__dirname, '..', 'test', 'replay', 'histories');
 const HELLO_WAV = path.join(__dirname, '..', 'test', 'fixtures', 'audio', 'hello-appointment.wav');
@@ -308,6 +309,11 @@ async function main(): Promise<void> {
     if (process.argv.includes('--only-mcp')) return await recordMcpToolCall({ h, llm, hooks, save, post });
     if (process.argv.includes('--only-knowledge')) return await recordKnowledgeHistories({ h, llm, hooks, save, post });
     if (process.argv.includes('--only-transfer')) return await recordTransfers();
+    const recordWarm = async () => {
+      await configureTwilio(h, TWILIO);
+      await recordWarmTransfers({ h, llm, twilio, deepgram, helloWav: HELLO_WAV, save, inboundPhoneCall });
+    };
+    if (process.argv.includes('--only-warm')) return await recordWarm();
     if (process.argv.includes('--only-voicemail')) return await recordVoicemail();
     if (process.argv.includes('--only-voice')) {
       await recordVoice((await createTool(h.db, h.box, { name: 'get_balance', webhook_url: `${hooks.url}/balance` })).id);
@@ -321,6 +327,7 @@ async function main(): Promise<void> {
     await recordGreetingCutOff();
     await recordTurnRun();
     await recordTransfers();
+    await recordWarm();
     await recordVoicemail();
     await recordKeypresses();
     await recordWebCall();

@@ -42,6 +42,8 @@ export class CallContext {
   channel: CallChannel | null = null;
   gatewayTaskQueue: string | null;
   recordingPath: string | null = null;
+  /** Every recording file of the call's streams, in order (the first is recordingPath). */
+  recordingParts: string[] = [];
   /** The provider reported the call over (a terminal status): nothing to hang up. */
   providerEnded = false;
   /** The agent's prompt with the call's variables as they were at call start. */
@@ -56,6 +58,8 @@ export class CallContext {
   transfer: TransferState | null = null;
   /** When the caller was handed over: the call's end time and duration stop there. */
   handedOverAtMs: number | null = null;
+  /** A warm transfer's briefing summary (call-warm-transfer.ts), for the call record. */
+  transferSummary: string | null = null;
   private speechIds = 0;
 
   constructor(readonly input: CallWorkflowInput) {
@@ -198,7 +202,8 @@ export class CallContext {
   /** The call record's fields as they are now. */
   patch(): CallRecordPatch {
     const answered = this.voicemail.answeredBy ? { answered_by: this.voicemail.answeredBy } : {};
-    return { status: this.status, start_time: this.startTimeMs, current_node_key: this.conv.nodeKey, ...this.totals, ...answered };
+    const summary = this.transferSummary ? { transfer_summary: this.transferSummary } : {};
+    return { status: this.status, start_time: this.startTimeMs, current_node_key: this.conv.nodeKey, ...this.totals, ...answered, ...summary };
   }
 
   turnResult(replies: string[]): TextTurnResult {

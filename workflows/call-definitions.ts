@@ -123,7 +123,8 @@ export interface CallWorkflowInput {
    * Whether the call's telephony vendor can hand the call over (its descriptor's
    * capabilities.transfer); absent (no transfer) on web and text calls.
    */
-  transfer?: { supported: boolean; provider: string };
+  /** `warm`: the vendor can also hold the caller and brief the human (absent on calls started before it existed). */
+  transfer?: { supported: boolean; warm?: boolean; provider: string };
   /** Set when the workflow continued as new: the state carried over. */
   carried?: CarriedState;
   /** Agent tests (docs/agent-tests.md): tools answer from these results, no webhook is called. */
@@ -248,6 +249,10 @@ export interface CallRecordPatch {
   analysis_prompt_tokens?: number;
   analysis_completion_tokens?: number;
   answered_by?: AnsweredBy | null;
+  /** A warm transfer's briefing summary. */
+  transfer_summary?: string | null;
+  /** Every file of the recording, in order: a stream that came back after a transfer has its own. */
+  recording_parts?: string[];
 }
 
 export interface TextTurnResult {

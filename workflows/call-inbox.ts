@@ -71,6 +71,15 @@ export class CallInbox {
     return { id: ++this.ids, text: u.text.trim(), duringAgentSpeech: u.duringAgentSpeech === true, seq: u.seq, prepared, ...(u.events?.length ? { events: u.events } : {}) };
   }
 
+  /**
+   * The call's stream went away for a transfer: the next stream (the briefed destination's, or the
+   * caller's coming back) numbers its utterances from 1 again, and they are not repeats.
+   */
+  newStream(): void {
+    this.lastSeq = 0;
+    this.recentSeqs.length = 0;
+  }
+
   /** The gateway's number of an utterance it reported (signal or armed turn). */
   noteSeq(seq: unknown): void {
     if (typeof seq === 'number' && Number.isFinite(seq) && seq > this.lastSeq) this.lastSeq = seq;

@@ -25,6 +25,8 @@ export class CallMedia {
   deferSetupWrites = false;
   /** Bumped when the call's stream goes away for a transfer: reports of the old stream are stale. */
   private generation = 0;
+  /** The current stream's media session has not ended yet. */
+  private sessionLive = false;
   /** The gateway the watchdog reported lost, until the probe has answered. */
   private suspect: GatewayLostSignal | null = null;
 
@@ -51,7 +53,9 @@ export class CallMedia {
     if (isFinal(ctx.status) || ctx.gatewayTaskQueue !== null) return;
     ctx.recordGatewayEvents(signal.events);
     ctx.gatewayTaskQueue = signal.gatewayTaskQueue;
-    ctx.recordingPath = signal.recordingPath;
+    // A stream after a transfer records a part of its own: recording_path stays the first.
+    ctx.recordingPath ??= signal.recordingPath;
+    if (signal.recordingPath && !ctx.recordingParts.includes(signal.recordingPath)) ctx.recordingParts.push(signal.recordingPath);
     ctx.channel = ctx.voiceChannel(signal.gatewayTaskQueue);
     // At the gateway's time: the greeting may already be playing (its events come later, earlier dated).
     const reported = (signal.events ?? []).map((e) => e?.timestampMs).filter((t): t is number => Number.isFinite(t));
@@ -67,11 +71,14 @@ export class CallMedia {
     const connected = await condition(() => ctx.gatewayTaskQueue !== null || ctx.endRequest !== null || isFinal(ctx.status), MEDIA_CONNECT_TIMEOUT);
     if (!connected) return ctx.fail('the audio stream never connected to a media gateway', 'gateway');
     if (ctx.gatewayTaskQueue === null) return;
-    this.setupWrite({ ...(ctx.recordingPath ? { recording_path: ctx.recordingPath } : {}), gateway_id: ctx.gatewayTaskQueue });
+    const recording = ctx.recordingPath ? { recording_path: ctx.recordingPath, recording_parts: [...ctx.recordingParts] } : {};
+    this.setupWrite({ ...recording, gateway_id: ctx.gatewayTaskQueue });
     const generation = this.generation;
+    this.sessionLive = true;
     ctx.voice!.mediaSession().then(
       (result) => this.onSessionEnd(result, generation),
       (err: unknown) => {
+        if (generation === this.generation) this.sessionLive = false;
         if (generation !== this.generation) return; // a stream the call left for a transfer
         this.closed = true;
         const message = err instanceof GatewayLost ? err.message : `media gateway lost: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`;
@@ -82,6 +89,7 @@ export class CallMedia {
 
   private onSessionEnd(result: MediaSessionResult, generation: number): void {
     const { ctx } = this;
+    if (generation === this.generation) this.sessionLive = false;
     ctx.recordGatewayEvents(result.events);
     this.arming?.releaseWithMedia(result.releasedArm);
     // The stream the vendor closed to dial a transfer destination: not the caller hanging up.
@@ -115,6 +123,28 @@ export class CallMedia {
     this.ctx.gatewayTaskQueue = null;
     this.ctx.channel = null;
     this.closed = false;
+  }
+
+  /** The current stream's media session is still up (a warm transfer's briefing: the destination has not hung up). */
+  get sessionOpen(): boolean {
+    return this.sessionLive;
+  }
+
+  /**
+   * A warm transfer's briefing stream, ended on purpose: the gateway closes it (which hangs that
+   * leg up) and the call waits for its session to end, so the caller's next stream is welcome.
+   */
+  async leave(): Promise<void> {
+    const channel = this.ctx.voice;
+    if (channel && this.sessionLive && !channel.isAbandoned) {
+      try {
+        await channel.endMedia('transferred');
+        await condition(() => !this.sessionLive, MEDIA_CLOSE_WAIT);
+      } catch {
+        // The gateway is gone; the stream went with it.
+      }
+    }
+    this.detach();
   }
 
   /** The watchdog says the call's gateway has no presence (signal): watch() probes it. */

@@ -4,7 +4,8 @@
  * the destination on the live call (a cold transfer), and the vendor's dial callbacks decide:
  * answered — the call ends `completed` / `transferred` at the hand-over (recording, transcript and
  * duration stop there); busy, no answer, failed — the vendor connects the caller to a new media
- * stream for the same call and the agent carries on. Workflow code: deterministic, no I/O.
+ * stream for the same call and the agent carries on. A warm destination runs call-warm-transfer.ts.
+ * Workflow code: deterministic, no I/O.
  */
 import { condition, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
@@ -13,6 +14,8 @@ import { failureReason, targetText, TRANSFER_CALL, transferTarget } from '../src
 import type { CallWorkflowInput, TransferEventSignal } from './call-definitions';
 import type { CallContext } from './call-context';
 import type { CallMedia } from './call-media';
+import type { CallInbox } from './call-inbox';
+import { WarmTransfer } from './call-warm-transfer';
 import { isFinal } from './call-status';
 
 // How long the vendor's dial may take to report (ringing included) before the call is given up.
@@ -26,8 +29,11 @@ const { transferProviderCall } = proxyActivities<Activities>({
 
 export interface TransferState {
   destination: string;
-  /** The vendor's dial report, once it came. */
+  mode: 'cold' | 'warm';
+  /** Cold: the vendor's dial report, once it came. Warm: the destination's leg ended (busy, no answer, a machine, a hang-up). */
   outcome: TransferEventSignal | null;
+  /** Warm: the destination's leg answered (its stream comes to the gateway for the briefing). */
+  answered?: TransferEventSignal | null;
   /** The call's stream went away for the dial: a new stream of the call is welcome. */
   awaitingStream: boolean;
 }
@@ -38,17 +44,23 @@ export function canTransfer(input: CallWorkflowInput): boolean {
 }
 
 export class Transfer {
+  private readonly warm: WarmTransfer;
+
   constructor(
     private readonly ctx: CallContext,
     private readonly media: CallMedia,
-  ) {}
+    private readonly inbox: CallInbox,
+  ) {
+    this.warm = new WarmTransfer(ctx, media, inbox);
+  }
 
   /** The vendor's dial callback, relayed by the API (signal handler: state only). */
   onTransferEvent(signal: TransferEventSignal): void {
     if (typeof signal?.outcome !== 'string') throw new TypeError('outcome is not a string');
     const transfer = this.ctx.transfer;
-    if (!transfer || transfer.outcome) return;
-    transfer.outcome = signal;
+    if (!transfer) return;
+    if (transfer.mode === 'warm' && signal.outcome === 'answered') transfer.answered ??= signal;
+    else transfer.outcome ??= signal;
   }
 
   /** Runs transfer_call; returns the text the LLM gets back (tool result). */
@@ -65,10 +77,12 @@ export class Transfer {
     if (ctx.transfer) return refuse('a transfer is already under way');
     if (destination.message) await ctx.say(substitute(destination.message, ctx.conv.variables));
     if (ctx.endRequest !== null || isFinal(ctx.status)) return refuse('the call ended before the transfer');
+    // A warm destination on a vendor without warm transfer (or a call started before it) goes cold.
+    if (destination.mode === 'warm' && input.transfer?.warm === true) return this.warm.run(destination, source, refuse);
     const target = transferTarget(destination);
-    const transfer: TransferState = { destination: name, outcome: null, awaitingStream: true };
+    const transfer: TransferState = { destination: name, mode: 'cold', outcome: null, awaitingStream: true };
     ctx.transfer = transfer;
-    recorder.record('transfer_started', { destination: name, mode: 'cold', to: targetText(target) });
+    recorder.record('transfer_started', { destination: name, mode: 'cold', to: targetText(target), ...(destination.mode === 'warm' ? { warm_unavailable: true } : {}) });
     const requested = await transferProviderCall({ callId: input.callId, target, ringTimeoutSecs: input.options.ringTimeoutSecs }).catch(
       (err: Error) => ({ ok: false as const, error: `the provider could not be reached: ${err.message}` }),
     );
@@ -79,6 +93,7 @@ export class Transfer {
     }
     // The vendor moved the call off our stream: whatever that stream reports now is stale.
     this.media.detach();
+    this.inbox.newStream();
     const reported = await condition(() => transfer.outcome !== null || ctx.endRequest !== null || isFinal(ctx.status), `${DIAL_REPORT_LIMIT_SECS}s`);
     const outcome = transfer.outcome;
     if (!outcome || !reported) {

@@ -13,6 +13,7 @@
  *   agent-turns.ts    one turn of the agent: LLM rounds, tool calls, flow moves
  *   call-tools.ts     webhook tools, context tools, keypresses
  *   call-transfer.ts  transfer to a human (a tool call or pre-action, during a turn)
+ *   call-warm-transfer.ts  a warm transfer: the caller on hold, the human briefed, then joined
  *   call-voicemail.ts who answered an outbound call; a vendor's machine verdict to the gateway
  *   post-call-analysis.ts  the analysis, after the call's final record
  *
@@ -45,7 +46,7 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallSummar
   const inbox = new CallInbox(ctx);
   const arming = ctx.isVoice ? new TurnArming(() => ctx.voice, (result, plan) => inbox.onArmedResult(result, plan)) : null;
   const media = new CallMedia(ctx, arming);
-  const transfer = new Transfer(ctx, media);
+  const transfer = new Transfer(ctx, media, inbox);
   const tools = new CallTools(ctx);
   const agent = new AgentTurns(ctx, tools, transfer);
   const turns = new TurnLoop(ctx, inbox, agent, arming);

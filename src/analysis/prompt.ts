@@ -15,6 +15,8 @@ export interface AnalysedCall {
   endReason: string | null;
   durationSecs: number | null;
   context: Record<string, unknown>;
+  /** A warm transfer's briefing: the summary the agent gave the destination (docs/phone-operations.md#warm-transfer). */
+  transferSummary?: string | null;
 }
 
 // About 15,000 tokens: far more than a normal call, and a bound on what a runaway one costs.
@@ -63,6 +65,7 @@ function factsLine(call: AnalysedCall): string {
 /** `rejected`: why the previous answer was refused, so the model can correct it. */
 export function analysisMessages(plan: AnalysisPlan, call: AnalysedCall, rejected?: string): LlmMessage[] {
   let user = `${factsLine(call)}\n\nTranscript:\n${transcriptText(call)}`;
+  if (call.transferSummary) user += `\n\nThe agent then briefed a colleague before transferring the caller (warm transfer): ${call.transferSummary}`;
   if (rejected) user += `\n\nYour previous answer was rejected (${rejected}). Answer again, following the schema exactly.`;
   return [
     { role: 'system', content: instructions(plan, call.date) },

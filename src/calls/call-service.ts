@@ -148,7 +148,7 @@ export async function startCall(deps: CallDeps, req: StartCallRequest): Promise<
     initialStatus: req.initialStatus,
     gatewayTaskQueue: req.gatewayTaskQueue,
     options: workflowOptions(config),
-    ...(req.provider ? { transfer: { supported: telephonyDescriptor(req.provider)?.capabilities.transfer.supported === true, provider: req.provider } } : {}),
+    ...(req.provider ? { transfer: { supported: telephonyDescriptor(req.provider)?.capabilities.transfer.supported === true, warm: telephonyDescriptor(req.provider)?.capabilities.warm_transfer.supported === true, provider: req.provider } } : {}),
   };
   const startOptions = {
     workflowId,

@@ -23,6 +23,7 @@ import * as m0017 from './migrations/0017-call-turn-journal';
 import * as m0018 from './migrations/0018-gateway-handoff-lag';
 import * as m0019 from './migrations/0019-campaigns';
 import * as m0021 from './migrations/0021-mcp-servers';
+import * as m0022 from './migrations/0022-transfer-summary';
 import * as m0023 from './migrations/0023-knowledge-bases';
 
 const MIGRATIONS = [
@@ -44,6 +45,7 @@ const MIGRATIONS = [
   { name: '0018-gateway-handoff-lag', module: m0018 },
   { name: '0019-campaigns', module: m0019 },
   { name: '0021-mcp-servers', module: m0021 },
+  { name: '0022-transfer-summary', module: m0022 },
   { name: '0023-knowledge-bases', module: m0023 },
 ];
 

@@ -50,6 +50,12 @@ export const EVENT_TYPES = [
   'transfer_started',
   'transfer_completed',
   'transfer_failed',
+  // A warm transfer's steps (docs/phone-operations.md#warm-transfer).
+  'transfer_ringing',
+  'transfer_briefing_started',
+  'transfer_briefing_spoke',
+  'transfer_briefing_reply',
+  'transfer_briefing_completed',
   'voicemail_detected',
   'voicemail_message_left',
   'knowledge_retrieved',

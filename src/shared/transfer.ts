@@ -16,6 +16,30 @@ export interface TransferDestination {
   description: string;
   /** Spoken to the caller before the hand-over ("Connecting you to billing"); may be empty. */
   message: string;
+  /** cold (default): the vendor dials and hands over; warm: the caller waits on hold while the agent briefs the human. */
+  mode?: TransferMode;
+  /** Warm: what the briefing summary says (the LLM's instruction); null: DEFAULT_SUMMARY_PROMPT. */
+  summary_prompt?: string | null;
+  /** Warm: what the caller hears on hold: an http(s) URL of a WAV/MP3, or `tone` (built in). */
+  hold_audio?: string;
+  /** Warm: how long the human may take to answer, and to say connect, before the caller comes back. */
+  max_wait_secs?: number;
+}
+
+export const TRANSFER_MODES = ['cold', 'warm'] as const;
+export type TransferMode = (typeof TRANSFER_MODES)[number];
+export const DEFAULT_SUMMARY_PROMPT = 'who is calling, what they want, what has been done';
+export const HOLD_TONE = 'tone';
+export const DEFAULT_WARM_WAIT_SECS = 30;
+export const MAX_WARM_WAIT_SECS = 300;
+
+/** The warm-transfer settings of a destination with their defaults (cold destinations carry none). */
+export function warmSettings(d: TransferDestination): { summaryPrompt: string; holdAudio: string; maxWaitSecs: number } {
+  return {
+    summaryPrompt: d.summary_prompt || DEFAULT_SUMMARY_PROMPT,
+    holdAudio: d.hold_audio || HOLD_TONE,
+    maxWaitSecs: d.max_wait_secs ?? DEFAULT_WARM_WAIT_SECS,
+  };
 }
 
 export const TRANSFER_CALL = 'transfer_call';
@@ -40,7 +64,7 @@ export function targetText(t: TransferTarget): string {
 }
 
 /** The vendor's word for how a dial ended, in neutral terms; `answered` is the hand-over. */
-export type TransferOutcome = 'answered' | 'completed' | 'busy' | 'no_answer' | 'failed' | 'canceled';
+export type TransferOutcome = 'answered' | 'completed' | 'busy' | 'no_answer' | 'failed' | 'canceled' | 'voicemail';
 
 /** What the agent is told (and the event says) when a dial did not reach anyone. */
 export function failureReason(outcome: TransferOutcome): string {
@@ -51,6 +75,8 @@ export function failureReason(outcome: TransferOutcome): string {
       return 'no answer';
     case 'canceled':
       return 'canceled';
+    case 'voicemail':
+      return 'voicemail';
     default:
       return 'the dial failed';
   }

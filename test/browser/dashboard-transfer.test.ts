@@ -28,6 +28,9 @@ afterAll(async () => {
 
 afterEach(() => expect(pageErrors).toEqual([]));
 
+// A destination's transfer settings as the API fills them in: a cold transfer.
+const COLD = { mode: 'cold', summary_prompt: null, hold_audio: 'tone', max_wait_secs: 30 };
+
 const field = (row: number, what: string) => page.getByRole('textbox', { name: `Destination ${row} ${what}`, exact: true });
 
 async function fillDestination(row: number, values: Record<string, string>) {
@@ -59,8 +62,8 @@ describe('transfer to a human in the dashboard', () => {
     const agents = (await h.request('GET', '/api/agents')).body as Array<{ id: string; name: string; transfer_destinations: unknown }>;
     const saved = agents.find((a) => a.name === 'front-desk')!;
     expect(saved.transfer_destinations).toEqual([
-      { name: 'billing', phone_number: '+14155550123', sip_uri: null, description: 'Invoices, refunds and payments', message: 'Connecting you to billing now.' },
-      { name: 'sales', phone_number: null, sip_uri: 'sip:sales@pbx.example.com', description: 'New plans and upgrades', message: '' },
+      { name: 'billing', phone_number: '+14155550123', sip_uri: null, description: 'Invoices, refunds and payments', message: 'Connecting you to billing now.', ...COLD },
+      { name: 'sales', phone_number: null, sip_uri: 'sip:sales@pbx.example.com', description: 'New plans and upgrades', message: '', ...COLD },
     ]);
 
     await page.goto(`${h.api.url}/agents/${saved.id}`);
@@ -81,6 +84,15 @@ describe('transfer to a human in the dashboard', () => {
     expect(await field(2, 'name').count()).toBe(0);
     const after = (await h.request('GET', `/api/agents/${saved.id}`)).body;
     expect(after.transfer_destinations.map((d: { name: string }) => d.name)).toEqual(['billing']);
+
+    // Warm: the briefing's settings appear with the mode and are saved with it.
+    expect(await field(1, 'summary prompt').count()).toBe(0);
+    await page.getByRole('group', { name: 'Destination 1' }).getByText('Warm: brief them first').click();
+    await field(1, 'summary prompt').fill('the invoice number and the amount');
+    await page.getByRole('button', { name: /^Save/ }).click();
+    await page.getByText('Agent front-desk saved').last().waitFor();
+    const warm = (await h.request('GET', `/api/agents/${saved.id}`)).body.transfer_destinations[0];
+    expect(warm).toMatchObject({ name: 'billing', mode: 'warm', summary_prompt: 'the invoice number and the amount', hold_audio: 'tone', max_wait_secs: 30 });
   });
 
   it('adds a transfer pre-action to a flow node from the agent’s destinations', async () => {

@@ -7,6 +7,7 @@ import { connectTwilioCaller } from './twilio-caller';
 import { parseTwiml, type TwimlStream, type TwimlVerb } from './twilio-twiml';
 import { simulateAmd } from './twilio-amd';
 import { runDial } from './twilio-dial';
+import { runConference } from './twilio-conference';
 import type { CallState, FakeCallRecord, FakeTwilioContext, OutcomeScript } from './twilio-fake-types';
 import { baseParams, deferred, deliver, fetchTwiml, sleep, sleepUnless, statusCallback } from './twilio-webhooks';
 
@@ -39,6 +40,7 @@ export function hangup(s: CallState) {
   if (s.hungUp) return;
   s.hungUp = true;
   s.hangupRequested.resolve();
+  s.wake?.();
   if (s.record.caller?.isOpen) void s.record.caller.hangup();
 }
 
@@ -59,7 +61,9 @@ async function runTwiml(ctx: FakeTwilioContext, s: CallState, verbs: TwimlVerb[]
       else if (v.verb === 'Pause') await sleepUnless(v.lengthSecs * 1000, s.hangupRequested.promise);
       else if (v.verb === 'Hangup' || v.verb === 'Reject') over = true;
       else if (v.verb === 'Connect') await runStream(ctx, s, v.stream);
+      else if (v.verb === 'Dial' && v.dial.conference) await runConference(ctx, s, v.dial.conference);
       else if (v.verb === 'Dial') next = await runDial(ctx, s, v.dial);
+      else if (v.verb === 'Play') await sleepUnless(1000, s.hangupRequested.promise);
       // A call update replaces whatever was running with its TwiML.
       if (s.redirect) {
         next = s.redirect;
@@ -152,13 +156,23 @@ export async function simulateOutbound(ctx: FakeTwilioContext, s: CallState, scr
   if (script.outcome === 'busy') return finish(s, 'busy', '486');
   if (script.outcome === 'no-answer') return finish(s, 'no-answer', '487');
   await answer(s);
-  const twiml = inlineTwiml ?? (await fetchTwiml(s, twimlUrl!, twimlMethod, baseParams(s, 'in-progress'), 'twiml'));
+  const params = baseParams(s, 'in-progress');
+  // Synchronous AMD (MachineDetection without AsyncAmd): the TwiML fetch waits for the verdict and carries it.
+  const form = c.params;
+  if (form.MachineDetection && form.AsyncAmd !== 'true') {
+    const amd = script.amd ?? { answeredBy: 'human', decidedMs: 100 };
+    await sleepUnless(amd.decidedMs, s.hangupRequested.promise);
+    if (s.hungUp) return finish(s, 'completed', '200');
+    params.AnsweredBy = amd.answeredBy === 'machine' ? 'machine_start' : amd.answeredBy;
+    params.MachineDetectionDuration = String(amd.decidedMs);
+  }
+  const twiml = inlineTwiml ?? (await fetchTwiml(s, twimlUrl!, twimlMethod, params, 'twiml'));
   await execute(ctx, s, twiml);
 }
 
-export function newState(ctx: FakeTwilioContext, record: Omit<FakeCallRecord, 'ended' | 'callbacks' | 'said' | 'errors' | 'createdAtMs' | 'dials' | 'redirects'>, token: string): CallState {
+export function newState(ctx: FakeTwilioContext, record: Omit<FakeCallRecord, 'ended' | 'callbacks' | 'said' | 'errors' | 'createdAtMs' | 'dials' | 'redirects' | 'held'>, token: string): CallState {
   const ended = deferred<FakeCallRecord>();
-  const full: FakeCallRecord = { ...record, callbacks: [], said: [], dials: [], redirects: [], errors: [], createdAtMs: Date.now(), ended: ended.promise };
+  const full: FakeCallRecord = { ...record, callbacks: [], said: [], dials: [], redirects: [], held: [], errors: [], createdAtMs: Date.now(), ended: ended.promise };
   const s: CallState = {
     record: full,
     authToken: token,

@@ -27,8 +27,27 @@ export interface FakeDialRecord extends TwimlDial {
   atMs: number;
 }
 
+/** A `<Conference>` of the fake: who is in it now, and who was. */
+export interface FakeConference {
+  name: string;
+  /** CallSids in the conference now. */
+  participants: string[];
+  /** Every join, in order. */
+  joins: Array<{ callSid: string; atMs: number }>;
+  /** When a participant with startConferenceOnEnter joined (the hold audio stops), or null. */
+  startedAtMs: number | null;
+  endedAtMs: number | null;
+}
+
+/** 20 ms of hold audio a waiting participant heard, by its loudness. */
+export interface HeardHoldFrame {
+  atMs: number;
+  /** Root mean square of the frame's 16-bit samples (0: silence). */
+  rms: number;
+}
+
 export interface CallbackDelivery {
-  kind: 'status' | 'twiml' | 'stream-status' | 'inbound' | 'dial-status' | 'dial-action' | 'amd';
+  kind: 'status' | 'twiml' | 'stream-status' | 'inbound' | 'dial-status' | 'dial-action' | 'amd' | 'conference-wait' | 'play';
   url: string;
   method: string;
   params: Record<string, string>;
@@ -59,8 +78,10 @@ export interface FakeCallRecord {
   said: string[];
   /** `<Dial>`s executed (transfers), in order. */
   dials: FakeDialRecord[];
-  /** TwiML documents the call was redirected to by a call update (`Twiml`), in order. */
+  /** TwiML documents the call was redirected to by a call update (`Twiml`, or the document `Url` answered), in order. */
   redirects: string[];
+  /** Hold audio heard while waiting in a conference, frame by frame (the conference's `waitUrl` `<Play>`). */
+  held: HeardHoldFrame[];
   caller?: TwilioCaller;
   /** Problems Twilio would report in its debugger (bad TwiML, webhook failures, stream errors). */
   errors: string[];
@@ -116,6 +137,8 @@ export interface FakeTwilio {
   /** Resolves when the call has answered and connected its stream (or ended without one). */
   simulateInbound(opts: SimulateInboundOptions): Promise<FakeCallRecord>;
   call(sid: string): FakeCallRecord | undefined;
+  /** A `<Conference>` by name (warm transfers: `warm-<call id>`). */
+  conference(name: string): FakeConference | undefined;
   lastCaller(): TwilioCaller | undefined;
   /** Resolves with the next caller that connects to a stream. */
   nextCaller(timeoutMs?: number): Promise<TwilioCaller>;
@@ -143,6 +166,8 @@ export interface CallState {
   redirect?: TwimlVerb[];
   /** How the destination behaves (outbound calls); a human answering when unset. */
   script?: OutcomeScript;
+  /** Wakes a verb that waits (a conference) when a call update or a hang-up comes. */
+  wake?: () => void;
 }
 
 /** The fake's shared state, handed to the REST API and the call simulation. */
@@ -156,6 +181,7 @@ export interface FakeTwilioContext {
   requests: RecordedApiRequest[];
   outcomes: Map<string, OutcomeScript>;
   dialOutcomes: Map<string, DialScript>;
+  conferences: Map<string, FakeConference & { ended: Deferred<void>; started: Deferred<void> }>;
   defaultOutcome: OutcomeScript;
   callerWaiters: Array<(c: TwilioCaller) => void>;
   lastCaller?: TwilioCaller;

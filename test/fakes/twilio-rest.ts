@@ -9,7 +9,7 @@ import { parseTwiml, type TwimlVerb } from './twilio-twiml';
 import { amdRequestProblem } from './twilio-amd';
 import type { CallState, FakeTwilioContext } from './twilio-fake-types';
 import { finish, hangup, newState, simulateOutbound } from './twilio-call-flow';
-import { API_VERSION, rfc2822 } from './twilio-webhooks';
+import { API_VERSION, baseParams, fetchTwiml, rfc2822 } from './twilio-webhooks';
 
 const E164 = /^\+[1-9]\d{1,14}$/;
 const CALL_EVENTS = ['initiated', 'ringing', 'answered', 'completed'];
@@ -135,9 +135,35 @@ function createCall(ctx: FakeTwilioContext, res: http.ServerResponse, form: Reco
   return 201;
 }
 
+/** A call update with `Url`: Twilio fetches the document (signed, like a voice webhook), then runs it in place of the current one. */
+function redirectToUrl(s: CallState, url: string, method: string): void {
+  void (async () => {
+    const twiml = await fetchTwiml(s, url, method, baseParams(s, 'in-progress'), 'twiml');
+    if (twiml === null || s.hungUp) return;
+    try {
+      s.redirect = parseTwiml(twiml);
+    } catch (err) {
+      s.record.errors.push(`12100 Document parse failure: ${(err as Error).message}`);
+      return;
+    }
+    s.record.redirects.push(twiml);
+    if (s.record.caller?.isOpen) void s.record.caller.hangup();
+    s.wake?.();
+  })();
+}
+
 function updateCall(res: http.ServerResponse, s: CallState, form: Record<string, string | string[]>): number {
   const status = single(form.Status);
   const newTwiml = single(form.Twiml);
+  const newUrl = single(form.Url);
+  if (newUrl !== undefined && newTwiml === undefined && status === undefined) {
+    if (s.record.status !== 'in-progress') return twilioError(res, 400, 21220, 'Call is not in-progress. Cannot redirect.');
+    if (!/^https?:\/\/\S+$/.test(newUrl)) return twilioError(res, 400, 21205, `Url is not a valid URL: ${newUrl}`);
+    redirectToUrl(s, newUrl, single(form.Method) ?? 'POST');
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(resource(s)));
+    return 200;
+  }
   if (newTwiml !== undefined && status === undefined) {
     if (s.record.status !== 'in-progress') return twilioError(res, 400, 21220, 'Call is not in-progress. Cannot redirect.');
     if (newTwiml.length > 4000) return twilioError(res, 400, 21232, 'Twiml must be 4000 characters or fewer');
@@ -149,8 +175,9 @@ function updateCall(res: http.ServerResponse, s: CallState, form: Record<string,
     }
     s.record.redirects.push(newTwiml);
     s.redirect = verbs;
-    // Twilio stops the running <Connect><Stream> (a `stop` message, then the socket closes).
+    // Twilio stops the running <Connect><Stream> (a `stop` message, then the socket closes), or a conference.
     if (s.record.caller?.isOpen) void s.record.caller.hangup();
+    s.wake?.();
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify(resource(s)));
     return 200;

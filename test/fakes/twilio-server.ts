@@ -19,6 +19,12 @@
  *   `DialCallStatus=completed`; busy / no-answer / failed: the action URL with that status) and
  *   executes the TwiML the action URL answers (e.g. a new `<Connect><Stream>`).
  *
+ * - Warm transfers: `<Dial><Conference>` (twilio-conference.ts): the waiting participant hears the
+ *   `waitUrl` document's `<Play>` audio (recorded frame by frame in the call's `held`) until a
+ *   participant with `startConferenceOnEnter` joins; `conference(name)` says who is in it. A call
+ *   update with `Url` fetches the new document first. Outbound calls with `MachineDetection` and no
+ *   `AsyncAmd` fetch their `Url` with `AnsweredBy` (synchronous AMD, scripted by `setOutcome`'s `amd`).
+ *
  * Split by what it does: twilio-rest.ts (the Calls API), twilio-call-flow.ts (a call's life and its
  * TwiML), twilio-dial.ts (`<Dial>` transfers), twilio-webhooks.ts (signed callbacks),
  * twilio-fake-types.ts (the types below re-exported).
@@ -57,6 +63,7 @@ export async function startFakeTwilio(opts: FakeTwilioOptions): Promise<FakeTwil
     requests: [],
     outcomes: new Map(),
     dialOutcomes: new Map(),
+    conferences: new Map(),
     defaultOutcome: { outcome: 'answer' },
     callerWaiters: [],
     stopping: false,
@@ -113,6 +120,7 @@ export async function startFakeTwilio(opts: FakeTwilioOptions): Promise<FakeTwil
       return s.record;
     },
     call: (sid) => states.get(sid)?.record,
+    conference: (name) => ctx.conferences.get(name),
     lastCaller: () => ctx.lastCaller,
     nextCaller(timeoutMs = 10_000) {
       return new Promise((resolve, reject) => {

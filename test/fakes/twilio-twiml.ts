@@ -105,14 +105,26 @@ export interface TwimlStream {
   name?: string;
 }
 
-/** `<Dial>` with one `<Number>` or `<Sip>` (a transfer). */
+/** `<Dial><Conference>`: a warm transfer's caller on hold, or the destination joining them. */
+export interface TwimlConference {
+  name: string;
+  /** Fetched (signed) while the participant waits for the conference to start: its `<Play>` is the hold audio. */
+  waitUrl?: string;
+  waitMethod?: string;
+  startConferenceOnEnter: boolean;
+  endConferenceOnExit: boolean;
+}
+
+/** `<Dial>` with one `<Number>` or `<Sip>` (a transfer), or a `<Conference>`. */
 export interface TwimlDial {
+  /** Set for `<Dial><Conference>` (then `to` is the conference name). */
+  conference?: TwimlConference;
   action?: string;
   method?: string;
   timeoutSecs: number;
   /** The number or SIP URI dialled. */
   to: string;
-  noun: 'Number' | 'Sip';
+  noun: 'Number' | 'Sip' | 'Conference';
   /** The dialled leg's status callback and its events (e.g. `answered`). */
   statusCallback?: string;
   statusCallbackEvents: string[];
@@ -122,6 +134,7 @@ export type TwimlVerb =
   | { verb: 'Connect'; stream: TwimlStream }
   | { verb: 'Dial'; dial: TwimlDial }
   | { verb: 'Say'; text: string; language?: string }
+  | { verb: 'Play'; url: string; loop: number }
   | { verb: 'Pause'; lengthSecs: number }
   | { verb: 'Hangup' }
   | { verb: 'Reject'; reason: 'busy' | 'rejected' };
@@ -149,6 +162,36 @@ function readStream(el: XmlElement): TwimlStream {
   };
 }
 
+const BOOLEAN = /^(true|false)$/;
+
+function readConference(dial: XmlElement, el: XmlElement): TwimlDial {
+  noChildren(el);
+  const name = el.text.trim();
+  if (!name || name.length > 128) throw new TwimlError('<Conference> needs a name of at most 128 characters');
+  for (const attr of ['startConferenceOnEnter', 'endConferenceOnExit', 'beep']) {
+    const v = el.attrs[attr];
+    if (v !== undefined && !BOOLEAN.test(v) && !(attr === 'beep' && /^(onEnter|onExit)$/.test(v))) throw new TwimlError(`<Conference ${attr}="${v}"> is invalid`);
+  }
+  const waitUrl = el.attrs.waitUrl;
+  if (waitUrl !== undefined && !/^https?:\/\/\S+$/.test(waitUrl)) throw new TwimlError(`<Conference waitUrl> ${waitUrl} is not an http(s) URL`);
+  return {
+    action: dial.attrs.action,
+    method: dial.attrs.method,
+    timeoutSecs: 30,
+    to: name,
+    noun: 'Conference',
+    statusCallbackEvents: [],
+    conference: {
+      name,
+      waitUrl,
+      waitMethod: el.attrs.waitMethod,
+      // Twilio's defaults: a participant starts the conference, and leaving does not end it.
+      startConferenceOnEnter: el.attrs.startConferenceOnEnter !== 'false',
+      endConferenceOnExit: el.attrs.endConferenceOnExit === 'true',
+    },
+  };
+}
+
 /** The verbs of a TwiML <Response>, in order. Throws TwimlError on anything Twilio would refuse. */
 export function parseTwiml(xml: string): TwimlVerb[] {
   const root = parseXml(xml);
@@ -162,8 +205,9 @@ export function parseTwiml(xml: string): TwimlVerb[] {
         return { verb: 'Connect', stream: readStream(el.children[0]) };
       }
       case 'Dial': {
+        if (el.children.length === 1 && el.children[0].name === 'Conference') return { verb: 'Dial', dial: readConference(el, el.children[0]) };
         if (el.children.length !== 1 || !['Number', 'Sip'].includes(el.children[0].name)) {
-          throw new TwimlError('<Dial> must hold exactly one <Number> or <Sip> (the nouns this fake supports)');
+          throw new TwimlError('<Dial> must hold exactly one <Number>, <Sip> or <Conference> (the nouns this fake supports)');
         }
         const noun = el.children[0];
         const timeout = el.attrs.timeout === undefined ? 30 : Number(el.attrs.timeout);
@@ -183,6 +227,14 @@ export function parseTwiml(xml: string): TwimlVerb[] {
             statusCallbackEvents: (noun.attrs.statusCallbackEvent ?? '').split(/[\s,]+/).filter(Boolean),
           },
         };
+      }
+      case 'Play': {
+        noChildren(el);
+        const url = el.text.trim();
+        if (!/^https?:\/\/\S+$/.test(url)) throw new TwimlError(`<Play> ${url} is not an http(s) URL`);
+        const loop = el.attrs.loop === undefined ? 1 : Number(el.attrs.loop);
+        if (!Number.isInteger(loop) || loop < 0) throw new TwimlError('<Play loop> must be a whole number');
+        return { verb: 'Play', url, loop };
       }
       case 'Say':
         noChildren(el);

@@ -136,6 +136,9 @@ describe('transfer_call on a Twilio call', () => {
     await again.hangup();
     const call = await finalCall(callId, 20_000);
     expect(call).toMatchObject({ status: 'completed', end_reason: 'user_ended' });
+    // recording_path names the first part; recording_parts lists both.
+    expect(path.basename(call.recording_path)).toBe(`${callId}.wav`);
+    expect(call.recording_parts.map((p: string) => path.basename(p))).toEqual([`${callId}.wav`, `${callId}-2.wav`]);
     const list = await events(callId);
     expect(list.find((e) => e.event_type === 'transfer_failed')!.data).toMatchObject({ destination: 'sales', reason: 'busy' });
     expect(list.filter((e) => e.event_type === 'call_status' && e.data.status === 'media_connected')).toHaveLength(2);

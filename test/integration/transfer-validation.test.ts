@@ -90,4 +90,33 @@ describe('transfer destinations named by flow nodes', () => {
     expect(agents.some((a) => a.name === 'desk-bundle')).toBe(false);
     expect((await h.request('POST', '/api/agents/import', { body: { ...bundle, flow_nodes: [start, handover('billing')] } })).status).toBe(201);
   });
+
+  it('a destination is cold by default; warm keeps its summary prompt, hold audio and wait, through PATCH and the bundle', async () => {
+    const cold = await agentWith('desk-cold', [BILLING]);
+    const got = (await h.request('GET', `/api/agents/${cold.id}`)).body;
+    expect(got.transfer_destinations[0]).toMatchObject({ name: 'billing', mode: 'cold', summary_prompt: null, hold_audio: 'tone', max_wait_secs: 30 });
+
+    const warm = { ...BILLING, mode: 'warm', summary_prompt: 'the invoice number and the amount', hold_audio: 'https://cdn.example.com/hold.mp3', max_wait_secs: 45 };
+    const patched = await h.request('PATCH', `/api/agents/${cold.id}`, { body: { transfer_destinations: [warm] } });
+    expect(patched.status).toBe(200);
+    expect(patched.body.transfer_destinations[0]).toMatchObject(warm);
+
+    const exported = (await h.request('GET', `/api/agents/${cold.id}/export`)).body;
+    expect(exported.agent.transfer_destinations[0]).toMatchObject(warm);
+    const imported = await h.request('POST', '/api/agents/import', { body: { ...exported, agent: { ...exported.agent, name: 'desk-warm-copy' } } });
+    expect(imported.status).toBe(201);
+    const copy = (await h.request('GET', '/api/agents')).body.find((a: { name: string }) => a.name === 'desk-warm-copy');
+    expect(copy.transfer_destinations[0]).toMatchObject(warm);
+
+    for (const [field, value, detail] of [
+      ['mode', 'lukewarm', /^transfer_destinations\.0\.mode: /],
+      ['hold_audio', 'ftp://example.com/x.wav', /^transfer_destinations\.0\.hold_audio: /],
+      ['max_wait_secs', 2, /^transfer_destinations\.0\.max_wait_secs: /],
+      ['summary_prompt', '', /^transfer_destinations\.0\.summary_prompt: /],
+    ] as const) {
+      const res = await h.request('PATCH', `/api/agents/${cold.id}`, { body: { transfer_destinations: [{ ...warm, [field]: value }] } });
+      expect(res.status).toBe(422);
+      expect(res.body.detail).toMatch(detail);
+    }
+  });
 });

@@ -48,6 +48,8 @@ export interface VoiceStack {
   gateway?: RunningGateway;
   /** The gateway's child process (with `processes`): a test may kill it. */
   gatewayProcess?: ChildProcess;
+  /** With `processes`: kills the call worker hard (SIGKILL) and starts a new one. */
+  restartWorker(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -103,5 +105,10 @@ export async function startVoiceStack(opts: VoiceStackOptions): Promise<VoiceSta
     await stop();
     throw err;
   }
-  return { h, deepgram, cartesia, openai, gatewayPort, gateway, ...(gatewayChild ? { gatewayProcess: gatewayChild } : {}), stop };
+  const restartWorker = async () => {
+    if (!worker || !opts.processes) throw new Error('restartWorker needs a stack started with processes');
+    await killHard(worker);
+    worker = await spawnWorkerProcess(h!, { ...env, GATEWAY_PORT: String(gatewayPort) });
+  };
+  return { h, deepgram, cartesia, openai, gatewayPort, gateway, ...(gatewayChild ? { gatewayProcess: gatewayChild } : {}), restartWorker, stop };
 }

@@ -1095,6 +1095,122 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/telephony/{provider}/warm/{call_id}/hold": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Hold document of a warm transfer (GET)
+         * @description What the caller hears while the agent briefs the destination (the conference's wait URL): `audio` played on a loop.
+         */
+        get: operations["getWarmTransferHold"];
+        put?: never;
+        /**
+         * Hold document of a warm transfer
+         * @description What the caller hears while the agent briefs the destination (the conference's wait URL): `audio` played on a loop.
+         */
+        post: operations["postWarmTransferHold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/telephony/{provider}/warm/{call_id}/answer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The destination answered a warm transfer's call (GET)
+         * @description A person: the answer connects them to the media gateway as a new stream of the call, where the agent briefs them. An answering machine (the vendor's detection): the call workflow is told (the caller comes back to the agent) and the answer hangs up.
+         */
+        get: operations["getWarmTransferAnswer"];
+        put?: never;
+        /**
+         * The destination answered a warm transfer's call
+         * @description A person: the answer connects them to the media gateway as a new stream of the call, where the agent briefs them. An answering machine (the vendor's detection): the call workflow is told (the caller comes back to the agent) and the answer hangs up.
+         */
+        post: operations["postWarmTransferAnswer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/telephony/{provider}/warm/{call_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Status of a warm transfer's call to the destination (GET)
+         * @description Busy, no answer, failed or ended: the call workflow is told; before the hand-over, the caller comes back to the agent.
+         */
+        get: operations["getWarmTransferEvents"];
+        put?: never;
+        /**
+         * Status of a warm transfer's call to the destination
+         * @description Busy, no answer, failed or ended: the call workflow is told; before the hand-over, the caller comes back to the agent.
+         */
+        post: operations["postWarmTransferEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/telephony/{provider}/warm/{call_id}/return": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller comes back from hold (GET)
+         * @description A warm transfer that did not happen: the caller is connected to the media gateway again (a new stream of the call) and the agent carries on; a call that has ended hangs up.
+         */
+        get: operations["getWarmTransferReturn"];
+        put?: never;
+        /**
+         * The caller comes back from hold
+         * @description A warm transfer that did not happen: the caller is connected to the media gateway again (a new stream of the call) and the agent carries on; a call that has ended hangs up.
+         */
+        post: operations["postWarmTransferReturn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/telephony/{provider}/hold-tone.wav": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The built-in hold audio
+         * @description A soft chime (8 kHz 16-bit PCM WAV, 4 s), played on a loop by the vendor to a caller on hold during a warm transfer whose destination has `hold_audio: "tone"`.
+         */
+        get: operations["getHoldTone"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agents/{agent_id}/tests": {
         parameters: {
             query?: never;
@@ -1737,7 +1853,7 @@ export interface components {
             webhook_events: unknown;
             analysis: components["schemas"]["AnalysisSettings"] | null;
             /**
-             * @description where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold transfer on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)
+             * @description where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold or warm transfer (mode) on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)
              * @default []
              */
             transfer_destinations: components["schemas"]["TransferDestination"][];
@@ -1922,7 +2038,7 @@ export interface components {
              */
             analysis: components["schemas"]["AnalysisConfig"] | null;
             /**
-             * @description where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold transfer on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)
+             * @description where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold or warm transfer (mode) on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)
              * @default []
              */
             transfer_destinations: components["schemas"]["TransferDestination"][];
@@ -2030,7 +2146,7 @@ export interface components {
             /** @description post-call analysis: a summary, fields extracted from the call and a success verdict after every call (docs/post-call-analysis.md); null: none */
             analysis?: components["schemas"]["AnalysisConfigInput"] | null;
             /**
-             * @description where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold transfer on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)
+             * @description where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold or warm transfer (mode) on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)
              * @default []
              */
             transfer_destinations?: components["schemas"]["TransferDestinationInput"][];
@@ -2432,7 +2548,7 @@ export interface components {
             /** @description post-call analysis: a summary, fields extracted from the call and a success verdict after every call (docs/post-call-analysis.md); null: none */
             analysis?: components["schemas"]["AnalysisConfigInput"] | null;
             /**
-             * @description where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold transfer on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)
+             * @description where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold or warm transfer (mode) on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)
              * @default []
              */
             transfer_destinations?: components["schemas"]["TransferDestinationInput"][];
@@ -2623,13 +2739,17 @@ export interface components {
             end_time: string | null;
             /** @description seconds */
             duration: number | null;
-            /** @description where the WAV recording is stored, if any */
+            /** @description where the WAV recording is stored, if any (its first part) */
             recording_path: string | null;
+            /** @description every file of the recording, in order: a call whose stream came back after a transfer, or a warm transfer's briefing, has several (recording_url serves them joined); empty without a recording */
+            recording_parts: string[];
             /** @description API path streaming the recording (GET /api/recordings/{call_id}) */
             recording_url: string | null;
             end_reason: components["schemas"]["EndReason"] | null;
             /** @description outbound calls whose agent detects voicemail: who answered (docs/phone-operations.md#voicemail-on-outbound-calls); null otherwise */
             answered_by: components["schemas"]["AnsweredBy"] | null;
+            /** @description a warm transfer: the summary of the call the agent gave the person it briefed (docs/phone-operations.md#warm-transfer); null otherwise */
+            transfer_summary: string | null;
             llm_prompt_tokens: number;
             llm_completion_tokens: number;
             tts_characters: number;
@@ -3044,7 +3164,7 @@ export interface components {
             detail: string;
         };
         /** @enum {string} */
-        EventType: "call_started" | "call_ended" | "user_spoke" | "agent_spoke" | "tool_called" | "tool_result" | "node_entered" | "node_transition" | "context_injected" | "tts_started" | "tts_stopped" | "interruption" | "agent_resumed" | "ttfb_metric" | "llm_usage" | "tts_usage" | "call_status" | "error" | "analysis_completed" | "dtmf" | "transfer_started" | "transfer_completed" | "transfer_failed" | "voicemail_detected" | "voicemail_message_left" | "knowledge_retrieved" | "knowledge_skipped";
+        EventType: "call_started" | "call_ended" | "user_spoke" | "agent_spoke" | "tool_called" | "tool_result" | "node_entered" | "node_transition" | "context_injected" | "tts_started" | "tts_stopped" | "interruption" | "agent_resumed" | "ttfb_metric" | "llm_usage" | "tts_usage" | "call_status" | "error" | "analysis_completed" | "dtmf" | "transfer_started" | "transfer_completed" | "transfer_failed" | "transfer_ringing" | "transfer_briefing_started" | "transfer_briefing_spoke" | "transfer_briefing_reply" | "transfer_briefing_completed" | "voicemail_detected" | "voicemail_message_left" | "knowledge_retrieved" | "knowledge_skipped";
         /** @description a deterministic check of each attempt; same_* compare with the recorded call (replay tests only) */
         Expectation: {
             /** @constant */
@@ -4003,6 +4123,10 @@ export interface components {
                     supported: boolean;
                     how: string;
                 };
+                warm_transfer: {
+                    supported: boolean;
+                    how: string;
+                };
                 /** @description media-stream formats, e.g. mulaw/8000, pcm16/16000 */
                 audio_formats: string[];
             };
@@ -4395,6 +4519,26 @@ export interface components {
              * @default
              */
             message: string;
+            /**
+             * @description cold: the vendor dials the destination and hands the caller over; warm: the caller waits on hold while the agent briefs the person who answered, who presses 1 or says "connect" (docs/phone-operations.md#warm-transfer)
+             * @default cold
+             */
+            mode: components["schemas"]["TransferMode"];
+            /**
+             * @description warm: what the briefing's summary of the call covers (an instruction to the LLM); null: "who is calling, what they want, what has been done"
+             * @default null
+             */
+            summary_prompt: string | null;
+            /**
+             * @description warm: what the caller hears on hold: "tone" (a built-in soft tone) or an http(s) URL of a WAV or MP3 the vendor can fetch
+             * @default tone
+             */
+            hold_audio: "tone" | string;
+            /**
+             * @description warm: seconds the destination may ring before the caller comes back to the agent, and seconds the briefed person may take to press 1 / say connect
+             * @default 30
+             */
+            max_wait_secs: number;
         } & ({
             phone_number: string;
         } | {
@@ -4414,11 +4558,33 @@ export interface components {
              * @default
              */
             message?: string;
+            /**
+             * @description cold: the vendor dials the destination and hands the caller over; warm: the caller waits on hold while the agent briefs the person who answered, who presses 1 or says "connect" (docs/phone-operations.md#warm-transfer)
+             * @default cold
+             */
+            mode?: components["schemas"]["TransferMode"];
+            /**
+             * @description warm: what the briefing's summary of the call covers (an instruction to the LLM); null: "who is calling, what they want, what has been done"
+             * @default null
+             */
+            summary_prompt?: string | null;
+            /**
+             * @description warm: what the caller hears on hold: "tone" (a built-in soft tone) or an http(s) URL of a WAV or MP3 the vendor can fetch
+             * @default tone
+             */
+            hold_audio?: "tone" | string;
+            /**
+             * @description warm: seconds the destination may ring before the caller comes back to the agent, and seconds the briefed person may take to press 1 / say connect
+             * @default 30
+             */
+            max_wait_secs?: number;
         } & ({
             phone_number: string;
         } | {
             sip_uri: string;
         });
+        /** @enum {string} */
+        TransferMode: "cold" | "warm";
         /** @enum {string} */
         TtsProvider: "cartesia" | "elevenlabs" | "deepgram" | "openai" | "azure";
         UploadResult: {
@@ -9426,6 +9592,499 @@ export interface operations {
                 };
             };
             /** @description to / sip missing or malformed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWarmTransferHold: {
+        parameters: {
+            query?: {
+                audio?: string;
+            };
+            header?: never;
+            path: {
+                /** @description the telephony provider: twilio, exotel, plivo */
+                provider: string;
+                /** @description the call id (UUID) from the URL given to the provider */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The vendor's hold document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description The request failed the vendor's authentication */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown call, or a provider without warm transfer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description audio missing or not an http(s) URL */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postWarmTransferHold: {
+        parameters: {
+            query?: {
+                audio?: string;
+            };
+            header?: never;
+            path: {
+                /** @description the telephony provider: twilio, exotel, plivo */
+                provider: string;
+                /** @description the call id (UUID) from the URL given to the provider */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The vendor's hold document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description The request failed the vendor's authentication */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown call, or a provider without warm transfer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description audio missing or not an http(s) URL */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWarmTransferAnswer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the telephony provider: twilio, exotel, plivo */
+                provider: string;
+                /** @description the call id (UUID) from the URL given to the provider */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The vendor's document: a stream to the agent, or a hang-up */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description The request failed the vendor's authentication */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown call, or a provider without warm transfer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The call workflow could not be reached */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postWarmTransferAnswer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the telephony provider: twilio, exotel, plivo */
+                provider: string;
+                /** @description the call id (UUID) from the URL given to the provider */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The vendor's document: a stream to the agent, or a hang-up */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description The request failed the vendor's authentication */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown call, or a provider without warm transfer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The call workflow could not be reached */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWarmTransferEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the telephony provider: twilio, exotel, plivo */
+                provider: string;
+                /** @description the call id (UUID) from the URL given to the provider */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted (also for progress that is not an end) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request failed the vendor's authentication */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown call, or a provider without warm transfer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The call workflow could not be reached */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postWarmTransferEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the telephony provider: twilio, exotel, plivo */
+                provider: string;
+                /** @description the call id (UUID) from the URL given to the provider */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted (also for progress that is not an end) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request failed the vendor's authentication */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown call, or a provider without warm transfer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The call workflow could not be reached */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWarmTransferReturn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the telephony provider: twilio, exotel, plivo */
+                provider: string;
+                /** @description the call id (UUID) from the URL given to the provider */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The vendor's document: a stream back to the agent, or a hang-up */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description The request failed the vendor's authentication */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown call, or a provider without warm transfer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postWarmTransferReturn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the telephony provider: twilio, exotel, plivo */
+                provider: string;
+                /** @description the call id (UUID) from the URL given to the provider */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The vendor's document: a stream back to the agent, or a hang-up */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description The request failed the vendor's authentication */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown call, or a provider without warm transfer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getHoldTone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the telephony provider: twilio, exotel, plivo */
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The WAV file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "audio/wav": string;
+                };
+            };
+            /** @description A provider without warm transfer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -23,6 +23,7 @@ import { sidechatRoutes } from './sidechat';
 import { outboundRoutes } from './outbound';
 import { telephonyRoutes } from './telephony';
 import { telephonyTransferRoutes } from './telephony-transfer';
+import { telephonyWarmRoutes } from './telephony-warm';
 import { agentTestRoutes } from './agent-tests';
 import { testRunRoutes } from './test-runs';
 import { webCallRoutes } from './web-calls';
@@ -33,5 +34,5 @@ import { knowledgeBaseRoutes } from './knowledge-bases';
 import { knowledgeDocumentRoutes } from './knowledge-documents';
 
 export function allRoutes(ctx: ApiContext): AnyRoute[] {
-  return [...authRoutes(ctx), ...userRoutes(ctx), ...callControlRoutes(ctx), ...agentRoutes(ctx), ...flowRoutes(ctx), ...bundleRoutes(ctx), ...toolRoutes(ctx), ...mcpServerRoutes(ctx), ...settingsRoutes(ctx), ...endpointRoutes(ctx), ...callRoutes(ctx), ...callAnalysisRoutes(ctx), ...callStreamRoutes(ctx), ...recordingRoutes(ctx), ...generateRoutes(ctx), ...sidechatRoutes(ctx), ...outboundRoutes(ctx), ...telephonyRoutes(ctx), ...telephonyTransferRoutes(ctx), ...agentTestRoutes(ctx), ...testRunRoutes(ctx), ...webCallRoutes(ctx), ...publishableKeyRoutes(ctx), ...campaignRoutes(ctx), ...doNotCallRoutes(ctx), ...knowledgeBaseRoutes(ctx), ...knowledgeDocumentRoutes(ctx)];
+  return [...authRoutes(ctx), ...userRoutes(ctx), ...callControlRoutes(ctx), ...agentRoutes(ctx), ...flowRoutes(ctx), ...bundleRoutes(ctx), ...toolRoutes(ctx), ...mcpServerRoutes(ctx), ...settingsRoutes(ctx), ...endpointRoutes(ctx), ...callRoutes(ctx), ...callAnalysisRoutes(ctx), ...callStreamRoutes(ctx), ...recordingRoutes(ctx), ...generateRoutes(ctx), ...sidechatRoutes(ctx), ...outboundRoutes(ctx), ...telephonyRoutes(ctx), ...telephonyTransferRoutes(ctx), ...telephonyWarmRoutes(ctx), ...agentTestRoutes(ctx), ...testRunRoutes(ctx), ...webCallRoutes(ctx), ...publishableKeyRoutes(ctx), ...campaignRoutes(ctx), ...doNotCallRoutes(ctx), ...knowledgeBaseRoutes(ctx), ...knowledgeDocumentRoutes(ctx)];
 }

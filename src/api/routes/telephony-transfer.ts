@@ -13,7 +13,6 @@
  *   transfer a call to a URL (Plivo's aleg_url).
  */
 import type { Request } from 'express';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import type { ApiContext } from '../context';
 import { HttpError, notFound } from '../errors';
@@ -23,13 +22,13 @@ import { FINAL_CALL_STATUSES, streamConnection } from '../../calls/telephony-cal
 import { transferUrls } from '../../calls/call-transfer';
 import { callCapableProviders, telephonyVendor } from '../../providers/telephony/registry';
 import { E164, SIP_URI, type TransferTarget } from '../../shared/transfer';
-import { callWorkflowId, transferEventSignal, type TransferEventSignal } from '../../../workflows/call-definitions';
+import { transferSignaller } from '../telephony/transfer-signal';
 
 const TAG = 'Telephony webhooks';
 const FAILED = new Set(['busy', 'no_answer', 'failed', 'canceled']);
 
 export function telephonyTransferRoutes(ctx: ApiContext): AnyRoute[] {
-  const { config, temporal, log, jwtSecret } = ctx;
+  const { config, log, jwtSecret } = ctx;
 
   /** The vendor (one that can transfer) after it authenticated the request, and the call. */
   const vendorAuthenticated = webhookAuthenticator(ctx);
@@ -42,17 +41,7 @@ export function telephonyTransferRoutes(ctx: ApiContext): AnyRoute[] {
     return { vendor, transfer: vendor.transfer!, publicBaseUrl, request, call };
   }
 
-  /** Tells the call workflow; one that has ended (a late or repeated callback) is not an error. */
-  async function tell(callId: string, signal: TransferEventSignal): Promise<boolean> {
-    try {
-      await temporal.workflow.getHandle(callWorkflowId(callId)).signal(transferEventSignal, signal);
-      return true;
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return false;
-      log.error('could not deliver a transfer outcome to the call workflow', { call_id: callId, error: err });
-      throw new HttpError(503, 'The call workflow could not be reached');
-    }
-  }
+  const tell = transferSignaller(ctx);
 
   const params = z.object({
     provider: z.string().describe(`the telephony provider: ${callCapableProviders().join(', ')}`),

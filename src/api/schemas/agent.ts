@@ -9,7 +9,7 @@ import { DEFAULT_LLM_MODEL, LLM_PROVIDERS, NOISE_SUPPRESSION_MODES, PIPELINE_DEF
 import { EventType, LlmProvider, SttMode, SttProvider, Timestamp, TtsProvider } from './common';
 import { AnalysisPatchSchema, AnalysisSettingsOutSchema, AnalysisSettingsSchema } from './analysis';
 import { bundleToolRef, mcpToolRef, strictObject, toolUuid } from './flow';
-import { DESTINATION_NAME, E164, MAX_TRANSFER_DESTINATIONS, SIP_URI } from '../../shared/transfer';
+import { DEFAULT_SUMMARY_PROMPT, DEFAULT_WARM_WAIT_SECS, DESTINATION_NAME, E164, HOLD_TONE, MAX_TRANSFER_DESTINATIONS, MAX_WARM_WAIT_SECS, SIP_URI, TRANSFER_MODES } from '../../shared/transfer';
 import { VoicemailSchema } from './voicemail';
 import { KnowledgeMode } from './knowledge-base';
 import { KNOWLEDGE_TIMEOUT_DEFAULT_MS, KNOWLEDGE_TIMEOUT_MAX_MS } from '../../shared/knowledge';
@@ -98,6 +98,30 @@ export const TransferDestinationSchema = strictObject({
   sip_uri: z.string().regex(SIP_URI, 'must be a SIP URI such as sip:billing@pbx.example.com').nullable().default(null),
   description: z.string().min(1).max(1_000).describe('when to transfer there: given to the LLM in the tool schema'),
   message: z.string().max(1_000).default('').describe('spoken to the caller just before the hand-over, e.g. "Connecting you to billing"'),
+  mode: z
+    .enum(TRANSFER_MODES)
+    .meta({ id: 'TransferMode' })
+    .default('cold')
+    .describe('cold: the vendor dials the destination and hands the caller over; warm: the caller waits on hold while the agent briefs the person who answered, who presses 1 or says "connect" (docs/phone-operations.md#warm-transfer)'),
+  summary_prompt: z
+    .string()
+    .trim()
+    .min(1)
+    .max(2_000)
+    .nullable()
+    .default(null)
+    .describe(`warm: what the briefing's summary of the call covers (an instruction to the LLM); null: "${DEFAULT_SUMMARY_PROMPT}"`),
+  hold_audio: z
+    .union([z.literal(HOLD_TONE), httpUrl])
+    .default(HOLD_TONE)
+    .describe(`warm: what the caller hears on hold: "${HOLD_TONE}" (a built-in soft tone) or an http(s) URL of a WAV or MP3 the vendor can fetch`),
+  max_wait_secs: z
+    .number()
+    .int()
+    .min(5)
+    .max(MAX_WARM_WAIT_SECS)
+    .default(DEFAULT_WARM_WAIT_SECS)
+    .describe('warm: seconds the destination may ring before the caller comes back to the agent, and seconds the briefed person may take to press 1 / say connect'),
 }).superRefine((d, ctx) => {
   if (!d.phone_number === !d.sip_uri) ctx.addIssue({ code: 'custom', path: ['phone_number'], message: 'give exactly one of phone_number and sip_uri' });
 }).meta({
@@ -160,7 +184,7 @@ function agentShape(toolRef: z.ZodType<string>) {
     transfer_destinations: transferDestinations
       .default([])
       .describe(
-        'where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold transfer on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)',
+        'where the agent may hand the caller to a human (builtin tool transfer_call, flow pre_action transfer_call): a cold or warm transfer (mode) on phone calls whose telephony vendor can transfer (its capabilities.transfer); not offered on other calls, web or text calls (docs/phone-operations.md#transfer-to-a-human)',
       ),
     voicemail: VoicemailSchema.nullable()
       .default(null)

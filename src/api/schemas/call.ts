@@ -45,7 +45,10 @@ export const CallSchema = z.object({
   start_time: timestamp.nullable().describe('when the call connected'),
   end_time: timestamp.nullable(),
   duration: z.number().nullable().describe('seconds'),
-  recording_path: z.string().nullable().describe('where the WAV recording is stored, if any'),
+  recording_path: z.string().nullable().describe('where the WAV recording is stored, if any (its first part)'),
+  recording_parts: z
+    .array(z.string())
+    .describe('every file of the recording, in order: a call whose stream came back after a transfer, or a warm transfer\'s briefing, has several (recording_url serves them joined); empty without a recording'),
   recording_url: z.string().nullable().describe('API path streaming the recording (GET /api/recordings/{call_id})'),
   end_reason: EndReason.nullable(),
   answered_by: z
@@ -53,6 +56,10 @@ export const CallSchema = z.object({
     .meta({ id: 'AnsweredBy' })
     .nullable()
     .describe('outbound calls whose agent detects voicemail: who answered (docs/phone-operations.md#voicemail-on-outbound-calls); null otherwise'),
+  transfer_summary: z
+    .string()
+    .nullable()
+    .describe('a warm transfer: the summary of the call the agent gave the person it briefed (docs/phone-operations.md#warm-transfer); null otherwise'),
   llm_prompt_tokens: z.number().int(),
   llm_completion_tokens: z.number().int(),
   tts_characters: z.number().int(),

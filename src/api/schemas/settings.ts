@@ -82,6 +82,7 @@ export const telephonyProvidersSchema = () =>
         transfer: CapabilitySchema,
         machine_detection: CapabilitySchema,
         send_dtmf: CapabilitySchema,
+        warm_transfer: CapabilitySchema,
         audio_formats: z.array(z.string()).describe('media-stream formats, e.g. mulaw/8000, pcm16/16000'),
       }),
       fields: z.array(

@@ -43,6 +43,10 @@ export interface CallRow extends Timestamps {
   analysis_completion_tokens: number;
   /** Outbound calls whose agent detects voicemail: who answered (migration 0012). */
   answered_by: AnsweredBy | null;
+  /** A warm transfer's briefing: the summary the agent spoke to the destination (migration 0022). */
+  transfer_summary: string | null;
+  /** Every file of the recording, in order (migration 0022); null on calls recorded before it. */
+  recording_parts: string[] | null;
 }
 
 export interface CallEventRow {
@@ -89,6 +93,8 @@ export function defineCallModels(sequelize: Sequelize) {
       analysis_prompt_tokens: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
       analysis_completion_tokens: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
       answered_by: nullableText(),
+      transfer_summary: nullableText(),
+      recording_parts: { type: DataTypes.JSONB, allowNull: true },
     },
     { ...modelOptions, tableName: 'calls' },
   );

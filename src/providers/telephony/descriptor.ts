@@ -27,6 +27,8 @@ export interface TelephonyCapability {
 export interface TelephonyCapabilities {
   /** Hand a live call to another number or SIP address. */
   readonly transfer: TelephonyCapability;
+  /** Put the caller on hold while the agent briefs the human, then join them (docs/phone-operations.md#warm-transfer). */
+  readonly warm_transfer: TelephonyCapability;
   /** Tell a person from an answering machine on outbound calls. */
   readonly machine_detection: TelephonyCapability;
   /** Play DTMF digits into the call (keypresses out). */

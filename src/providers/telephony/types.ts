@@ -286,6 +286,48 @@ export interface TransferSupport<C = unknown> {
   report(req: WebhookRequest): TransferReport | null;
   /** The document ending the call (answered to the dial action once the transferred call is over). */
   hangup(): HttpAnswer;
+  /** Warm transfer (docs/phone-operations.md#warm-transfer), where the vendor has a conference. */
+  readonly warm?: WarmTransferSupport<C>;
+}
+
+/** The URLs and settings of one warm transfer (src/calls/warm-transfer.ts builds them). */
+export interface WarmTransferRequest {
+  target: TransferTarget;
+  /** Our number: the caller ID the human sees. */
+  from: string;
+  /** The conference the caller waits in and the human joins: one per call. */
+  conferenceName: string;
+  /** {base}/telephony/<provider>/warm/<call_id>/hold?audio=…: the hold document (the audio on a loop). */
+  holdUrl: string;
+  /** {base}/telephony/<provider>/warm/<call_id>/answer: the human's leg answered (a stream to the agent, or a hang-up on a machine). */
+  answerUrl: string;
+  /** {base}/telephony/<provider>/warm/<call_id>/events: the human's leg status (busy, no answer, ended). */
+  eventsUrl: string;
+  /** {base}/telephony/<provider>/warm/<call_id>/return: the caller's leg back to a stream of the agent. */
+  returnUrl: string;
+  /** Seconds the human's phone may ring. */
+  maxWaitSecs: number;
+}
+
+/** A callback of the human's leg of a warm transfer, decoded. */
+export type WarmHumanReport =
+  | { outcome: 'answered'; humanCallId: string }
+  | { outcome: 'voicemail' | 'busy' | 'no_answer' | 'failed' | 'canceled' | 'completed'; humanCallId: string | null; detail: Record<string, unknown> };
+
+/** What a vendor with warm transfer implements (a conference the caller waits in, a second call to the human). */
+export interface WarmTransferSupport<C = unknown> {
+  /** Moves the caller's leg into the conference, on hold (their media stream ends). */
+  hold(creds: C, callerCallId: string, req: WarmTransferRequest): Promise<void>;
+  /** Dials the human as a call of its own; returns its vendor id. */
+  dialHuman(creds: C, req: WarmTransferRequest): Promise<string>;
+  /** Moves the human's leg (their briefing stream ends) into the caller's conference: the hand-over. */
+  join(creds: C, humanCallId: string, conferenceName: string): Promise<void>;
+  /** Moves the caller's leg to `returnUrl` (a new stream of the agent). */
+  giveBack(creds: C, callerCallId: string, returnUrl: string): Promise<void>;
+  /** The hold document: `audioUrl` played on a loop. */
+  holdDocument(audioUrl: string): HttpAnswer;
+  /** The human's answer URL or status callback; null when it is neither. */
+  humanReport(req: WebhookRequest): WarmHumanReport | null;
 }
 
 /** A phone company's server half. `C` is its REST credentials, built from the stored settings. */

@@ -26,6 +26,7 @@ export const toytel: TelephonyVendorDescriptor = {
   config: TOYTEL_CONFIG,
   capabilities: {
     transfer: { supported: false, how: 'Toytel has no transfer' },
+    warm_transfer: { supported: false, how: 'Toytel has no transfer' },
     machine_detection: { supported: false, how: 'Toytel has no answering-machine detection' },
     send_dtmf: { supported: false, how: 'the stream takes audio, marks and clears only' },
     audio_formats: ['pcm16/8000'],

@@ -11,11 +11,18 @@ export interface DestinationRow {
   sip_uri: string;
   description: string;
   message: string;
+  /** cold, or warm: the agent briefs the person first (docs/phone-operations.md#warm-transfer). */
+  mode: 'cold' | 'warm';
+  /** Warm: empty for the API's default. */
+  summary_prompt: string;
+  /** Warm: `tone` or an http(s) URL. */
+  hold_audio: string;
+  max_wait_secs: number | string;
 }
 
-export const DESTINATION_FIELDS = ['name', 'phone_number', 'sip_uri', 'description', 'message'] as const satisfies ReadonlyArray<keyof DestinationRow>;
+export const DESTINATION_FIELDS = ['name', 'phone_number', 'sip_uri', 'description', 'message', 'mode', 'summary_prompt', 'hold_audio', 'max_wait_secs'] as const satisfies ReadonlyArray<keyof DestinationRow>;
 
-export const emptyDestination = (): DestinationRow => ({ name: '', phone_number: '', sip_uri: '', description: '', message: '' });
+export const emptyDestination = (): DestinationRow => ({ name: '', phone_number: '', sip_uri: '', description: '', message: '', mode: 'cold', summary_prompt: '', hold_audio: 'tone', max_wait_secs: 30 });
 
 export function destinationRows(list: Agent['transfer_destinations'] | undefined): DestinationRow[] {
   return (list ?? []).map((d) => ({
@@ -24,6 +31,10 @@ export function destinationRows(list: Agent['transfer_destinations'] | undefined
     sip_uri: d.sip_uri ?? '',
     description: d.description,
     message: d.message ?? '',
+    mode: d.mode ?? 'cold',
+    summary_prompt: d.summary_prompt ?? '',
+    hold_audio: d.hold_audio ?? 'tone',
+    max_wait_secs: d.max_wait_secs ?? 30,
   }));
 }
 
@@ -39,6 +50,11 @@ export function destinationsRequest(rows: DestinationRow[], initial: Destination
     sip_uri: r.sip_uri.trim() || null,
     description: r.description.trim(),
     message: r.message.trim(),
+    mode: r.mode,
+    summary_prompt: r.summary_prompt.trim() || null,
+    hold_audio: r.hold_audio.trim() || 'tone',
+    // A number the user typed goes as typed; an emptied field takes the default.
+    max_wait_secs: r.max_wait_secs === '' ? 30 : Number(r.max_wait_secs),
   }));
 }
 

@@ -17,6 +17,7 @@ export const descriptor: TelephonyVendorDescriptor = {
     // App Bazaar flow (the Voicebot applet ends, a Connect applet dials); a call placed with
     // streamurl (our outbound calls) has no flow to continue, and v1 has no live-call update.
     transfer: { supported: false, how: 'only through an App Bazaar flow: end the stream and let a Connect applet after the Voicebot applet dial' },
+    warm_transfer: { supported: false, how: 'the Voicebot stream cannot be redirected, held or conferenced by API; a Connect applet after the Voicebot applet is a cold hand-over' },
     // The Calls/connect parameters have no answering-machine detection.
     machine_detection: { supported: false, how: 'not offered by the Calls/connect API' },
     // developer.exotel.com/docs/agentstream/websocket-protocol: dtmf is receive-only on the Voicebot

@@ -16,6 +16,7 @@ export const descriptor: TelephonyVendorDescriptor = {
   capabilities: {
     // plivo.com/docs/voice/api/call#transfer-a-call: POST /Call/{uuid}/ with legs and aleg_url.
     transfer: { supported: true, how: 'Transfer a call API (POST …/Call/{call_uuid}/ with legs=aleg and aleg_url)' },
+    warm_transfer: { supported: false, how: 'not built yet: Plivo has conferences (<Conference waitSound>) and the Transfer API to move both legs into one' },
     // plivo.com/docs/voice/api/call#make-a-call: machine_detection=true|hangup, machine_detection_url.
     machine_detection: { supported: true, how: 'machine_detection when the call is made; the result comes to machine_detection_url' },
     // plivo.com/docs/voice/api/call#send-digits (POST …/Call/{call_uuid}/DTMF/) exists, but the

@@ -33,6 +33,8 @@ export interface CreateTwilioCallRequest {
    * (machine_start), `DetectMessageEnd` waits for the greeting's end (machine_end_beep, …).
    */
   machineDetection?: { mode: 'Enable' | 'DetectMessageEnd'; callbackUrl: string };
+  /** Synchronous detection (a warm transfer's human leg): the TwiML fetch waits for it and carries `AnsweredBy`. */
+  syncMachineDetection?: boolean;
 }
 
 export const DEFAULT_STATUS_CALLBACK_EVENTS: TwilioStatusCallbackEvent[] = ['initiated', 'ringing', 'answered', 'completed'];
@@ -108,7 +110,9 @@ export async function createTwilioCall(creds: TwilioCredentials, req: CreateTwil
             asyncAmdStatusCallback: req.machineDetection.callbackUrl,
             asyncAmdStatusCallbackMethod: 'POST',
           }
-        : {}),
+        : req.syncMachineDetection
+          ? { machineDetection: 'Enable' }
+          : {}),
     });
     return { sid: call.sid, status: call.status };
   } catch (err) {

@@ -15,6 +15,7 @@ export const descriptor: TelephonyVendorDescriptor = {
   capabilities: {
     // twilio.com/docs/voice/api/call-resource#update-a-call-resource: new TwiML (<Dial>) on the live call.
     transfer: { supported: true, how: 'update the live call with TwiML <Dial> (Call resource update)' },
+    warm_transfer: { supported: true, how: 'the caller waits in a <Conference> (call update, waitUrl hold audio); the human is a call of its own with a <Connect><Stream> briefing, then updated into the conference' },
     // twilio.com/docs/voice/answering-machine-detection: MachineDetection / AsyncAmd on call create.
     machine_detection: { supported: true, how: 'MachineDetection (or AsyncAmd) when the call is created; AnsweredBy in the callback' },
     // <Play digits> needs a call update with new TwiML, which replaces the running <Connect><Stream>

@@ -11,6 +11,7 @@ import { TelephonyProviderError, type HttpAnswer, type TransferReport, type Tran
 import type { TransferOutcome } from '../../../shared/transfer';
 import { field, webhookParams } from '../webhook-fields';
 import { toProviderError, twilioClient, type TwilioCredentials } from './client';
+import { twilioWarmTransfer } from './warm';
 
 const { VoiceResponse } = twilio.twiml;
 const twiml = (body: string): HttpAnswer => ({ status: 200, contentType: 'text/xml', body });
@@ -78,4 +79,6 @@ export const twilioTransfer: TransferSupport<TwilioCredentials> = {
     response.hangup();
     return twiml(response.toString());
   },
+
+  warm: twilioWarmTransfer,
 };

@@ -22,6 +22,11 @@ const COLOR: Record<string, string> = {
   transfer_started: 'cyan',
   transfer_completed: 'cyan',
   transfer_failed: 'red',
+  transfer_ringing: 'cyan',
+  transfer_briefing_started: 'cyan',
+  transfer_briefing_spoke: 'cyan',
+  transfer_briefing_reply: 'cyan',
+  transfer_briefing_completed: 'cyan',
   voicemail_detected: 'yellow',
   voicemail_message_left: 'yellow',
 };
@@ -89,10 +94,36 @@ function Detail({ event }: { event: CallEvent }) {
           {d.to ? ` (${d.to})` : ''}
         </Text>
       );
+    case 'transfer_ringing':
+      return (
+        <Text size="sm">
+          caller on hold; ringing <b>{d.destination}</b>
+        </Text>
+      );
+    case 'transfer_briefing_started':
+      return (
+        <Text size="sm">
+          <b>{d.destination}</b> answered: the agent briefs them (the caller still on hold)
+        </Text>
+      );
+    case 'transfer_briefing_completed':
+      return (
+        <Text size="sm">
+          summary given to <b>{d.destination}</b>: {String(d.summary ?? '')}
+        </Text>
+      );
+    case 'transfer_briefing_spoke':
+      return <Text size="sm">agent to the destination: {String(d.text ?? '')}</Text>;
+    case 'transfer_briefing_reply':
+      return (
+        <Text size="sm">
+          {d.destination}: “{String(d.text ?? '')}” → {d.decision}
+        </Text>
+      );
     case 'transfer_completed':
       return (
         <Text size="sm">
-          <b>{d.destination}</b> answered: the caller was handed over
+          <b>{d.destination}</b> {d.mode === 'warm' ? 'took the call: caller and destination joined, the agent left' : 'answered: the caller was handed over'}
         </Text>
       );
     case 'transfer_failed':
