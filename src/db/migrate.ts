@@ -23,6 +23,7 @@ import * as m0017 from './migrations/0017-call-turn-journal';
 import * as m0018 from './migrations/0018-gateway-handoff-lag';
 import * as m0019 from './migrations/0019-campaigns';
 import * as m0021 from './migrations/0021-mcp-servers';
+import * as m0024 from './migrations/0024-call-trace-id';
 
 const MIGRATIONS = [
   { name: '0001-initial', module: m0001 },
@@ -43,6 +44,7 @@ const MIGRATIONS = [
   { name: '0018-gateway-handoff-lag', module: m0018 },
   { name: '0019-campaigns', module: m0019 },
   { name: '0021-mcp-servers', module: m0021 },
+  { name: '0024-call-trace-id', module: m0024 },
 ];
 
 // Any fixed number: several processes starting at once (API, workers) take turns migrating.

@@ -43,6 +43,8 @@ export interface CallRow extends Timestamps {
   analysis_completion_tokens: number;
   /** Outbound calls whose agent detects voicemail: who answered (migration 0012). */
   answered_by: AnsweredBy | null;
+  /** The call's OpenTelemetry trace (32 hex digits) when tracing was on as it started (migration 0024). */
+  trace_id: string | null;
 }
 
 export interface CallEventRow {
@@ -89,6 +91,7 @@ export function defineCallModels(sequelize: Sequelize) {
       analysis_prompt_tokens: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
       analysis_completion_tokens: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
       answered_by: nullableText(),
+      trace_id: nullableText(),
     },
     { ...modelOptions, tableName: 'calls' },
   );
