@@ -82,11 +82,15 @@ describe('a traced voice call', () => {
 
     // The workflow's own span is exported when the workflow ends; then everything is flushed.
     const names = ['call', 'StartWorkflow:callWorkflow', 'RunWorkflow:callWorkflow', 'RunActivity:callTool', 'tool.http', 'turn', 'vad.end', 'stt.final', 'llm', 'tts.first_audio'];
-    const spans = await eventually(async () => {
+    const ours = () => collector.spans().filter((s) => s.traceId === call.trace_id);
+    const missing = () => names.filter((n) => !ours().some((s) => s.name === n));
+    await eventually(async () => {
       await activeTracing()?.flush();
-      const ours = collector.spans().filter((s) => s.traceId === call.trace_id);
-      return names.every((n) => ours.some((s) => s.name === n)) ? ours : null;
-    }, 20_000, 200);
+      return missing().length === 0;
+    }, 20_000, 200).catch(() => {
+      throw new Error(`spans missing from the call's trace: ${missing().join(', ')}; it has ${ours().map((s) => s.name).join(', ')}`);
+    });
+    const spans = ours();
 
     const byName = (name: string): CollectedSpan => spans.find((s) => s.name === name)!;
     const root = byName('call');

@@ -5,6 +5,7 @@
  * (workflows/tracing-interceptors.ts) runs inside it and passes it to every activity it schedules,
  * on the worker's queue or a gateway's, so a call's spans share one trace.
  */
+import { context, trace } from '@opentelemetry/api';
 import type { Next, WorkflowClientInterceptor } from '@temporalio/client';
 import type { Context as ActivityContext } from '@temporalio/activity';
 import type { ActivityInterceptors, InjectedSinks } from '@temporalio/worker';
@@ -23,11 +24,16 @@ export const WORKFLOW_TRACING_MODULE = require.resolve('../../../workflows/traci
 type Method = 'start' | 'startWithDetails' | 'signal' | 'signalWithStart' | 'startUpdateWithStart';
 type Input<K extends Method> = Parameters<NonNullable<WorkflowClientInterceptor[K]>>[0];
 
-/** The client interceptor, consulted only while tracing runs. */
+/**
+ * The client interceptor, consulted only while tracing runs. Starts are traced always (a call, an
+ * agent test run, a campaign: each its own trace); signals only from inside a trace (the gateway's
+ * reports while a call's activity runs), since a signal span alone would be a trace of one span.
+ */
 class ClientTracing implements WorkflowClientInterceptor {
   private otel: OpenTelemetryWorkflowClientInterceptor | undefined;
-  private traced(): OpenTelemetryWorkflowClientInterceptor | undefined {
+  private traced(signal = false): OpenTelemetryWorkflowClientInterceptor | undefined {
     if (!activeTracing()) return undefined;
+    if (signal && !trace.getSpanContext(context.active())) return undefined;
     return (this.otel ??= new OpenTelemetryWorkflowClientInterceptor());
   }
   start(input: Input<'start'>, next: Next<WorkflowClientInterceptor, 'start'>) {
@@ -37,10 +43,10 @@ class ClientTracing implements WorkflowClientInterceptor {
     return this.traced()?.startWithDetails(input, next) ?? next(input);
   }
   signal(input: Input<'signal'>, next: Next<WorkflowClientInterceptor, 'signal'>) {
-    return this.traced()?.signal(input, next) ?? next(input);
+    return this.traced(true)?.signal(input, next) ?? next(input);
   }
   signalWithStart(input: Input<'signalWithStart'>, next: Next<WorkflowClientInterceptor, 'signalWithStart'>) {
-    return this.traced()?.signalWithStart(input, next) ?? next(input);
+    return this.traced(true)?.signalWithStart(input, next) ?? next(input);
   }
   startUpdateWithStart(input: Input<'startUpdateWithStart'>, next: Next<WorkflowClientInterceptor, 'startUpdateWithStart'>) {
     return this.traced()?.startUpdateWithStart(input, next) ?? next(input);
