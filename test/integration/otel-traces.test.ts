@@ -10,6 +10,8 @@ import { activeTracing, stopTracing } from '../../src/observability/tracing/trac
 import { FRAME_MS, type TwilioCaller } from '../fakes/twilio-caller';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver';
+import { scriptPersona } from '../fakes/llm-roles';
+import { bookingAgentReply, createBookingAgent, waitForRun } from '../support/booking-agent';
 import { eventually } from '../support/fixtures';
 import { startCollector, type CollectedSpan, type RunningCollector } from '../support/otel-collector';
 import { configureTwilio } from '../support/telephony';
@@ -110,4 +112,26 @@ describe('a traced voice call', () => {
     const everything = JSON.stringify(spans.map((s) => s.attributes));
     for (const secret of ['sk-test', 'dg-key', 'ca-key', AUTH_TOKEN]) expect(everything).not.toContain(secret);
   }, 60_000);
+
+  it('makes an agent test run one trace: the run, its attempt and the attempt\'s call', async () => {
+    const agent = await createBookingAgent(stack.h, 'booker', `${clinic.url}/book`);
+    stack.openai.setResponder(bookingAgentReply);
+    scriptPersona(stack.openai, ["I'd like to book a table", 'Friday please', 'Thanks, bye'], { persona: 'happy diner' });
+    const test = await stack.h.request('POST', `/api/agents/${agent.agentId}/tests`, {
+      body: { name: 'books', kind: 'simulated', persona: 'A happy diner who wants a table on Friday for two.', tool_mocks: { [agent.toolName]: [{ confirmation: 'B-42' }] }, expectations: [{ type: 'ended_by_agent' }] },
+    });
+    expect(test.status).toBe(201);
+    const started = await stack.h.request('POST', `/api/agents/${agent.agentId}/test-runs`, { body: { test_ids: [test.body.id] } });
+    expect(started.status).toBe(201);
+    await waitForRun(stack.h, started.body.id, 30_000);
+    const names = ['RunWorkflow:testRunWorkflow', 'RunWorkflow:testAttemptWorkflow', 'RunWorkflow:callWorkflow'];
+    const trace = await eventually(async () => {
+      await activeTracing()?.flush();
+      const all = collector.spans();
+      const run = all.find((s) => s.name === 'RunWorkflow:testRunWorkflow' && String(s.attributes.workflowId).includes(started.body.id));
+      const ours = run ? all.filter((s) => s.traceId === run.traceId) : [];
+      return names.every((n) => ours.some((s) => s.name === n)) ? ours : null;
+    }, 15_000, 200);
+    expect(trace.filter((s) => s.name === 'RunWorkflow:callWorkflow')).toHaveLength(1);
+  }, 45_000);
 });
