@@ -42,13 +42,11 @@ export function startTracing(config: TracingConfig): ActiveTracing | null {
   const target = exportTarget(config);
   if (!target) return null;
   // Loaded only now: a process with tracing off never loads the SDK.
-  /* eslint-disable @typescript-eslint/no-require-imports */
   const { NodeTracerProvider } = require('@opentelemetry/sdk-trace-node') as typeof import('@opentelemetry/sdk-trace-node');
   const { BatchSpanProcessor } = require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
   const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-proto') as typeof import('@opentelemetry/exporter-trace-otlp-proto');
   const { Resource } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
   const { ATTR_SERVICE_NAME } = require('@opentelemetry/semantic-conventions') as typeof import('@opentelemetry/semantic-conventions');
-  /* eslint-enable @typescript-eslint/no-require-imports */
   const resource = Resource.default().merge(new Resource({ ...target.resourceAttributes, [ATTR_SERVICE_NAME]: target.serviceName }));
   const exporter = new OTLPTraceExporter({ url: target.url, headers: target.headers });
   const spanProcessor = new BatchSpanProcessor(exporter, { scheduledDelayMillis: 1000 });
