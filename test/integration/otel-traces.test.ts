@@ -22,6 +22,9 @@ const HELLO_WAV = path.join(__dirname, '..', 'fixtures', 'audio', 'hello-appoint
 const ACCOUNT_SID = `AC${'3c'.repeat(16)}`;
 const AUTH_TOKEN = 'otel-traces-test-auth-token-01234';
 const OUR_NUMBER = '+15005550006';
+const GREETING = 'Hello, this is the clinic.';
+const REPLY = 'Nine is free.';
+const MS_PER_CHAR = 60;
 
 let collector: RunningCollector;
 let twilio: FakeTwilio;
@@ -61,10 +64,10 @@ describe('a traced voice call', () => {
       body: { name: 'check_slots', description: 'Free slots for a day', parameters: { properties: { day: { type: 'string' } } }, webhook_url: `${clinic.url}/slots` },
     });
     clinic.respond({ body: { free: ['nine'] } }, { path: '/slots', times: 5 });
-    await createVoiceAgent({ name: 'traced', prompt: 'You book appointments.', greeting: 'Hello, this is the clinic.', tool_ids: [tool.body.id] });
+    await createVoiceAgent({ name: 'traced', prompt: 'You book appointments.', greeting: GREETING, tool_ids: [tool.body.id] });
     stack.openai.setResponder((body) => {
       const last = body.messages[body.messages.length - 1];
-      if (last.role === 'tool') return { content: 'Nine is free.' };
+      if (last.role === 'tool') return { content: REPLY };
       if (last.role === 'user') return { tool_calls: [{ name: 'check_slots', arguments: { day: 'tomorrow' } }] };
       return { content: 'Sorry?' };
     });
@@ -74,10 +77,11 @@ describe('a traced voice call', () => {
     expect(placed.status).toBe(201);
     const callId = placed.body.call_id as string;
     const caller = await twilio.nextCaller(20_000);
-    await eventually(async () => heardMs(caller) >= 1000, 15_000, 20); // the greeting
+    // The whole greeting first (the TTS fake makes 60 ms of audio per character), then the reply.
+    await eventually(async () => heardMs(caller) >= (GREETING.length - 2) * MS_PER_CHAR - 100, 15_000, 20);
     const before = heardMs(caller);
     await caller.say(HELLO_WAV);
-    await eventually(async () => heardMs(caller) >= before + 500, 15_000, 20); // "Nine is free."
+    await eventually(async () => heardMs(caller) >= before + (REPLY.length - 2) * MS_PER_CHAR - 100, 15_000, 20);
     await caller.hangup();
     const call = await finalCall(callId, 20_000);
     expect(call.trace_id).toMatch(/^[0-9a-f]{32}$/);
@@ -133,5 +137,8 @@ describe('a traced voice call', () => {
       return names.every((n) => ours.some((s) => s.name === n)) ? ours : null;
     }, 15_000, 200);
     expect(trace.filter((s) => s.name === 'RunWorkflow:callWorkflow')).toHaveLength(1);
+    // The test call's record names the run's trace.
+    const testCalls = await stack.h.db.models.Call.findAll({ where: { channel: 'text' } });
+    expect(testCalls.map((c) => c.get('trace_id'))).toEqual([trace[0]!.traceId]);
   }, 45_000);
 });

@@ -34,4 +34,10 @@ export function annotateActiveSpan(attributes: () => Attributes): void {
   trace.getActiveSpan()?.setAttributes(attributes());
 }
 
+/** The trace the running code is in (an activity's, say), or null: untraced, or tracing off. */
+export function activeTraceId(): string | null {
+  if (!activeTracing()) return null;
+  return trace.getActiveSpan()?.spanContext().traceId ?? null;
+}
+
 export { SpanKind, SpanStatusCode };
