@@ -3,8 +3,8 @@
 # to: tools/otelcol/ (the upstream collector core with its OTLP receiver and the contrib file
 # exporter, at the versions of tools/otelcol/go.mod), built with Go into ~/go/bin/vap-otelcol.
 # Idempotent: rebuilt only when tools/otelcol/ changed (the binary's stamp is a hash of its files);
-# a new machine builds it once (about 5 minutes on 2 busy cores, so .ci/run builds it while npm
-# installs). Everything comes from the Go module proxy.
+# a new machine builds it once (5–13 minutes on 2 busy cores, docs/development.md, so .ci/run
+# builds it while npm installs). Everything comes from the Go module proxy.
 #   bash .ci/otelcol.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
