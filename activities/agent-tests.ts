@@ -3,6 +3,7 @@
  * workflow through its own updates (with the worker's Temporal client: a workflow cannot send
  * updates), the simulated caller's lines, and the evaluation of each attempt.
  */
+import { activeTraceId } from '../src/observability/tracing/spans';
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { ActivityDeps } from '.';
@@ -67,6 +68,8 @@ export function createAgentTestActivities({ db, config }: ActivityDeps) {
           metadata: { test_run_id: req.runId, test_id: req.testId, test_attempt: req.attempt },
           channel: 'text',
           context: req.customParameters,
+          // The test call is a child workflow in its run's trace (docs/tracing.md).
+          trace_id: activeTraceId(),
         },
       });
       await saveAttempt(req, { call_id: req.callId, status: 'running', passed: null, result: {} });

@@ -10,6 +10,7 @@ import { callToolWebhook } from '../src/tools/webhook-client';
 import { McpSessionPool } from '../src/tools/mcp-sessions';
 import { outboundGuard } from '../src/security/outbound-guard';
 import { heartbeating } from './heartbeating';
+import { annotateActiveSpan } from '../src/observability/tracing/spans';
 
 export function createToolActivities({ box, config }: ActivityDeps) {
   const outbound = outboundGuard(config);
@@ -18,6 +19,7 @@ export function createToolActivities({ box, config }: ActivityDeps) {
   const unseal = (sealed: string | null) => (sealed ? (JSON.parse(box.decrypt(sealed)) as Record<string, string>) : {});
   return {
     async callTool({ callId, toolCallId, tool, args }: ToolCallRequest): Promise<ToolCallOutcome> {
+      annotateActiveSpan(() => ({ 'call.id': callId, 'tool.name': tool.name, 'tool.kind': 'webhook' }));
       return heartbeating(
         callToolWebhook(
           outbound,
@@ -27,7 +29,8 @@ export function createToolActivities({ box, config }: ActivityDeps) {
         ),
       );
     },
-    async callMcpTool({ tool, args }: McpToolCallRequest): Promise<ToolCallOutcome> {
+    async callMcpTool({ callId, tool, args }: McpToolCallRequest): Promise<ToolCallOutcome> {
+      annotateActiveSpan(() => ({ 'call.id': callId, 'tool.name': tool.tool, 'tool.kind': 'mcp' }));
       return heartbeating(
         mcpSessions.callTool({ url: tool.url, headers: unseal(tool.headers_encrypted), timeout_secs: tool.timeout_secs }, tool.tool, args),
       );

@@ -13,6 +13,7 @@ import { parseAllowList } from './security/outbound-guard';
 import { optionalString, type ConfigShape } from './shared/config-fields';
 import { vendorConfigShape } from './providers/vendor-config';
 import { LLM_PROVIDERS } from './shared/catalog';
+import { tracingConfigShape } from './observability/tracing/tracing-settings';
 
 const port = z.coerce.number().int().min(0).max(65535);
 
@@ -178,6 +179,8 @@ export const coreConfigSchema = z.object({
   // CPU priority (nice, −20…19) of this process; e.g. 10 for the worker and API on cores they
   // share with a media gateway, so audio goes first (src/runtime/priority.ts).
   NICE: z.coerce.number().int('must be an integer').min(-20).max(19).default(0),
+  // Tracing (docs/tracing.md): the standard OpenTelemetry variables; on only with an OTLP endpoint.
+  ...tracingConfigShape,
 });
 
 /** The platform's own settings. */

@@ -3,6 +3,7 @@
  * the call record first, so nothing is lost if Temporal refuses the start, then starts the
  * workflow with the search attributes operators filter on in the Temporal Web UI.
  */
+import { startCallTrace } from '../observability/tracing/call-trace';
 import { telephonyDescriptor } from '../providers/telephony/registry';
 import crypto from 'node:crypto';
 import {
@@ -113,6 +114,14 @@ export async function startCall(deps: CallDeps, req: StartCallRequest): Promise<
   const callId = req.callId ?? crypto.randomUUID();
   const workflowId = callWorkflowId(callId);
   const customParameters = req.customParameters ?? {};
+  // The call's trace (docs/tracing.md): ids and names only, nothing the caller said.
+  const callTrace = startCallTrace(callId, {
+    'agent.name': agent.name,
+    'agent.version': agent.version,
+    'call.direction': req.direction,
+    'call.channel': req.channel,
+    ...(req.provider ? { 'telephony.provider': req.provider } : {}),
+  });
   const row = {
     id: callId,
     agent_id: agent.id,
@@ -128,6 +137,7 @@ export async function startCall(deps: CallDeps, req: StartCallRequest): Promise<
     metadata: req.metadata ?? {},
     channel: req.channel,
     context: customParameters,
+    trace_id: callTrace.traceId,
   };
   const { admit } = req;
   if (admit) {
@@ -172,10 +182,10 @@ export async function startCall(deps: CallDeps, req: StartCallRequest): Promise<
   try {
     if (req.awaitGreeting) {
       const op = new WithStartWorkflowOperation('callWorkflow', { ...startOptions, workflowIdConflictPolicy: 'FAIL' });
-      const greeting = await temporal.workflow.executeUpdateWithStart(greetingUpdate, { startWorkflowOperation: op });
+      const greeting = await callTrace.run(() => temporal.workflow.executeUpdateWithStart(greetingUpdate, { startWorkflowOperation: op }));
       return { callId, greeting };
     }
-    await temporal.workflow.start('callWorkflow', startOptions);
+    await callTrace.run(() => temporal.workflow.start('callWorkflow', startOptions));
     return { callId, greeting: null };
   } catch (err) {
     // The record stays, marked failed, so the attempt is visible rather than silently lost.

@@ -6,6 +6,7 @@
  * are here. Several instances can run side by side: each call workflow learns its gateway's
  * queue from the `mediaConnected` signal.
  */
+import { activityTracingInterceptors } from '../observability/tracing/temporal-tracing';
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -135,6 +136,8 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
       namespace: deps.namespace,
       taskQueue,
       activities: createGatewayActivities(calls, llm),
+      // A call's gateway activities join its trace (docs/tracing.md); nothing while tracing is off.
+      interceptors: { activity: activityTracingInterceptors() },
       // Every call holds a mediaSession for its whole length, plus a speech activity at a time.
       maxConcurrentActivityTaskExecutions: 2000,
       // On stop, activities of closed calls report their outcome before the worker goes.

@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig, type Config } from '../config';
+import { startTracing } from '../observability/tracing/tracing';
 import { ensureAdmin } from '../api/auth/accounts';
 import { logNotifier } from '../api/notifier';
 import { startApi } from '../api/server';
@@ -56,6 +57,12 @@ export async function startPlatform(parts: Part[], options: { allInOne: boolean 
   initProcessMetrics();
   applyNice(config.NICE, log);
   const stops: Array<() => Promise<void>> = [];
+  // Off (and never loaded) without an OTLP endpoint; stopped last, so the final spans are sent.
+  const tracing = startTracing(config);
+  if (tracing) {
+    stops.push(tracing.shutdown);
+    log.info('tracing on', { endpoint: tracing.target.url, service: tracing.target.serviceName });
+  }
   let stopping: Promise<void> | null = null;
   const stopAll = () =>
     (stopping ??= (async () => {

@@ -1,4 +1,5 @@
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import { clientTracingInterceptors } from '../observability/tracing/temporal-tracing';
 
 /**
  * gRPC attempts per call (the SDK's default is 10, about 20 s): an API request during a Temporal
@@ -21,7 +22,8 @@ export async function connectTemporal(address: string, namespace: string, waitMs
         interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: GRPC_ATTEMPTS }))],
       });
       await connection.workflowService.describeNamespace({ namespace });
-      return new Client({ connection, namespace });
+      // Starts and signals carry the caller's trace context while tracing runs (docs/tracing.md).
+      return new Client({ connection, namespace, interceptors: { workflow: clientTracingInterceptors() } });
     } catch (err) {
       if (Date.now() > deadline) throw new Error(`Temporal at ${address} is not reachable: ${(err as Error).message}`);
       await new Promise((r) => setTimeout(r, 300));

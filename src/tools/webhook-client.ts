@@ -7,6 +7,7 @@
  */
 import got, { RequestError } from 'got';
 import { OUTBOUND_BLOCKED, type OutboundGuard } from '../security/outbound-guard';
+import { inSpan, SpanKind, SpanStatusCode } from '../observability/tracing/spans';
 
 export interface ToolEndpoint {
   webhook_url: string;
@@ -46,11 +47,47 @@ function describe(err: unknown, timeoutSecs: number): string {
   return (err as Error).message ?? String(err);
 }
 
-export async function callToolWebhook(
+/**
+ * The request as a client span of the call's trace while tracing runs (docs/tracing.md): method,
+ * host, port and path only — never the query (GET arguments), the headers or the body.
+ */
+export function callToolWebhook(
   guard: OutboundGuard,
   tool: ToolEndpoint,
   args: Record<string, unknown>,
   options: { idempotencyKey?: string } = {},
+): Promise<ToolCallResult> {
+  return inSpan(
+    'tool.http',
+    () => webhookAttributes(tool),
+    () => requestToolWebhook(guard, tool, args, options),
+    (result, span) => {
+      if (result.status_code !== null) span.setAttribute('http.response.status_code', result.status_code);
+      if (result.error) span.setStatus({ code: SpanStatusCode.ERROR, message: result.error });
+    },
+    SpanKind.CLIENT,
+  );
+}
+
+function webhookAttributes(tool: ToolEndpoint): Record<string, string | number> {
+  try {
+    const url = new URL(tool.webhook_url);
+    return {
+      'http.request.method': tool.webhook_method,
+      'server.address': url.hostname,
+      'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+      'url.path': url.pathname,
+    };
+  } catch {
+    return { 'http.request.method': tool.webhook_method };
+  }
+}
+
+async function requestToolWebhook(
+  guard: OutboundGuard,
+  tool: ToolEndpoint,
+  args: Record<string, unknown>,
+  options: { idempotencyKey?: string },
 ): Promise<ToolCallResult> {
   const started = process.hrtime.bigint();
   const elapsed = () => Number((process.hrtime.bigint() - started) / 1_000_000n);

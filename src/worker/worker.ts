@@ -5,11 +5,13 @@
 import fs from 'node:fs';
 import { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
-import { bundleWorkflowCode, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities';
 import { startGatewayWatchdog } from '../calls/gateway-watchdog';
+import { activityTracingInterceptors, clientTracingInterceptors, workflowTracingSinks } from '../observability/tracing/temporal-tracing';
 import { ensureSearchAttributes } from '../temporal/search-attributes';
 import { awaitPinnedCalls, whenSuperseded } from './drain';
+import { bundleWorkflows } from './workflow-bundle';
 import { applySetCurrent, buildIdOf, deploymentName, versionKey, type SetCurrent } from './versioning';
 
 /** After the grace, how long cancelled activities get to end before the worker stops regardless. */
@@ -48,8 +50,7 @@ async function workflowCode(bundle: WorkerSettings['workflowBundle']): Promise<s
   if (bundle && 'code' in bundle) return bundle.code;
   if (bundle) return fs.readFileSync(bundle.codePath, 'utf8');
   // Bundled here rather than by Worker.create: the build id is a hash of this code.
-  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: Runtime.instance().logger });
-  return code;
+  return bundleWorkflows(Runtime.instance().logger);
 }
 
 export async function startWorker(settings: WorkerSettings): Promise<RunningWorker> {
@@ -66,6 +67,9 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
     taskQueue: settings.taskQueue,
     activities: createActivities(settings.deps),
     workflowBundle: { code },
+    // Tracing (docs/tracing.md): spans for activities; workflow spans leave through the sink.
+    interceptors: { activity: activityTracingInterceptors() },
+    sinks: workflowTracingSinks(),
     // Calls (and agent tests) run start to end on the version they started on: a change to their
     // code needs no patch. Workflows that must move to new code say so (webhook delivery).
     workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' },
@@ -79,7 +83,7 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
   });
   const running = worker.run();
   // Signals go through the worker's own native connection: no second connection per worker.
-  const client = new Client({ connection, namespace: settings.namespace });
+  const client = new Client({ connection, namespace: settings.namespace, interceptors: { workflow: clientTracingInterceptors() } });
   const check = { service: client.workflowService, namespace: settings.namespace, version, log };
   // An explicit WORKER_SET_CURRENT wins; under `auto` the caller may know better (`npm start`).
   const setCurrent = config.WORKER_SET_CURRENT === 'auto' ? (settings.setCurrent ?? 'auto') : config.WORKER_SET_CURRENT;

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { workflowBundleOptions } from '../../src/worker/workflow-bundle';
 import { connectDatabase } from '../../src/db/database';
 import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { migrate } from '../../src/db/migrate';
@@ -68,7 +69,7 @@ export async function startTestServices(options: TestServicesOptions = {}): Prom
   process.env.VAP_TEST_TEMPORAL_CLI = cliPath;
 
   const { code } = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../../workflows'),
+    ...workflowBundleOptions(),
     logger: { trace() {}, debug() {}, info() {}, warn: (m: string) => log.warn(m), error: (m: string) => log.error(m) } as never,
   });
   const bundlePath = path.join(tmp, 'workflow-bundle.js');

@@ -17,6 +17,7 @@ import type { GatewayDeps } from '../../src/gateway/server';
 import { SecretBox } from '../../src/security/crypto';
 import { createLogger } from '../../src/shared/logger';
 import { connectTemporal } from '../../src/temporal/client';
+import { startTracing } from '../../src/observability/tracing/tracing';
 import { startWorker, type RunningWorker } from '../../src/worker/worker';
 import { cloneTestDatabase } from './postgres';
 
@@ -96,6 +97,8 @@ export interface HarnessOptions {
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   quietTemporalRuntime();
   const config = testConfig(options.env);
+  // A test that sets OTEL_EXPORTER_OTLP_ENDPOINT traces the whole process (otel-traces.test.ts).
+  startTracing(config);
   const cloned = await cloneTestDatabase();
   const dbUrl = options.databaseVia ? options.databaseVia(cloned) : cloned;
   const db = connectDatabase(dbUrl, { poolMax: 5 });

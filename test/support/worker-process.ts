@@ -11,6 +11,7 @@ import { stopOnSignals } from '../../src/runtime/stop-signals';
 import { SecretBox } from '../../src/security/crypto';
 import { createLogger } from '../../src/shared/logger';
 import { startWorker } from '../../src/worker/worker';
+import { startTracing } from '../../src/observability/tracing/tracing';
 
 async function main(): Promise<void> {
   // Signals are the platform's, as in src/runtime/platform.ts.
@@ -18,6 +19,8 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLogger('worker');
   applyNice(config.NICE, log);
+  // As `npm run worker`: traced when the environment names an OTLP endpoint (bench:voice with tracing on).
+  const tracing = startTracing(config);
   const db = connectDatabase(config.DATABASE_URL!, { poolMax: 3 });
   const worker = await startWorker({
     address: config.TEMPORAL_ADDRESS!,
@@ -33,6 +36,7 @@ async function main(): Promise<void> {
       stop: async () => {
         await worker.stop();
         await db.close();
+        await tracing?.shutdown();
       },
     },
     { log, drainSecs: 0 },

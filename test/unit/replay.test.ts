@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { workflowBundleOptions } from '../../src/worker/workflow-bundle';
 
 const DIR = path.join(__dirname, '..', 'replay', 'histories');
 const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: (m: string) => console.error(m) } as never;
@@ -67,7 +68,7 @@ describe('workflow replay', () => {
   it('replays every recorded history without nondeterminism', async () => {
     // The unit tier has no global set-up, so no bundle made for it: this test bundles the code itself.
     const codePath = process.env.VAP_TEST_WORKFLOW_BUNDLE;
-    const workflowBundle = codePath ? { codePath } : await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quiet });
+    const workflowBundle = codePath ? { codePath } : await bundleWorkflowCode({ ...workflowBundleOptions(), logger: quiet });
     const options = { workflowBundle };
     // One replay worker for all of them (a worker per history was most of this test's time).
     const histories = files.map((file) => ({

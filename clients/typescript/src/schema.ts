@@ -2785,6 +2785,8 @@ export interface components {
              * @description UTC without an offset, YYYY-MM-DDTHH:MM:SS (read it as UTC)
              */
             updated_at: string;
+            /** @description the call's OpenTelemetry trace id (docs/tracing.md), to open it in Jaeger, Tempo or Honeycomb; null when tracing was off as the call started */
+            trace_id: string | null;
             /** @description user_spoke and agent_spoke events in order; always in GET /api/calls/{call_id}, in the list unless include_transcript=false */
             transcript?: components["schemas"]["TranscriptEntry"][];
         };

@@ -77,6 +77,11 @@ export const CallSchema = z.object({
   provider: TelephonyProviderName.nullable().describe('telephony provider; null for web, text and client-managed calls'),
   provider_call_sid: z.string().nullable().describe("the provider's own call identifier"),
   updated_at: timestamp,
+  trace_id: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/)
+    .nullable()
+    .describe("the call's OpenTelemetry trace id (docs/tracing.md), to open it in Jaeger, Tempo or Honeycomb; null when tracing was off as the call started"),
   transcript: z
     .array(TranscriptEntrySchema)
     .optional()

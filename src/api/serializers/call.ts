@@ -48,6 +48,7 @@ export function callJson(row: CallRow, extra: Record<string, unknown> = {}) {
     provider: row.provider,
     provider_call_sid: row.provider_call_sid,
     updated_at: apiTimestamp(row.updated_at)!,
+    trace_id: row.trace_id ?? null,
     ...extra,
   };
 }

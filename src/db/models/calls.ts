@@ -47,6 +47,8 @@ export interface CallRow extends Timestamps {
   transfer_summary: string | null;
   /** Every file of the recording, in order (migration 0022); null on calls recorded before it. */
   recording_parts: string[] | null;
+  /** The call's OpenTelemetry trace (32 hex digits) when tracing was on as it started (migration 0024). */
+  trace_id: string | null;
 }
 
 export interface CallEventRow {
@@ -95,6 +97,7 @@ export function defineCallModels(sequelize: Sequelize) {
       answered_by: nullableText(),
       transfer_summary: nullableText(),
       recording_parts: { type: DataTypes.JSONB, allowNull: true },
+      trace_id: nullableText(),
     },
     { ...modelOptions, tableName: 'calls' },
   );

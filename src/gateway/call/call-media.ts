@@ -28,7 +28,8 @@ import { ConversationMirror } from '../turns/conversation-mirror';
 import { DtmfGatherer, dtmfInputText } from '../turns/dtmf-gatherer';
 import { GOODBYE_AFTER_SPEECH_MS, sayGoodbye } from './goodbye';
 import { LatencyMetrics } from '../metrics/latency-metrics';
-import type { PipelineObserver } from '../metrics/pipeline-observer';
+import { fanOut, type PipelineObserver } from '../metrics/pipeline-observer';
+import { TurnSpans } from '../metrics/turn-spans';
 import { NoiseSuppressor } from '../noise/noise-suppressor';
 import { WavRecorder } from '../recording/wav-recorder';
 import { SpeechOut } from '../speech/speech-out';
@@ -52,8 +53,10 @@ export class CallMedia {
   readonly delivery: UtteranceDelivery;
   /** Agent speech: TTS → playback, the greeting, speak requests, barge-in. */
   readonly speech: SpeechOut;
-  /** Latency metrics, watching the pipeline from the side. */
+  /** Latency metrics and the turn spans, watching the pipeline from the side. */
   readonly observer: PipelineObserver;
+  /** The call's turns in its trace (docs/tracing.md); inert while tracing is off. */
+  readonly turnSpans: TurnSpans;
   /** What the gateway knows of the conversation (to answer alone while Temporal is away). */
   readonly conversation = new ConversationMirror();
 
@@ -124,7 +127,8 @@ export class CallMedia {
       ...(runJournal ? { journal: (turn) => runJournal.write(callId, turn) } : {}),
     });
     this.reports.onStalled = () => this.delivery.answerPendingAlone();
-    this.observer = new LatencyMetrics(events, opts.startPerf);
+    this.turnSpans = new TurnSpans(callId, { stt: opts.voice.stt, tts: opts.voice.tts });
+    this.observer = fanOut(new LatencyMetrics(events, opts.startPerf), this.turnSpans);
 
     // Caller audio in: VAD and STT feed the turn detector, which decides barge-ins and utterances.
     const pipeline = opts.voice.pipeline;
@@ -354,6 +358,7 @@ export class CallMedia {
     const journal = this.opts.runJournal;
     if (journal) void setImmediatePromise().then(() => this.reports.settled).then(() => journal.clear(this.callId));
     this.speech.close();
+    this.turnSpans.close();
     this.opts.out.close(code, message);
     void Promise.allSettled([this.stt.close(), this.speech.tts.close()]);
     void (async () => {

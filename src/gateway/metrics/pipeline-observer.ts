@@ -22,3 +22,14 @@ export interface PipelineObserver {
   /** Barge-in cut these utterances off (the line was cleared iff one of them had frames out). */
   bargedIn(cut: readonly AgentSpeech[]): void;
 }
+
+/** Several observers as one (the latency metrics and the turn spans), called in order. */
+export function fanOut(...observers: PipelineObserver[]): PipelineObserver {
+  return {
+    callerSpeechStarted: (atPerf, onsetPerf) => observers.forEach((o) => o.callerSpeechStarted(atPerf, onsetPerf)),
+    utterance: (turn) => observers.forEach((o) => o.utterance(turn)),
+    turnStarted: () => observers.forEach((o) => o.turnStarted()),
+    agentSpeechStarted: (speech, atPerf) => observers.forEach((o) => o.agentSpeechStarted(speech, atPerf)),
+    bargedIn: (cut) => observers.forEach((o) => o.bargedIn(cut)),
+  };
+}

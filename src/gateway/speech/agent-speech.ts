@@ -32,6 +32,9 @@ export class AgentSpeech {
   audioBytes = 0;
   framesSent = 0;
   firstFramePerf: number | null = null;
+  /** When its first sentence went to TTS, and its first TTS audio came back (the turn's trace). */
+  firstTextPerf: number | null = null;
+  firstAudioPerf: number | null = null;
   ttsDone = false;
   ttsCompleted = false;
   state: SpeechState = 'active';

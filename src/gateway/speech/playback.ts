@@ -128,6 +128,7 @@ export class Playback implements Paced {
   /** Records a sentence sent to TTS for this utterance (for heardText and progress marks). */
   addSentence(speech: AgentSpeech, sentence: string): void {
     if (speech.state !== 'active') return;
+    speech.firstTextPerf ??= performance.now();
     speech.sentences.push(sentence);
     speech.characters += countCharacters(sentence);
     speech.sentenceEnds.push(speech.characters);
@@ -137,6 +138,7 @@ export class Playback implements Paced {
   audio(ttsId: string, audio: Buffer): void {
     const speech = this.find(ttsId);
     if (!speech || speech.ttsDone) return;
+    speech.firstAudioPerf ??= performance.now();
     speech.audioBytes += audio.length;
     for (const frame of speech.splitter.push(audio)) speech.frames.push(frame);
     this.kick();

@@ -15,6 +15,7 @@ import { countProviderError, observeTurnStage } from '../../observability/metric
 import type { VoiceTurnRequest, VoiceTurnResult } from '../../../workflows/call-definitions';
 import type { ConversationMirror } from './conversation-mirror';
 import type { PipelineObserver } from '../metrics/pipeline-observer';
+import type { TurnSpans } from '../metrics/turn-spans';
 import { SentenceSplitter } from '../speech/sentences';
 import type { SpeechOut } from '../speech/speech-out';
 import type { WorkflowReports } from '../workflow-link/workflow-reports';
@@ -26,6 +27,8 @@ export interface VoiceTurnParts {
   /** The events that go back with the result. */
   reports: Pick<WorkflowReports, 'events'>;
   observer: Pick<PipelineObserver, 'turnStarted'>;
+  /** The turn's spans in the call's trace (no-ops while tracing is off). */
+  turnSpans?: Pick<TurnSpans, 'llm'>;
   /** What the gateway keeps of the conversation, to answer alone while Temporal is away. */
   conversation: Pick<ConversationMirror, 'planned' | 'said' | 'needsWorkflow'>;
 }
@@ -51,11 +54,13 @@ export async function runVoiceTurn(call: VoiceTurnParts, client: OpenAI, req: Vo
   let sentenceTimed = false;
 
   let llm: ChatResult | null = null;
+  const llmSpan = call.turnSpans?.llm(req.provider, req.model);
   try {
     llm = await streamChat(
       client,
       { provider: req.provider, model: req.model, messages: req.messages, tools: req.tools, temperature: req.temperature, maxTokens: req.maxTokens },
       (delta) => {
+        if (firstTextPerf === null) llmSpan?.firstToken();
         firstTextPerf ??= performance.now();
         if (speech.state !== 'active') return;
         for (const sentence of splitter.push(delta)) {
@@ -66,7 +71,9 @@ export async function runVoiceTurn(call: VoiceTurnParts, client: OpenAI, req: Vo
       },
       llmAbort.signal,
     );
+    llmSpan?.end({ promptTokens: llm.usage.prompt_tokens, completionTokens: llm.usage.completion_tokens, toolCalls: llm.toolCalls.length });
   } catch (err) {
+    llmSpan?.end(llmAbort.signal.aborted ? { aborted: true } : { error: err as Error });
     if (!llmAbort.signal.aborted) {
       // Whatever of this reply already plays is stopped: the retried turn starts it afresh.
       tts.stop(speech);

@@ -53,6 +53,8 @@ async function heartbeating<T>(work: (cancel: AbortSignal) => Promise<T>): Promi
 async function answer<T>(calls: CallRegistry, callId: string, what: string, work: (cancel: AbortSignal) => Promise<T>): Promise<T> {
   const ctx = Context.current();
   const call = calls.get(callId);
+  // The call's trace reaches the gateway with its activities (docs/tracing.md).
+  call?.turnSpans.adopt();
   const waitedMs = call ? calls.heardFromWorkflow(call) : null;
   if (waitedMs !== null) observeWorkflowFirstRequest(waitedMs);
   const reports = calls.reportsOf(callId);

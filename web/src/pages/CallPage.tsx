@@ -124,6 +124,13 @@ function CallView({ call }: { call: CallDetail }) {
             {call.llm_prompt_tokens} in / {call.llm_completion_tokens} out
           </Fact>
           <Fact label="TTS characters">{call.tts_characters}</Fact>
+          {call.trace_id && (
+            <Fact label="Trace">
+              <Text span ff="monospace" size="sm" data-testid="call-trace-id">
+                {call.trace_id}
+              </Text>
+            </Fact>
+          )}
           {Object.keys(call.context).length > 0 && (
             <Fact label="Parameters">
               {Object.entries(call.context)
