@@ -206,7 +206,7 @@ describe('TwiML builders', () => {
 
   it("the fake's TwiML reader refuses malformed or unsupported documents", () => {
     expect(() => parseTwiml('<Response><Connect></Response>')).toThrow(TwimlError);
-    expect(() => parseTwiml('<Response><Dial>+1555</Dial></Response>')).toThrow(/exactly one <Number> or <Sip>/);
+    expect(() => parseTwiml('<Response><Dial>+1555</Dial></Response>')).toThrow(/exactly one <Number>, <Sip> or <Conference>/);
     expect(() => parseTwiml('<Foo/>')).toThrow(/Response/);
     expect(() => parseTwiml('<Response><Say>a & b</Say></Response>')).toThrow(/&/);
   });

@@ -7,8 +7,11 @@ import path from 'node:path';
 
 const DIR = path.join(__dirname, '..', '..', 'workflows');
 // Pure constants shared with the rest of the code (search attribute keys, template substitution,
-// the analysis's event name and retry defaults, the transfer tool's shapes, the turn policy, MCP tool naming).
-const ALLOWED_RUNTIME_IMPORTS = [/^@temporalio\/workflow$/, /^@temporalio\/common$/, /^\.\//, /^\.\.\/src\/shared\/(template|search-attributes|transfer|dtmf-keys|turn-policy|mcp-tools)$/, /^\.\.\/src\/analysis\/types$/];
+// the analysis's event name and retry defaults, the transfer tool's shapes, the turn policy, MCP tool naming,
+// the knowledge context message, the warm transfer's briefing prompts).
+const ALLOWED_RUNTIME_IMPORTS = [/^@temporalio\/workflow$/, /^@temporalio\/common$/, /^\.\//, /^\.\.\/src\/shared\/(template|search-attributes|transfer|dtmf-keys|turn-policy|mcp-tools|knowledge|warm-briefing)$/, /^\.\.\/src\/analysis\/types$/,
+  // Temporal's own OpenTelemetry workflow interceptors, written for the sandbox (docs/tracing.md).
+  /^@temporalio\/interceptors-opentelemetry\/lib\/workflow$/];
 
 describe('workflow code', () => {
   const files = fs.readdirSync(DIR).filter((f) => f.endsWith('.ts'));
