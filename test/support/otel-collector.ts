@@ -108,7 +108,9 @@ function value(v: AnyValue): unknown {
 function readSpans(file: string): CollectedSpan[] {
   if (!fs.existsSync(file)) return [];
   const spans: CollectedSpan[] = [];
-  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+  // Whole lines only: the collector writes a batch in pieces, and one read once caught the
+  // first 4 KB of a line (the element after the last newline is that partial line, or empty).
+  for (const line of fs.readFileSync(file, 'utf8').split('\n').slice(0, -1)) {
     if (!line.trim()) continue;
     for (const rs of JSON.parse(line).resourceSpans ?? []) {
       const service = ((rs.resource?.attributes ?? []) as KeyValue[]).find((a) => a.key === 'service.name');
