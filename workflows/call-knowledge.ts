@@ -34,10 +34,9 @@ export class CallKnowledge {
     const ids = own ? own.knowledge_base_ids! : agent.knowledge.knowledge_base_ids;
     if (ids.length === 0) return null;
     const mode = own ? (own.knowledge_mode ?? 'auto') : agent.knowledge.mode;
-    // A voice or web call's turns run on the gateway, which does not retrieve yet: there `auto`
-    // offers the tool instead, so the agent can still answer from its documents.
-    const runsOnGateway = this.ctx.input.channel === 'voice';
-    return { ids, mode: mode === 'auto' && runsOnGateway ? 'tool' : mode, timeoutMs: agent.knowledge.timeout_ms };
+    // Whoever runs the LLM request retrieves in `auto` mode: the llmTurn activity for text calls,
+    // the media gateway (voice-turn.ts) for voice and web calls.
+    return { ids, mode, timeoutMs: agent.knowledge.timeout_ms };
   }
 
   /** The retrieval an LLM request of a turn carries in `auto` mode. */

@@ -5,10 +5,22 @@
  */
 import { Pool } from 'pg';
 import type { Logger } from '../shared/logger';
+import { connectDatabase } from '../db/database';
+import { PostgresRetriever, type KnowledgeRetriever } from '../knowledge/retrieval';
 
 export function openGatewayDatabase(databaseUrl: string, log: Logger): Pool {
   // One presence row a second plus one short UPDATE per call start: three connections are plenty.
   const pool = new Pool({ connectionString: databaseUrl, max: 3, connectionTimeoutMillis: 2000, query_timeout: 2000 });
   pool.on('error', (err) => log.warn('gateway database connection lost', { error: err.message }));
   return pool;
+}
+
+/**
+ * The knowledge-base search of `auto` turns (docs/knowledge-base.md), through the same retriever
+ * as text calls. Its own small pool: a slow search must not hold the presence writes' connections.
+ * Connects on first use, so a gateway whose calls use no knowledge base opens nothing.
+ */
+export function openKnowledgeSearch(databaseUrl: string): { retriever: KnowledgeRetriever; close(): Promise<void> } {
+  const db = connectDatabase(databaseUrl, { poolMax: 4 });
+  return { retriever: new PostgresRetriever(db), close: () => db.close() };
 }

@@ -27,7 +27,7 @@ import { GatewayPresence } from './admission/presence';
 import { AnsweredCalls } from './stream/answered-calls';
 import { RunJournal } from './workflow-link/run-journal';
 import { SETUP_SECS } from './admission/room-estimate';
-import { openGatewayDatabase } from './gateway-database';
+import { openGatewayDatabase, openKnowledgeSearch } from './gateway-database';
 import { CallRegistry } from './call/call-registry';
 import type { CallMedia } from './call/call-media';
 import { GatewayDrain, waitForFinalRecord } from './admission/drain';
@@ -155,6 +155,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   let answered: AnsweredCalls | null = null;
   let runJournal: RunJournal | null = null;
   let drain: GatewayDrain | null = null;
+  let knowledge: ReturnType<typeof openKnowledgeSearch> | null = null;
   const state = (): GatewayRunState => (worker.getState() !== 'RUNNING' ? 'down' : drain?.draining ? 'draining' : 'ok');
   const wss = new WebSocketServer({ noServer: true, maxPayload: maxMediaMessageBytes(), perMessageDeflate: false });
   const server = http.createServer((req, res) => {
@@ -199,7 +200,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
     }
     const upgrade = { url, headers: req.headers, remoteAddress: req.socket.remoteAddress ?? '' };
     wss.handleUpgrade(req, socket, head, (ws) => {
-      acceptMediaStream(ws, protocol, upgrade, { calls, streamSecret: deps.streamSecret, temporal: deps.temporal, config: deps.config, taskQueue, vad, ttsSpares, reachability, llm, runsTurns, stats, log, answered: answered ?? undefined, runJournal: runJournal ?? undefined });
+      acceptMediaStream(ws, protocol, upgrade, { calls, streamSecret: deps.streamSecret, temporal: deps.temporal, config: deps.config, taskQueue, vad, ttsSpares, reachability, llm, runsTurns, stats, log, answered: answered ?? undefined, runJournal: runJournal ?? undefined, knowledge: knowledge?.retriever });
     });
   });
   try {
@@ -221,6 +222,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   const database = databaseUrl ? openGatewayDatabase(databaseUrl, log) : null;
   if (database) answered = new AnsweredCalls(database, taskQueue, log);
   if (database) runJournal = new RunJournal(database, log);
+  if (databaseUrl) knowledge = openKnowledgeSearch(databaseUrl);
   presence = database
     ? new GatewayPresence({ pool: database, id: taskQueue, url, maxCalls: deps.config.GATEWAY_MAX_CALLS, maxLoad: deps.config.GATEWAY_MAX_LOAD, maxHostCpu: deps.config.GATEWAY_MAX_HOST_CPU, minCalls: deps.config.GATEWAY_MIN_CALLS, cgroupDir: deps.config.GATEWAY_CGROUP_DIR || undefined, calls: () => calls.size, settingUp: () => calls.connectedWithin(SETUP_SECS * 1000), handoffLagMs: () => calls.readHandoffLagMs(), maxHandoffMs: deps.config.GATEWAY_MAX_HANDOFF_MS, log })
     : null;
@@ -266,6 +268,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
         await presence?.stop(await reportsDelivered(held, STOP_REPORTS_WAIT_MS));
         await ttsSpares.close();
         await database?.end().catch(() => undefined);
+        await knowledge?.close().catch(() => undefined);
         await vad.close();
         for (const ws of wss.clients) ws.terminate();
         if (worker.getState() === 'RUNNING') worker.shutdown();

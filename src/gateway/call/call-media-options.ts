@@ -12,6 +12,7 @@ import type { RunJournal } from '../workflow-link/run-journal';
 import type { TtsSpares } from '../speech/tts-spares';
 import type { SpeechProbability } from '../vad/silero';
 import type { TemporalReachability } from '../workflow-link/workflow-outbox';
+import type { KnowledgeRetriever } from '../../knowledge/retrieval';
 
 /** How the call talks to its provider socket (the vendor's framing lives in the stream's codec). */
 export interface StreamOutput {
@@ -47,6 +48,8 @@ export interface CallMediaOptions {
   reachability?: TemporalReachability;
   /** The LLM client of a provider, for replies the gateway gives alone while Temporal is away. */
   llm?: (provider: string) => OpenAI;
+  /** The knowledge-base search of `auto` turns (docs/knowledge-base.md); none without a database. */
+  knowledge?: KnowledgeRetriever;
   /** Whether an armed turn may carry on as a turn run now (default: always). */
   runsTurns?: () => boolean;
   /** Where a run's unreported turns are kept (none without a database). */

@@ -59,6 +59,10 @@ export class CallMedia {
   readonly turnSpans: TurnSpans;
   /** What the gateway knows of the conversation (to answer alone while Temporal is away). */
   readonly conversation = new ConversationMirror();
+  /** The knowledge-base search of this call's `auto` turns (see voice-turn.ts). */
+  get knowledge(): CallMediaOptions['knowledge'] {
+    return this.opts.knowledge;
+  }
 
   private readonly opts: CallMediaOptions;
   private readonly log: Logger;

@@ -33,6 +33,7 @@ import type { TtsSpares } from '../speech/tts-spares';
 import type { TemporalReachability } from '../workflow-link/workflow-outbox';
 import { connectedWithStart } from '../workflow-link/workflow-reports';
 import type { SileroBatcher } from '../vad/silero-batch';
+import type { KnowledgeRetriever } from '../../knowledge/retrieval';
 
 /** Close codes (RFC 6455) used when refusing a stream. */
 export const CLOSE_POLICY = 1008;
@@ -70,6 +71,8 @@ export interface StreamContext {
   answered?: Pick<AnsweredCalls, 'mark'>;
   /** LLM clients by provider (replies given alone while Temporal is away). */
   llm?: (provider: string) => OpenAI;
+  /** The knowledge-base search of `auto` turns (none without a database). */
+  knowledge?: KnowledgeRetriever;
   /** Whether armed turns may carry on as turn runs now (the gateway's load, GATEWAY_TURN_RUN_LOAD). */
   runsTurns?: () => boolean;
   /** Where turn runs keep their unreported turns (none without a database). */
@@ -262,6 +265,7 @@ class MediaStream {
       ttsSpares: this.ctx.ttsSpares,
       reachability: this.ctx.reachability,
       llm: this.ctx.llm,
+      ...(this.ctx.knowledge ? { knowledge: this.ctx.knowledge } : {}),
       ...(this.ctx.runsTurns ? { runsTurns: this.ctx.runsTurns } : {}),
       ...(this.ctx.runJournal ? { runJournal: this.ctx.runJournal } : {}),
       ...(this.reattach ? { recordingPart: this.ctx.calls.streamNumber(callId) } : {}),

@@ -19,6 +19,9 @@ import type { TurnSpans } from '../metrics/turn-spans';
 import { SentenceSplitter } from '../speech/sentences';
 import type { SpeechOut } from '../speech/speech-out';
 import type { WorkflowReports } from '../workflow-link/workflow-reports';
+import { withKnowledge } from '../../knowledge/turn-knowledge';
+import type { KnowledgeRetriever } from '../../knowledge/retrieval';
+import type { KnowledgeOutcome } from '../../shared/knowledge';
 
 /** What a voice turn uses of its call (a CallMedia). */
 export interface VoiceTurnParts {
@@ -31,7 +34,12 @@ export interface VoiceTurnParts {
   turnSpans?: Pick<TurnSpans, 'llm'>;
   /** What the gateway keeps of the conversation, to answer alone while Temporal is away. */
   conversation: Pick<ConversationMirror, 'planned' | 'said' | 'needsWorkflow'>;
+  /** `auto` knowledge retrieval (docs/knowledge-base.md); absent on a gateway without a database. */
+  knowledge?: KnowledgeRetriever;
 }
+
+// A gateway without a database cannot search: the request goes on without passages, with an event.
+const NO_RETRIEVER: KnowledgeRetriever = { search: () => Promise.reject(new Error('this media gateway has no database')) };
 
 export async function runVoiceTurn(call: VoiceTurnParts, client: OpenAI, req: VoiceTurnRequest, cancel: AbortSignal): Promise<VoiceTurnResult> {
   const { tts } = call.speech;
@@ -54,11 +62,17 @@ export async function runVoiceTurn(call: VoiceTurnParts, client: OpenAI, req: Vo
   let sentenceTimed = false;
 
   let llm: ChatResult | null = null;
+  let knowledge: KnowledgeOutcome | undefined;
+  let messages = req.messages;
+  if (req.knowledge) {
+    // The same path as a text call's LLM activity: bounded by the agent's knowledge_timeout_ms.
+    ({ messages, knowledge } = await withKnowledge(call.knowledge ?? NO_RETRIEVER, req));
+  }
   const llmSpan = call.turnSpans?.llm(req.provider, req.model);
   try {
     llm = await streamChat(
       client,
-      { provider: req.provider, model: req.model, messages: req.messages, tools: req.tools, temperature: req.temperature, maxTokens: req.maxTokens },
+      { provider: req.provider, model: req.model, messages, tools: req.tools, temperature: req.temperature, maxTokens: req.maxTokens },
       (delta) => {
         if (firstTextPerf === null) llmSpan?.firstToken();
         firstTextPerf ??= performance.now();
@@ -104,6 +118,7 @@ export async function runVoiceTurn(call: VoiceTurnParts, client: OpenAI, req: Vo
         interrupted: false,
         characters: speech.characters,
         events: events.drain(),
+        ...(knowledge ? { knowledge } : {}),
       };
     }
     const played = await speech.result;
@@ -119,6 +134,7 @@ export async function runVoiceTurn(call: VoiceTurnParts, client: OpenAI, req: Vo
       interrupted: played.interrupted,
       characters: speech.characters,
       events: events.drain(),
+      ...(knowledge ? { knowledge } : {}),
     };
   } finally {
     cancel.removeEventListener('abort', onCancel);
