@@ -285,11 +285,14 @@ async function main(): Promise<void> {
 
   // 10. A web call (docs/web-calls.md): a browser on /media/web, PCM at 16 kHz, the greeting, one
   //     question answered, the browser hangs up.
-  const recordWebCall = async () => {
-    await createAgent(h.db, h.box, { name: 'replay-web', greeting: 'Hi, the clinic.', pipeline_settings: { ...PIPELINE_DEFAULTS, min_words: 1, vad_stop_secs: 0.4 } });
+  //     With a knowledge base (`web-knowledge-call`): the gateway retrieves for the question in
+  //     `auto` mode and the workflow records the outcome it reports (docs/knowledge-base.md).
+  const recordWebCall = async (knowledgeBaseId?: string) => {
+    const name = knowledgeBaseId ? 'replay-web-kb' : 'replay-web';
+    await createAgent(h.db, h.box, { name, greeting: 'Hi, the clinic.', pipeline_settings: { ...PIPELINE_DEFAULTS, min_words: 1, vad_stop_secs: 0.4 }, ...(knowledgeBaseId ? { knowledge_base_ids: [knowledgeBaseId], knowledge_mode: 'auto', knowledge_timeout_ms: 2000 } : {}) });
     llm.setResponder(() => ({ content: 'Of course, which day suits you?' }));
     deepgram.script(['I would like to book an appointment for tomorrow.']);
-    const started = await post('/api/calls/web', { agent_name: 'replay-web' });
+    const started = await post('/api/calls/web', { agent_name: name });
     const caller = await connectWebCaller({ url: started.stream_url, callId: started.call_id, token: started.token });
     const heardMs = () => caller.speechFrames().length * FRAME_MS;
     await eventually(async () => heardMs() >= 500, 15_000, 20);
@@ -298,7 +301,7 @@ async function main(): Promise<void> {
     await eventually(async () => heardMs() >= before + 500, 15_000, 20);
     await caller.hangup();
     await h.temporal.workflow.getHandle(callWorkflowId(started.call_id)).result();
-    await save('web-call', callWorkflowId(started.call_id));
+    await save(knowledgeBaseId ? 'web-knowledge-call' : 'web-call', callWorkflowId(started.call_id));
   };
 
   try {
@@ -307,7 +310,7 @@ async function main(): Promise<void> {
     if (process.argv.includes('--only-drain')) return await recordDrained();
     if (process.argv.includes('--only-web')) return await recordWebCall();
     if (process.argv.includes('--only-mcp')) return await recordMcpToolCall({ h, llm, hooks, save, post });
-    if (process.argv.includes('--only-knowledge')) return await recordKnowledgeHistories({ h, llm, hooks, save, post });
+    if (process.argv.includes('--only-knowledge')) return await recordWebCall(await recordKnowledgeHistories({ h, llm, hooks, save, post }));
     if (process.argv.includes('--only-transfer')) return await recordTransfers();
     const recordWarm = async () => {
       await configureTwilio(h, TWILIO);
@@ -331,6 +334,9 @@ async function main(): Promise<void> {
     await recordVoicemail();
     await recordKeypresses();
     await recordWebCall();
+    // The knowledge base the text scenarios made (record-knowledge-histories.ts).
+    const bases = (await h.request('GET', '/api/knowledge-bases')).body as Array<{ id: string; name: string }>;
+    await recordWebCall(bases.find((b) => b.name === 'replay-kb')!.id);
     await recordDrained();
   } finally {
     await gateway.stop();

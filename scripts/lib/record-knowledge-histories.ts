@@ -12,7 +12,8 @@ import type { Recorder } from './record-text-histories';
 
 const FAQ = path.join(__dirname, '..', '..', 'test', 'fixtures', 'knowledge', 'clinic-faq.md');
 
-export async function recordKnowledgeHistories({ h, llm, save, post }: Recorder): Promise<void> {
+/** Returns the knowledge base it made, for the web call that answers from it. */
+export async function recordKnowledgeHistories({ h, llm, save, post }: Recorder): Promise<string> {
   const base = await post('/api/knowledge-bases', { name: 'replay-kb', language: 'en' });
   const doc = await post(`/api/knowledge-bases/${base.id}/documents`, { name: 'clinic-faq.md', content_base64: fs.readFileSync(FAQ).toString('base64') });
   const ingested = await h.temporal.workflow.getHandle(knowledgeWorkflowId(doc.id)).result();
@@ -32,4 +33,5 @@ export async function recordKnowledgeHistories({ h, llm, save, post }: Recorder)
     await save(`knowledge-${mode}-call`, callWorkflowId(call.call_id));
   }
   llm.reset();
+  return base.id;
 }

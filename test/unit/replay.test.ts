@@ -55,6 +55,8 @@ describe('workflow replay', () => {
         'voice-voicemail-message.binpb',
         // A web call: a browser on /media/web (docs/web-calls.md).
         'web-call.binpb',
+        // A web call whose gateway retrieved from a knowledge base in auto mode (docs/knowledge-base.md).
+        'web-knowledge-call.binpb',
         // A phone call its gateway drained (docs/call-lifecycle.md, "Draining").
         'voice-drained.binpb',
         // A phone call that rode through a Temporal outage (scripts/record-outage-history.ts).
