@@ -45,7 +45,11 @@ export async function startWsFakeServer(handlers: WsFakeHandlers, port = 0): Pro
   );
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
   const paths = new Map<WebSocket, string>();
+  let stopping = false;
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    // A client reconnecting while the fake stops (the Speech SDK does at once) must not get in:
+    // wss.close() waits for every client, so one let in now would hold stop() for ever.
+    if (stopping) return void socket.destroy();
     const url = new URL(req.url ?? '/', 'ws://127.0.0.1');
     const rejection = handlers.check(req, url);
     if (rejection) {
@@ -72,10 +76,12 @@ export async function startWsFakeServer(handlers: WsFakeHandlers, port = 0): Pro
       for (const ws of wss.clients) ws.close(code, reason);
     },
     async stop() {
+      stopping = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const ws of wss.clients) ws.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closed;
     },
   };
 }
