@@ -64,7 +64,8 @@ export async function runVoiceTurn(call: VoiceTurnParts, client: OpenAI, req: Vo
   let llm: ChatResult | null = null;
   let knowledge: KnowledgeOutcome | undefined;
   let messages = req.messages;
-  if (req.knowledge) {
+  // Not for a reply cut off before it began: nobody will hear it, so nothing is searched for it.
+  if (req.knowledge && !llmAbort.signal.aborted) {
     // The same path as a text call's LLM activity: bounded by the agent's knowledge_timeout_ms.
     ({ messages, knowledge } = await withKnowledge(call.knowledge ?? NO_RETRIEVER, req));
   }
