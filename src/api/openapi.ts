@@ -6,6 +6,7 @@
 import type { z } from 'zod';
 import { SchemaComponents } from './openapi-schemas';
 import { ErrorSchema, requiredRole, type AnyRoute } from './route';
+import { mcpPathItem } from './mcp/openapi-path';
 
 /**
  * A query flag is parsed from the strings "true"/"false" (some also take "1"/"0"), which zod
@@ -109,6 +110,8 @@ export function buildOpenApi(routes: AnyRoute[], info: ApiInfo) {
       responses,
     };
   }
+  // Not a REST route: JSON-RPC for MCP clients, written by hand (mcp/openapi-path.ts).
+  paths['/mcp'] = mcpPathItem();
   const { schemas } = components.finish(paths);
   return {
     openapi: '3.1.0',

@@ -135,3 +135,34 @@ it('refuses /mcp without valid credentials', async () => {
   await expect(connect('vap_not-a-real-key')).rejects.toThrow(/Invalid or revoked API key/);
   expect((await fetch(`${h.api.url}/mcp`, { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(405);
 });
+
+it('answers as its OpenAPI entry documents: JSON-RPC results, transport errors and {detail} errors', async () => {
+  const doc = (await h.request('GET', '/api/openapi.json', { token: null })).body;
+  const op = doc.paths['/mcp'].post;
+  expect(op.operationId).toBe('postMcp');
+  // Every tool the server has is named in the entry.
+  for (const name of ['create_agent', 'start_test_call', 'get_call', 'run_agent_tests']) expect(op.description).toContain(`\`${name}\``);
+  const documented = Object.keys(op.responses).map(Number);
+  const send = async (body: string, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${h.api.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body,
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  };
+  const listed = await send(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }));
+  expect(listed).toMatchObject({ status: 200, body: { jsonrpc: '2.0', id: 7, result: { tools: expect.any(Array) } } });
+  const notified = await send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+  expect(notified).toEqual({ status: 202, body: null });
+  const unknown = await send(JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'no/such' }));
+  expect(unknown).toMatchObject({ status: 200, body: { id: 8, error: { code: -32601 } } });
+  const malformed = await send('{"jsonrpc": ');
+  expect(malformed).toEqual({ status: 400, body: { detail: expect.any(String) } });
+  const notRpc = await send(JSON.stringify({ hello: 'world' }));
+  expect(notRpc).toMatchObject({ status: 400, body: { jsonrpc: '2.0', error: { code: expect.any(Number) } } });
+  const unacceptable = await send(JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }), { accept: 'application/json' });
+  expect(unacceptable).toMatchObject({ status: 406, body: { jsonrpc: '2.0', error: { message: expect.stringMatching(/text\/event-stream/) } } });
+  for (const status of [listed, notified, unknown, malformed, notRpc, unacceptable].map((r) => r.status)) expect(documented).toContain(status);
+});

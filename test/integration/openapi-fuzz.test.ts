@@ -29,6 +29,9 @@ const SKIPPED = new Set([
   'POST /api/calls/web', // starts a call workflow
   'POST /api/campaigns', // starts a campaign workflow
   'POST /api/agents/{agent_id}/test-runs', // starts a test-run workflow
+  // JSON-RPC: its protocol errors are the MCP transport's, not {detail}; mcp-server.test.ts sends
+  // it each documented kind of request through the SDK's client and by hand.
+  'POST /mcp',
 ]);
 
 let h: Harness;

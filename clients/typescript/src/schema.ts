@@ -1765,6 +1765,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The platform as an MCP server (Streamable HTTP, stateless)
+         * @description Model Context Protocol over Streamable HTTP without sessions: send JSON-RPC 2.0 with
+         *     `Accept: application/json, text/event-stream`. Every tool runs its REST route with the
+         *     caller's role and ownership (docs/mcp-server.md). `GET` and `DELETE` answer 405.
+         *
+         *     Tools:
+         *     - `list_agents`: List every agent with its configuration (GET /api/agents).
+         *     - `get_agent`: One agent by id (GET /api/agents/{agent_id}).
+         *     - `create_agent`: Create an agent (POST /api/agents). `agent` holds the fields of the REST body: name (slug), prompt, and optionally greeting, llm_provider, tool_ids, mcp_tools, ... You become its owner.
+         *     - `update_agent`: Change some fields of an agent you own (PATCH /api/agents/{agent_id}).
+         *     - `list_tools`: List the webhook tools agents may use (GET /api/tools; header values masked).
+         *     - `start_test_call`: Start a text test call with an agent (POST /api/calls/test). Answers the call id and the greeting; continue with send_test_message.
+         *     - `send_test_message`: Say something in a text test call (POST /api/calls/{call_id}/test/messages); answers the agent's replies once its turn is done.
+         *     - `end_call`: Hang up a call (POST /api/calls/end); a phone call only as an administrator.
+         *     - `place_outbound_call`: Place an outbound phone call (POST /api/calls/outbound; administrators only): agent_name, phone_number and optional custom_parameters, from_number.
+         *     - `list_calls`: List calls, newest first (GET /api/calls). `filters` are its query parameters, e.g. {"agent_name": "support", "status": "completed", "include_transcript": true, "limit": 20}.
+         *     - `get_call`: One call with its status, transcript and post-call analysis (GET /api/calls/{call_id}).
+         *     - `run_agent_tests`: Run an agent's tests (POST /api/agents/{agent_id}/test-runs); `options` as its body (e.g. {"test_ids": [...]}). Read the result with get_test_run.
+         *     - `get_test_run`: A test run with each test's verdict (GET /api/test-runs/{run_id}).
+         */
+        post: operations["postMcp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -12549,6 +12586,170 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    jsonrpc: "2.0";
+                    /** @description Absent in a notification */
+                    id?: string | number;
+                    /**
+                     * @example initialize
+                     * @example tools/list
+                     * @example tools/call
+                     */
+                    method: string;
+                    params?: {
+                        [key: string]: unknown;
+                    };
+                } | {
+                    /** @constant */
+                    jsonrpc: "2.0";
+                    /** @description Absent in a notification */
+                    id?: string | number;
+                    /**
+                     * @example initialize
+                     * @example tools/list
+                     * @example tools/call
+                     */
+                    method: string;
+                    params?: {
+                        [key: string]: unknown;
+                    };
+                }[];
+            };
+        };
+        responses: {
+            /** @description The JSON-RPC response(s) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        jsonrpc: "2.0";
+                        id?: string | number | null;
+                        result?: {
+                            [key: string]: unknown;
+                        };
+                        error?: {
+                            code: number;
+                            message: string;
+                            data?: unknown;
+                        };
+                    } | {
+                        /** @constant */
+                        jsonrpc: "2.0";
+                        id?: string | number | null;
+                        result?: {
+                            [key: string]: unknown;
+                        };
+                        error?: {
+                            code: number;
+                            message: string;
+                            data?: unknown;
+                        };
+                    }[];
+                };
+            };
+            /** @description Notifications only: accepted, no body */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed JSON (`{detail}`), or not a JSON-RPC message (a JSON-RPC error from the transport) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | {
+                        /** @constant */
+                        jsonrpc: "2.0";
+                        id?: string | number | null;
+                        result?: {
+                            [key: string]: unknown;
+                        };
+                        error?: {
+                            code: number;
+                            message: string;
+                            data?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials, or a publishable key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Accept header does not take both application/json and text/event-stream (a JSON-RPC error from the transport) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        jsonrpc: "2.0";
+                        id?: string | number | null;
+                        result?: {
+                            [key: string]: unknown;
+                        };
+                        error?: {
+                            code: number;
+                            message: string;
+                            data?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Body over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not application/json (a JSON-RPC error from the transport) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        jsonrpc: "2.0";
+                        id?: string | number | null;
+                        result?: {
+                            [key: string]: unknown;
+                        };
+                        error?: {
+                            code: number;
+                            message: string;
+                            data?: unknown;
+                        };
+                    };
                 };
             };
         };
