@@ -1,7 +1,8 @@
 /**
  * `npm run bench:voice [-- --calls N --turns K --barge-ins B --provider twilio|exotel|plivo
- * --nice P --gateway-nice G --warmup 0|1 --cpu-prof worker|gateway|api --redial R --temporal disk|memory]`
- * (defaults 50, 3, 1, twilio, 10, -6, 1; no profile; 0; disk): after one warm-up call (reported
+ * --nice P --gateway-nice G --warmup 0|1 --cpu-prof worker|gateway|api --redial R --temporal disk|memory
+ * --knowledge]` (defaults 50, 3, 1, twilio, 10, -6, 1; no profile; 0; disk; no knowledge base;
+ * `--knowledge`: scripts/lib/bench-knowledge-base.ts): after one warm-up call (reported
  * apart), N simultaneous simulated phone calls through the real API, call workflow and media
  * gateway, with zero-latency vendor fakes, measured from the callers' side,
  * from the gateway's /metrics and from /proc. Ends with one machine-readable `SUMMARY` line.
@@ -58,6 +59,7 @@ import { printCostReport } from './lib/bench-cost-report';
 import { printGatewayMetrics, type GatewayFigures } from './lib/bench-metrics-report';
 import { fmtMs, loadClip, percentile } from './lib/caller-audio';
 import { benchArgs } from './lib/bench-args';
+import { createBenchKnowledge, knowledgeTally } from './lib/bench-knowledge-base';
 import { spawnUntil, stopProcess } from './lib/bench-processes';
 import { vadDecisionOffsets } from './lib/vad-offsets';
 import { AdmissionTrace } from './lib/admission-trace';
@@ -101,7 +103,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 // ---- main -----------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const { calls: N, turns: K, bargeIns, staggerMs, limitMinutes, provider, nice, gatewayNice, warmup, cpuProf, redial, temporal } = benchArgs(process.argv.slice(2), { limitMinutes: DEFAULT_LIMIT_MINUTES, nice: PLATFORM_NICE, gatewayNice: GATEWAY_NICE });
+  const { calls: N, turns: K, bargeIns, staggerMs, limitMinutes, provider, nice, gatewayNice, warmup, cpuProf, redial, temporal, knowledge } = benchArgs(process.argv.slice(2), { limitMinutes: DEFAULT_LIMIT_MINUTES, nice: PLATFORM_NICE, gatewayNice: GATEWAY_NICE });
   // A CPU profile of one platform process, written when it stops (open it in Chrome DevTools).
   const profDir = cpuProf ? fs.mkdtempSync(path.join(os.tmpdir(), `bench-prof-${cpuProf}-`)) : null;
   const profArgs = (who: string) => (who === cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
@@ -190,7 +192,12 @@ async function main(): Promise<void> {
       return res.body;
     };
     await api('PUT', '/api/settings/telephony', { provider, public_base_url: apiUrl, ...phone.settings });
-    await api('POST', '/api/agents', { name: AGENT, prompt: 'You book appointments. Be brief.', greeting: GREETING, pipeline_settings: { vad_start_secs: VAD_START_SECS, vad_stop_secs: VAD_STOP_SECS, min_words: MIN_WORDS } });
+    const kb = knowledge ? await createBenchKnowledge(api) : null;
+    if (kb) console.log(`  Knowledge    base ${kb.id}: ${kb.documents} documents, ${kb.chunks} chunks, mode auto (every turn searches it)`);
+    await api('POST', '/api/agents', {
+      name: AGENT, prompt: 'You book appointments. Be brief.', greeting: GREETING, pipeline_settings: { vad_start_secs: VAD_START_SECS, vad_stop_secs: VAD_STOP_SECS, min_words: MIN_WORDS },
+      ...(kb ? { knowledge_base_ids: [kb.id], knowledge_mode: 'auto' } : {}),
+    });
     const endpoint = await api('POST', '/api/settings/endpoints', { phone_number: OUR_NUMBER, provider, inbound_agent_name: AGENT });
 
     const callSpec = (index: number, calls = script): CallSpec => ({
@@ -352,7 +359,8 @@ async function main(): Promise<void> {
 
     printMachineUse({ monitor, calls: N, windowFrom, windowTo, rampupFrom: started, rampupTo: rampupEnd, host });
     console.log(`- event-loop delay of the callers' thread (their clock): p99 ${loopP99Ms.toFixed(0)} ms, max ${loopMaxMs.toFixed(0)} ms`);
-    console.log(`- run: ${callsSecs.toFixed(0)} s of calls; command: npm run bench:voice -- --calls ${N} --turns ${K} --barge-ins ${bargeIns} --provider ${provider} --nice ${nice} --gateway-nice ${gatewayNiceNow} --warmup ${warmup} --temporal ${temporal}`);
+    console.log(`- run: ${callsSecs.toFixed(0)} s of calls; command: npm run bench:voice -- --calls ${N} --turns ${K} --barge-ins ${bargeIns} --provider ${provider} --nice ${nice} --gateway-nice ${gatewayNiceNow} --warmup ${warmup} --temporal ${temporal}${knowledge ? ' --knowledge' : ''}`);
+    if (kb) console.log(`- knowledge: ${await knowledgeTally((sql) => h.db.sequelize.query(sql))}`);
     const gatewayGc = metricsBefore && metricsAfter ? gatewayGcSummary(metricsBefore, metricsAfter) : null;
     const lateOwn = printStalls({ gc, stalls, gatewayGc, bargeInTurns, frames, results, startedMs: started, presenceAround: (secs) => admission.around(secs) });
     const cost = printCostReport(monitor, admitted, admittedChecks, started, started + callsSecs * 1000);
@@ -367,7 +375,7 @@ async function main(): Promise<void> {
       `p50_ms=${int(percentile(latencies, 50))} p95_ms=${int(percentile(latencies, 95))} p99_ms=${int(percentile(latencies, 99))} ` +
       `greeting_p50_ms=${int(percentile(greetings, 50))} bargein_p50_ms=${int(percentile(bargeInLatencies, 50))} bargein_max_ms=${int(Math.max(...bargeInLatencies))} silence_max_ms=${int(Math.max(...bargeInSilences))} ` +
       `refused=${refused} busy=${busyAnswers} redial=${redial} orchestration_pct=${int(cost.orchestrationPercent)} late_rampup=${lateRampup} late_callers_gc=${lateOwn.gc} late_callers_stall=${lateOwn.stall} steal_pct=${int(host.stealPercent)} ` +
-      `vad_start_lag_p95_ms=${gw ? int(histogramQuantileMs(gw.vadLagStart, 0.95)) : 'NA'} temporal=${temporal}`;
+      `vad_start_lag_p95_ms=${gw ? int(histogramQuantileMs(gw.vadLagStart, 0.95)) : 'NA'} temporal=${temporal} knowledge=${kb ? kb.chunks : 0}`;
   } finally {
     for (const stop of stops) await stop().catch((err: Error) => console.error(`(stopping: ${err.message})`));
     await services.stop();

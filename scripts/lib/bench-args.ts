@@ -20,6 +20,8 @@ export interface BenchArgs {
   redial: number;
   /** Where Temporal keeps its state: on disk, as `npm start` does (default), or in memory (the benchmark before 2026-11-27 16:40). */
   temporal: 'disk' | 'memory';
+  /** The agent answers from a knowledge base in `auto` mode: every turn searches it first. */
+  knowledge: boolean;
 }
 
 export function benchArgs(argv: string[], defaults: { limitMinutes: number; nice: number; gatewayNice: number }): BenchArgs {
@@ -50,5 +52,6 @@ export function benchArgs(argv: string[], defaults: { limitMinutes: number; nice
     cpuProf,
     redial: int('redial', 0, 0, 10),
     temporal,
+    knowledge: argv.includes('--knowledge'),
   };
 }

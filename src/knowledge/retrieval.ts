@@ -6,7 +6,7 @@
  * languages PostgreSQL does not stem; the lists are fused by reciprocal rank (ranking.ts). Needs
  * no API key.
  */
-import { QueryTypes, type Transaction } from 'sequelize';
+import { QueryTypes } from 'sequelize';
 import type { Database } from '../db/database';
 import type { RetrievedPassage } from '../shared/knowledge';
 import { fuseRankings, type Ranked, type RankedList } from './ranking';
@@ -37,8 +37,15 @@ const TRIGRAM_WEIGHT = 0.7;
 // A query longer than this is cut: a caller's turn, not a document.
 const MAX_QUERY_CHARS = 1000;
 
+/** A candidate of one list: its rank inputs and the passage itself, so no second read is needed. */
+type Candidate = Ranked & Omit<RetrievedPassage, 'score' | 'chunk_id'>;
+
+// A base's text search configuration never changes after creation (its language is fixed).
+const CONFIG_CACHE_SIZE = 1000;
+
 export class PostgresRetriever implements KnowledgeRetriever {
   private trigram: Promise<boolean> | null = null;
+  private readonly configs = new Map<string, string>();
 
   constructor(private readonly db: Database) {}
 
@@ -50,50 +57,61 @@ export class PostgresRetriever implements KnowledgeRetriever {
     return this.trigram;
   }
 
+  /**
+   * Two round trips on the turn path (a turn waits for it): the full-text list and the similar
+   * words at once, then the similar words' list. Each list brings its passages with it.
+   */
   async search(request: SearchRequest): Promise<RetrievedPassage[]> {
     const query = request.query.slice(0, MAX_QUERY_CHARS).trim();
     if (!query || request.knowledgeBaseIds.length === 0) return [];
     const limit = request.topK * CANDIDATES_PER_TOP_K;
-    const configs = await this.configsOf(request.knowledgeBaseIds);
-    const lists = await this.db.sequelize.transaction(async (transaction) => {
-      const out: RankedList[] = [];
-      for (const [config, ids] of configs) out.push({ items: await this.fullText(transaction, config, ids, query, limit), weight: FULL_TEXT_WEIGHT });
-      if (await this.hasTrigram()) {
-        // The base's words like the query's (misspelt, inflected), searched as full text.
-        const similar = await this.similarWords(transaction, request.knowledgeBaseIds, query);
-        if (similar.length > 0) {
-          for (const [config, ids] of configs) out.push({ items: await this.fullText(transaction, config, ids, similar.join(' '), limit), weight: TRIGRAM_WEIGHT });
-        }
-      }
-      return out;
-    });
-    const fused = fuseRankings(lists)
+    const configs = [...(await this.configsOf(request.knowledgeBaseIds))];
+    const [exact, similar] = await Promise.all([
+      Promise.all(configs.map(([config, ids]) => this.fullText(config, ids, query, limit))),
+      this.hasTrigram().then((has) => (has ? this.similarWords(request.knowledgeBaseIds, query) : [])),
+    ]);
+    // The base's words like the query's (misspelt, inflected), searched as full text.
+    const alike = similar.length > 0 ? await Promise.all(configs.map(([config, ids]) => this.fullText(config, ids, similar.join(' '), limit))) : [];
+    const lists: RankedList[] = [...exact.map((items) => ({ items, weight: FULL_TEXT_WEIGHT })), ...alike.map((items) => ({ items, weight: TRIGRAM_WEIGHT }))];
+    const byId = new Map(lists.flatMap((list) => (list.items as Candidate[]).map((c) => [c.id, c] as const)));
+    // Each passage scored by its best relevance (0–1: comparable across queries, unlike RRF sums).
+    return fuseRankings(lists)
       .filter((f) => f.relevance >= (request.threshold ?? 0))
-      .slice(0, request.topK);
-    return this.passages(fused);
+      .slice(0, request.topK)
+      .map((f) => {
+        const { id, relevance: _relevance, ...passage } = byId.get(f.id)!;
+        return { chunk_id: id, ...passage, score: Math.round(f.relevance * 1e4) / 1e4 };
+      });
   }
 
   /** The bases' text search configurations, each with its bases (usually one configuration). */
   private async configsOf(ids: string[]): Promise<Map<string, string[]>> {
-    const rows = await this.db.models.KnowledgeBase.findAll({ where: { id: ids }, attributes: ['id', 'ts_config'] });
+    const unknown = ids.filter((id) => !this.configs.has(id));
+    if (unknown.length > 0) {
+      const rows = await this.db.models.KnowledgeBase.findAll({ where: { id: unknown }, attributes: ['id', 'ts_config'] });
+      if (this.configs.size + rows.length > CONFIG_CACHE_SIZE) this.configs.clear();
+      for (const row of rows) this.configs.set(row.get('id') as string, row.get('ts_config') as string);
+    }
     const byConfig = new Map<string, string[]>();
-    for (const row of rows) {
-      const config = row.get('ts_config') as string;
-      byConfig.set(config, [...(byConfig.get(config) ?? []), row.get('id') as string]);
+    for (const id of ids) {
+      // A deleted (or never created) base has no chunks: nothing to search.
+      const config = this.configs.get(id);
+      if (config) byConfig.set(config, [...(byConfig.get(config) ?? []), id]);
     }
     return byConfig;
   }
 
-  private fullText(transaction: Transaction, config: string, ids: string[], query: string, limit: number): Promise<Ranked[]> {
+  private fullText(config: string, ids: string[], query: string, limit: number): Promise<Candidate[]> {
     // Any of the query's words, not all of them (plainto_tsquery ANDs): a caller's question holds
     // words no passage has. ts_rank's normalisation 32 maps the rank into 0–1.
-    return this.db.sequelize.query<Ranked>(
-      `SELECT c.id, ts_rank(c.tsv, q.query, 32) AS relevance
-         FROM knowledge_chunks c,
+    return this.db.sequelize.query<Candidate>(
+      `SELECT c.id, ts_rank(c.tsv, q.query, 32) AS relevance,
+              c.knowledge_base_id, c.document_id, d.name AS document, c.heading, c.content
+         FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id,
               (SELECT replace(plainto_tsquery(CAST(:config AS regconfig), :query)::text, ' & ', ' | ')::tsquery AS query) q
         WHERE c.knowledge_base_id IN (:ids) AND c.tsv @@ q.query
         ORDER BY relevance DESC, c.id LIMIT :limit`,
-      { replacements: { config, ids, query, limit }, type: QueryTypes.SELECT, transaction },
+      { replacements: { config, ids, query, limit }, type: QueryTypes.SELECT },
     );
   }
 
@@ -102,34 +120,18 @@ export class PostgresRetriever implements KnowledgeRetriever {
    * its GIN index serving `%`): "Bluedartt" → "bluedart", "खुलता" → "खुला". Short strings only,
    * so this stays a few milliseconds however large the base.
    */
-  private async similarWords(transaction: Transaction, ids: string[], query: string): Promise<string[]> {
+  private async similarWords(ids: string[], query: string): Promise<string[]> {
     const words = [...new Set(query.toLowerCase().split(/[^\p{L}\p{M}\p{N}]+/u).filter((w) => w.length >= 3))].slice(0, MAX_QUERY_WORDS);
     if (words.length === 0) return [];
-    // `%` reads its threshold from this setting; `true`: for this transaction only.
-    await this.db.sequelize.query(`SELECT set_config('pg_trgm.similarity_threshold', '${TRIGRAM_THRESHOLD}', true)`, { transaction });
+    // `%` (the index) uses the server's pg_trgm.similarity_threshold, 0.3 unless changed; the
+    // explicit bound keeps ours whatever it is, without a round trip to set it.
     const rows = await this.db.sequelize.query<{ word: string }>(
       `SELECT DISTINCT w.word FROM unnest(ARRAY[:words]::text[]) AS q(word),
               LATERAL (SELECT k.word FROM knowledge_words k
-                        WHERE k.knowledge_base_id IN (:ids) AND k.word % q.word
+                        WHERE k.knowledge_base_id IN (:ids) AND k.word % q.word AND similarity(k.word, q.word) >= ${TRIGRAM_THRESHOLD}
                         ORDER BY similarity(k.word, q.word) DESC, k.word LIMIT ${SIMILAR_PER_WORD}) w`,
-      { replacements: { ids, words }, type: QueryTypes.SELECT, transaction },
+      { replacements: { ids, words }, type: QueryTypes.SELECT },
     );
     return rows.map((r) => r.word);
-  }
-
-  /** The fused order, each passage scored by its best relevance (0–1: comparable across queries, unlike RRF sums). */
-  private async passages(fused: Array<{ id: string; relevance: number }>): Promise<RetrievedPassage[]> {
-    if (fused.length === 0) return [];
-    const rows = await this.db.sequelize.query<Omit<RetrievedPassage, 'score'>>(
-      `SELECT c.id AS chunk_id, c.knowledge_base_id, c.document_id, d.name AS document, c.heading, c.content
-         FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id
-        WHERE c.id IN (:ids)`,
-      { replacements: { ids: fused.map((f) => f.id) }, type: QueryTypes.SELECT },
-    );
-    const byId = new Map(rows.map((r) => [r.chunk_id, r]));
-    return fused.flatMap((f) => {
-      const row = byId.get(f.id);
-      return row ? [{ ...row, score: Math.round(f.relevance * 1e4) / 1e4 }] : [];
-    });
   }
 }
