@@ -3,8 +3,9 @@
  * Streamable HTTP at `/mcp` (stateful sessions) and the older HTTP+SSE transport at `/sse` +
  * `/messages`. Its tools cover what a call must survive: one that answers (and echoes what it was
  * given), one that throws, one that never answers in time, one that answers `isError`, one that
- * returns an image, and one whose schema forbids extra arguments. With `requiredHeaders` every
- * request without them is answered 401.
+ * returns an image, one whose schema forbids extra arguments, and one that can hold its requests
+ * unanswered until the test lets them go (a worker killed while a tool call is in flight). With
+ * `requiredHeaders` every request without them is answered 401.
  *
  *   const mcp = await startFakeMcpServer({ requiredHeaders: { authorization: 'Bearer s3cret' } });
  *   ... mcp.url (Streamable HTTP), mcp.sseUrl ...
@@ -40,13 +41,19 @@ export interface FakeMcpServer {
   refused: number;
   /** How long `slow_report` takes. */
   slowMs: number;
+  /** How many of the next `track_order` calls are held unanswered until `releaseHeld()`. */
+  holdNext: number;
+  /** Lets every held `track_order` call answer. */
+  releaseHeld(): void;
+  /** How many requests of a JSON-RPC method arrived (e.g. `tools/list`), on Streamable HTTP. */
+  count(method: string): number;
   /** Forgets every Streamable HTTP session, as a restarted server would: their next request gets 404. */
   forgetSessions(): void;
   reset(): void;
   stop(): Promise<void>;
 }
 
-function buildServer(fake: FakeMcpServer, sessionOf: () => string | undefined): McpServer {
+function buildServer(fake: FakeMcpServer, sessionOf: () => string | undefined, held: { wait(): Promise<void> }): McpServer {
   const server = new McpServer({ name: 'fake-crm', version: '1.0.0' });
   const record = (tool: string, args: Record<string, unknown>) => fake.calls.push({ tool, args, session: sessionOf() });
   server.registerTool(
@@ -61,7 +68,8 @@ function buildServer(fake: FakeMcpServer, sessionOf: () => string | undefined): 
       return { content: [{ type: 'text', text: JSON.stringify({ customer_id: args.customer_id, plan: 'gold', balance: 42 }) }] };
     },
   );
-  server.registerTool('explode', { description: 'Always throws', inputSchema: { reason: z.string().optional() } }, async (args) => {
+  // Loose too, so a test sees what a failing call was sent (the call's context included).
+  server.registerTool('explode', { description: 'Always throws', inputSchema: z.looseObject({ reason: z.string().optional() }) }, async (args) => {
     record('explode', args);
     throw new Error('database connection lost');
   });
@@ -91,6 +99,19 @@ function buildServer(fake: FakeMcpServer, sessionOf: () => string | undefined): 
       return { content: [{ type: 'text', text: `echo: ${args.word}` }] };
     },
   );
+  server.registerTool(
+    'track_order',
+    { description: 'Where an order is; answers which attempt this was', inputSchema: z.looseObject({ order: z.string() }) },
+    async (args) => {
+      record('track_order', args);
+      const attempt = fake.calls.filter((c) => c.tool === 'track_order').length;
+      if (fake.holdNext > 0) {
+        fake.holdNext--;
+        await held.wait();
+      }
+      return { content: [{ type: 'text', text: JSON.stringify({ order: args.order, status: 'shipped', attempt }) }] };
+    },
+  );
   return server;
 }
 
@@ -104,6 +125,8 @@ async function readJson(req: http.IncomingMessage): Promise<any> {
 export async function startFakeMcpServer(options: { requiredHeaders?: Record<string, string> } = {}): Promise<FakeMcpServer> {
   const streamable = new Map<string, StreamableHTTPServerTransport>();
   const sse = new Map<string, SSEServerTransport>();
+  let releases: Array<() => void> = [];
+  const held = { wait: () => new Promise<void>((resolve) => releases.push(resolve)) };
   const fake: FakeMcpServer = {
     url: '',
     sseUrl: '',
@@ -113,6 +136,13 @@ export async function startFakeMcpServer(options: { requiredHeaders?: Record<str
     sessionsClosed: 0,
     refused: 0,
     slowMs: 5000,
+    holdNext: 0,
+    releaseHeld() {
+      const waiting = releases;
+      releases = [];
+      for (const release of waiting) release();
+    },
+    count: (method) => fake.methods.filter((m) => m === method).length,
     forgetSessions() {
       streamable.clear();
     },
@@ -120,8 +150,11 @@ export async function startFakeMcpServer(options: { requiredHeaders?: Record<str
       fake.calls = [];
       fake.methods = [];
       fake.slowMs = 5000;
+      fake.holdNext = 0;
+      fake.releaseHeld();
     },
     stop: async () => {
+      fake.releaseHeld();
       for (const t of [...streamable.values(), ...sse.values()]) await t.close().catch(() => undefined);
       httpServer.closeAllConnections();
       await new Promise<void>((r) => httpServer.close(() => r()));
@@ -159,7 +192,7 @@ export async function startFakeMcpServer(options: { requiredHeaders?: Record<str
           transport.onclose = () => {
             if (sessionId && streamable.delete(sessionId)) fake.sessionsClosed++;
           };
-          await buildServer(fake, () => sessionId).connect(transport);
+          await buildServer(fake, () => sessionId, held).connect(transport);
         }
         // Read here (not by the transport) to record the methods; the transport takes it parsed.
         const body = req.method === 'POST' ? await readJson(req) : undefined;
@@ -174,7 +207,7 @@ export async function startFakeMcpServer(options: { requiredHeaders?: Record<str
         res.on('close', () => {
           if (sse.delete(transport.sessionId)) fake.sessionsClosed++;
         });
-        await buildServer(fake, () => transport.sessionId).connect(transport);
+        await buildServer(fake, () => transport.sessionId, held).connect(transport);
         return;
       }
       if (url.pathname === '/messages' && req.method === 'POST') {
