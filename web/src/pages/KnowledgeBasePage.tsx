@@ -17,6 +17,8 @@ import { KnowledgeBaseFormModal } from '../components/knowledge/KnowledgeBaseFor
 import { SearchTester } from '../components/knowledge/SearchTester';
 import { PageHeader } from '../components/PageHeader';
 
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
 export function KnowledgeBasePage() {
   const { knowledgeBaseId } = useParams();
   const base = useQuery({
@@ -48,7 +50,7 @@ function Base({ base }: { base: KnowledgeBase }) {
             language {base.language} ({base.text_search_config})
           </Badge>
           <Badge variant="light" style={{ textTransform: 'none' }} data-testid="base-counts">
-            {base.document_count} documents, {base.chunk_count} chunks
+            {plural(base.document_count, 'document')}, {plural(base.chunk_count, 'chunk')}
           </Badge>
           {base.description && (
             <Text size="sm" c="dimmed">
