@@ -55,6 +55,8 @@ const api = async (method: string, apiPath: string, body?: unknown) => {
 async function dropFile(target: Locator, name: string, content: Buffer, type: string) {
   const dataTransfer = await target.page().evaluateHandle(
     ({ name, base64, type }) => {
+      // Runs in the page (this project's tsconfig has no DOM types: the one class needed, typed here).
+      const { DataTransfer } = globalThis as unknown as { DataTransfer: new () => { items: { add(file: File): void } } };
       const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
       const dt = new DataTransfer();
       dt.items.add(new File([bytes], name, { type }));
