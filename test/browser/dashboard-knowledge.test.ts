@@ -146,8 +146,11 @@ describe('knowledge bases in the dashboard', () => {
     await page.getByRole('button', { name: 'Search' }).click();
     const first = page.getByRole('list', { name: 'Passages' }).getByTestId('search-passage').first();
     await first.waitFor();
-    const expected = (await api('POST', `/api/knowledge-bases/${baseId}/search`, { query: 'How much is a blood test?', top_k: 5 })).passages[0];
+    const answer = (await api('POST', `/api/knowledge-bases/${baseId}/search`, { query: 'How much is a blood test?', top_k: 5 })).passages;
+    const expected = answer[0];
     expect(expected).toMatchObject({ document: 'clinic-faq.md', heading: 'Sunrise Clinic FAQ > Prices' });
+    // The tester shows the API's passages, in its order.
+    expect(await page.getByTestId('search-passage').count()).toBe(answer.length);
     expect(await first.textContent()).toContain('Blood test');
     await first.getByText('clinic-faq.md', { exact: true }).waitFor();
     await first.getByText('Sunrise Clinic FAQ > Prices', { exact: true }).waitFor();
