@@ -150,7 +150,9 @@ describe('knowledge bases in the dashboard', () => {
     const expected = answer[0];
     expect(expected).toMatchObject({ document: 'clinic-faq.md', heading: 'Sunrise Clinic FAQ > Prices' });
     // The tester shows the API's passages, in its order.
-    expect(await page.getByTestId('search-passage').count()).toBe(answer.length);
+    const shown = await page.getByTestId('search-passage').allTextContents();
+    expect(shown).toHaveLength(answer.length);
+    answer.forEach((p: any, i: number) => expect(shown[i]).toContain(`${i + 1}${p.document}${p.heading}score ${p.score.toFixed(3)}`));
     expect(await first.textContent()).toContain('Blood test');
     await first.getByText('clinic-faq.md', { exact: true }).waitFor();
     await first.getByText('Sunrise Clinic FAQ > Prices', { exact: true }).waitFor();
