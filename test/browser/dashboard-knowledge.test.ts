@@ -3,7 +3,7 @@
  * over a socket, PostgreSQL, the Temporal worker running each document's ingestion workflow):
  * creating a base, uploading by the drop zone and the file input until the documents are `ready`
  * (or `failed` with their reason), a URL document, the search tester, and attaching the base to an
- * agent and to a flow node.
+ * agent and to a flow node; what a member may do with an administrator's base.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -201,6 +201,24 @@ describe('knowledge bases in the dashboard', () => {
     await page.getByText('Node prices saved').waitFor();
     const node = (await api('GET', `/api/agents/${agent.id}/flow`)).nodes.find((n: any) => n.node_key === 'prices');
     expect(node).toMatchObject({ knowledge_base_ids: [baseId], knowledge_mode: 'tool' });
+  });
+
+  it("lets a member search an administrator's base but not change it, saying so", async () => {
+    await api('POST', '/api/users', { email: 'member@example.com', password: 'member-password', role: 'member' });
+    const member = await openDashboard(browser, h.api.url, { email: 'member@example.com', password: 'member-password' });
+    try {
+      await member.page.goto(`${h.api.url}/knowledge-bases/${baseId}`);
+      await member.page.getByRole('textbox', { name: 'Question' }).fill('Where do patients park?');
+      await member.page.getByRole('button', { name: 'Search' }).click();
+      await member.page.getByTestId('search-passage').first().getByText('Sunrise Clinic FAQ > Parking', { exact: true }).waitFor();
+      await member.page.getByRole('button', { name: 'Delete clinic-faq.md' }).click();
+      await member.page.getByRole('dialog', { name: 'Delete document' }).getByRole('button', { name: 'Delete' }).click();
+      await member.page.getByRole('alert').filter({ hasText: 'Not allowed' }).waitFor();
+      expect((await api('GET', `/api/knowledge-bases/${baseId}/documents`)).map((d: any) => d.name)).toContain('clinic-faq.md');
+      expect(member.pageErrors).toEqual([]);
+    } finally {
+      await member.page.context().close();
+    }
   });
 
   it('deletes the knowledge base from the list, and the agents lose it', async () => {
