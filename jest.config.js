@@ -25,6 +25,7 @@ const DURABILITY = [
   'test/integration/agent-test-durability.test.ts',
   'test/integration/analysis-durability.test.ts',
   'test/integration/campaign-durability.test.ts',
+  'test/integration/knowledge-durability.test.ts',
 ];
 const TIMED = [
   'test/integration/readiness.test.ts',
