@@ -18,6 +18,11 @@ export interface SearchRequest {
   topK: number;
   /** Passages whose best relevance (0–1) is below it are left out; default 0. */
   threshold?: number;
+  /**
+   * The caller's budget (a turn's knowledge_timeout_ms): past it, each statement of the search is
+   * cancelled by PostgreSQL, so a search the turn gave up on does not keep a pooled connection.
+   */
+  timeoutMs?: number;
 }
 
 export interface KnowledgeRetriever {
@@ -54,28 +59,36 @@ export class PostgresRetriever implements KnowledgeRetriever {
     const query = request.query.slice(0, MAX_QUERY_CHARS).trim();
     if (!query || request.knowledgeBaseIds.length === 0) return [];
     const limit = request.topK * CANDIDATES_PER_TOP_K;
-    const configs = await this.configsOf(request.knowledgeBaseIds);
-    const lists = await this.db.sequelize.transaction(async (transaction) => {
-      const out: RankedList[] = [];
-      for (const [config, ids] of configs) out.push({ items: await this.fullText(transaction, config, ids, query, limit), weight: FULL_TEXT_WEIGHT });
-      if (await this.hasTrigram()) {
+    const trigram = await this.hasTrigram();
+    // Every statement in one transaction, so the budget (statement_timeout, this transaction
+    // only) bounds each: a search held up (a lock on the chunks, a slow plan) is cancelled by
+    // the server instead of holding a connection the pool's other users (a call's activities,
+    // the API) wait for: abandoned searches waiting on a locked chunk table once held all of a
+    // worker's connections, and its calls stopped (knowledge-timeout.test.ts).
+    return this.db.sequelize.transaction(async (transaction) => {
+      if (request.timeoutMs !== undefined) {
+        await this.db.sequelize.query(`SELECT set_config('statement_timeout', :ms, true)`, { replacements: { ms: String(Math.max(1, Math.ceil(request.timeoutMs))) }, transaction });
+      }
+      const configs = await this.configsOf(transaction, request.knowledgeBaseIds);
+      const lists: RankedList[] = [];
+      for (const [config, ids] of configs) lists.push({ items: await this.fullText(transaction, config, ids, query, limit), weight: FULL_TEXT_WEIGHT });
+      if (trigram) {
         // The base's words like the query's (misspelt, inflected), searched as full text.
         const similar = await this.similarWords(transaction, request.knowledgeBaseIds, query);
         if (similar.length > 0) {
-          for (const [config, ids] of configs) out.push({ items: await this.fullText(transaction, config, ids, similar.join(' '), limit), weight: TRIGRAM_WEIGHT });
+          for (const [config, ids] of configs) lists.push({ items: await this.fullText(transaction, config, ids, similar.join(' '), limit), weight: TRIGRAM_WEIGHT });
         }
       }
-      return out;
+      const fused = fuseRankings(lists)
+        .filter((f) => f.relevance >= (request.threshold ?? 0))
+        .slice(0, request.topK);
+      return this.passages(transaction, fused);
     });
-    const fused = fuseRankings(lists)
-      .filter((f) => f.relevance >= (request.threshold ?? 0))
-      .slice(0, request.topK);
-    return this.passages(fused);
   }
 
   /** The bases' text search configurations, each with its bases (usually one configuration). */
-  private async configsOf(ids: string[]): Promise<Map<string, string[]>> {
-    const rows = await this.db.models.KnowledgeBase.findAll({ where: { id: ids }, attributes: ['id', 'ts_config'] });
+  private async configsOf(transaction: Transaction, ids: string[]): Promise<Map<string, string[]>> {
+    const rows = await this.db.models.KnowledgeBase.findAll({ where: { id: ids }, attributes: ['id', 'ts_config'], transaction });
     const byConfig = new Map<string, string[]>();
     for (const row of rows) {
       const config = row.get('ts_config') as string;
@@ -118,13 +131,13 @@ export class PostgresRetriever implements KnowledgeRetriever {
   }
 
   /** The fused order, each passage scored by its best relevance (0–1: comparable across queries, unlike RRF sums). */
-  private async passages(fused: Array<{ id: string; relevance: number }>): Promise<RetrievedPassage[]> {
+  private async passages(transaction: Transaction, fused: Array<{ id: string; relevance: number }>): Promise<RetrievedPassage[]> {
     if (fused.length === 0) return [];
     const rows = await this.db.sequelize.query<Omit<RetrievedPassage, 'score'>>(
       `SELECT c.id AS chunk_id, c.knowledge_base_id, c.document_id, d.name AS document, c.heading, c.content
          FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id
         WHERE c.id IN (:ids)`,
-      { replacements: { ids: fused.map((f) => f.id) }, type: QueryTypes.SELECT },
+      { replacements: { ids: fused.map((f) => f.id) }, type: QueryTypes.SELECT, transaction },
     );
     const byId = new Map(rows.map((r) => [r.chunk_id, r]));
     return fused.flatMap((f) => {

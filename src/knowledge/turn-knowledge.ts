@@ -32,8 +32,9 @@ export async function withKnowledge(retriever: KnowledgeRetriever, request: LlmT
   const elapsed = () => Math.round(performance.now() - started);
   let timer: NodeJS.Timeout | undefined;
   try {
-    const search = retriever.search({ knowledgeBaseIds: knowledge.knowledgeBaseIds, query, topK: KNOWLEDGE_TOP_K });
-    // The search goes on after a timeout; its late answer is dropped.
+    // The budget goes with the search too: the store stops one the turn no longer waits for.
+    const search = retriever.search({ knowledgeBaseIds: knowledge.knowledgeBaseIds, query, topK: KNOWLEDGE_TOP_K, timeoutMs: knowledge.timeoutMs });
+    // A late answer (or the store's own cancellation) after the timeout is dropped.
     search.catch(() => undefined);
     const passages = await Promise.race([
       search,
