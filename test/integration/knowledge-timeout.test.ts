@@ -7,7 +7,7 @@
  * `knowledge_skipped` naming the timeout. PostgreSQL cancels each search given up on at the same
  * budget, so more turns than the database pool has connections go the same way (abandoned
  * searches once held the pool the call's own activities needed), and once the lock is gone the
- * call retrieves again.
+ * call retrieves again. In `tool` mode the search activity's deadline bounds it the same way.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -101,3 +101,34 @@ it('a retrieval timeout never delays a turn by more than its budget, and the cal
   expect(trace.filter((e) => e.event_type === 'knowledge_retrieved')).toHaveLength(2);
   expect(await hangUp(call.call_id)).toMatchObject({ status: 'completed' });
 }, 120_000);
+
+it('tool mode: a search past its activity\'s deadline is cancelled by PostgreSQL, and the LLM answers without it', async () => {
+  // The tool's activity has the agent's budget and 5 s to start: 10 ms gives each attempt 5.01 s.
+  const agent = await h.request('POST', '/api/agents', {
+    body: { name: 'kb-tool-budget', prompt: 'You answer questions for Sunrise Clinic.', knowledge_base_ids: [baseId], knowledge_mode: 'tool', knowledge_timeout_ms: 10 },
+  });
+  expect(agent.status).toBe(201);
+  llm.enqueue({ tool_calls: [{ name: 'search_knowledge_base', arguments: { query: 'parking garage' } }] }, { content: 'I cannot look that up right now.' });
+  const call = await startText('kb-tool-budget');
+  const lock = new Client({ connectionString: h.dbUrl });
+  await lock.connect();
+  try {
+    await lock.query('BEGIN');
+    await lock.query('LOCK TABLE knowledge_chunks IN ACCESS EXCLUSIVE MODE');
+    expect((await say(call.call_id, 'Where can I park?')).replies).toEqual(['I cannot look that up right now.']);
+    // Both attempts gave up on are gone from the server while the lock is still held.
+    await eventually(async () => {
+      const [rows] = await h.db.sequelize.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+      return (rows[0] as { n: number }).n === 0;
+    }, 3000, 50);
+  } finally {
+    await lock.query('ROLLBACK');
+    await lock.end();
+  }
+  const trace = await events(call.call_id);
+  expect(trace.filter((e) => e.event_type === 'knowledge_skipped').map((e) => e.data)).toEqual([expect.objectContaining({ mode: 'tool', query: 'parking garage', reason: expect.stringMatching(/^retrieval failed: /) })]);
+  expect(trace.find((e) => e.event_type === 'tool_result')?.data).toMatchObject({ function: 'search_knowledge_base', result: null });
+  const [, second] = llm.requests.map((r) => r.body as any);
+  expect(second.messages[second.messages.length - 1]).toMatchObject({ role: 'tool', content: expect.stringMatching(/could not be searched/) });
+  await hangUp(call.call_id);
+}, 60_000);
