@@ -26,7 +26,7 @@ export function knowledgeSearchOf(request: LlmTurnRequest): SearchRequest | null
   const { knowledge } = request;
   if (!knowledge || knowledge.knowledgeBaseIds.length === 0) return null;
   const query = knowledgeQuery(request.messages);
-  return query ? { knowledgeBaseIds: knowledge.knowledgeBaseIds, query, topK: KNOWLEDGE_TOP_K } : null;
+  return query ? { knowledgeBaseIds: knowledge.knowledgeBaseIds, query, topK: KNOWLEDGE_TOP_K, timeoutMs: knowledge.timeoutMs } : null;
 }
 
 class RetrievalTimeout extends Error {}
@@ -43,8 +43,9 @@ export async function withKnowledge(retriever: KnowledgeRetriever, request: LlmT
   const elapsed = () => Math.round(performance.now() - started);
   let timer: NodeJS.Timeout | undefined;
   try {
+    // The budget goes with the search (knowledgeSearchOf): the store stops one the turn no longer waits for.
     const search = retriever.search(wanted);
-    // The search goes on after a timeout; its late answer is dropped.
+    // A late answer (or the store's own cancellation) after the timeout is dropped.
     search.catch(() => undefined);
     const passages = await Promise.race([
       search,
