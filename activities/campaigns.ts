@@ -3,6 +3,7 @@
  * decide the next attempts) and dialling one attempt. Both are safe to retry: decisions and
  * dials are keyed by the attempt's deterministic id (src/campaigns/attempt-id.ts).
  */
+import { notifyCampaignStatus } from '../src/campaigns/campaign-webhooks';
 import { Context } from '@temporalio/activity';
 import { campaignTick, type TickResult } from '../src/campaigns/tick';
 import { dialAttempt, type DialResult } from '../src/campaigns/dial';
@@ -16,7 +17,16 @@ export function createCampaignActivities(deps: ActivityDeps) {
   return {
     async campaignStep(input: { campaignId: string; nowMs: number }): Promise<TickResult> {
       const settings = await loadTelephonySettings(deps.db, deps.box);
-      return heartbeating(campaignTick(deps.db, settings, input.campaignId, new Date(input.nowMs), deps.config.CAMPAIGN_POLL_MS));
+      const notifier = { temporal: Context.current().client, db: deps.db, taskQueue: deps.config.TEMPORAL_TASK_QUEUE, initialRetrySecs: deps.config.WEBHOOK_RETRY_INITIAL_SECS };
+      return heartbeating(
+        (async () => {
+          // A change made elsewhere whose webhook was not sent (the API died just after), then this step's own.
+          await notifyCampaignStatus(notifier, input.campaignId);
+          const result = await campaignTick(deps.db, settings, input.campaignId, new Date(input.nowMs), deps.config.CAMPAIGN_POLL_MS);
+          await notifyCampaignStatus(notifier, input.campaignId);
+          return result;
+        })(),
+      );
     },
     async campaignDial(input: { attemptId: string }): Promise<DialResult> {
       // The stream token's key: the same secret the API signs with (JWT_SECRET or DATA_DIR's).

@@ -13,15 +13,28 @@ export interface WebhookDelivery {
   secretEncrypted: string | null;
   /** First retry delay; each next one doubles, capped at 2 h, for at least 24 h in total. */
   initialRetrySecs: number;
-  payload: {
-    type: string;
-    call_id: string;
-    agent_name: string;
-    phone_number: string;
-    direction: string;
-    timestamp_ms: number;
-    data: Record<string, unknown>;
-  };
+  payload: CallWebhookPayload | CampaignWebhookPayload;
+}
+
+/** A call event (docs/webhooks.md). */
+export interface CallWebhookPayload {
+  type: string;
+  call_id: string;
+  agent_name: string;
+  phone_number: string;
+  direction: string;
+  timestamp_ms: number;
+  data: Record<string, unknown>;
+}
+
+/** A campaign's status change (docs/campaigns.md, "Webhooks"). */
+export interface CampaignWebhookPayload {
+  type: string;
+  campaign_id: string;
+  campaign_name: string;
+  agent_name: string;
+  timestamp_ms: number;
+  data: Record<string, unknown>;
 }
 
 // Standard Webhooks suggests retrying for about a day; give receivers a little more.

@@ -29,6 +29,12 @@ export function knowledgeSearchOf(request: LlmTurnRequest): SearchRequest | null
   return query ? { knowledgeBaseIds: knowledge.knowledgeBaseIds, query, topK: KNOWLEDGE_TOP_K, timeoutMs: knowledge.timeoutMs } : null;
 }
 
+/** Starts the search `request` will ask for, on a retriever that keeps it for the turn (prefetch.ts). */
+export function prefetchKnowledge(retriever: PrefetchingRetriever | undefined, request: LlmTurnRequest | null): void {
+  const wanted = request && knowledgeSearchOf(request);
+  if (retriever && wanted) retriever.prefetch(wanted);
+}
+
 class RetrievalTimeout extends Error {}
 
 export async function withKnowledge(retriever: KnowledgeRetriever, request: LlmTurnRequest): Promise<{ messages: LlmMessage[]; knowledge?: KnowledgeOutcome }> {

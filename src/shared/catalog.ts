@@ -63,6 +63,10 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/** A campaign's status changes, on the webhook of the campaign's agent (docs/campaigns.md, "Webhooks"). */
+export const CAMPAIGN_EVENT_TYPES = ['campaign_scheduled', 'campaign_started', 'campaign_paused', 'campaign_resumed', 'campaign_stopped', 'campaign_completed', 'campaign_cancelled'] as const;
+export type CampaignEventType = (typeof CAMPAIGN_EVENT_TYPES)[number];
+
 /**
  * Tools the platform itself provides to flow nodes (freeform agents always have end_call, and
  * transfer_call when the agent has transfer_destinations and the call's vendor can transfer).

@@ -2179,7 +2179,7 @@ export interface components {
              */
             webhook_url?: string | null;
             /** @default [] */
-            webhook_events?: components["schemas"]["EventType"][];
+            webhook_events?: (components["schemas"]["EventType"] | components["schemas"]["CampaignEventType"])[];
             /** @description post-call analysis: a summary, fields extracted from the call and a success verdict after every call (docs/post-call-analysis.md); null: none */
             analysis?: components["schemas"]["AnalysisConfigInput"] | null;
             /**
@@ -2230,7 +2230,7 @@ export interface components {
                 [key: string]: components["schemas"]["ContextVariableInput"];
             };
             webhook_url?: string | null;
-            webhook_events?: components["schemas"]["EventType"][];
+            webhook_events?: (components["schemas"]["EventType"] | components["schemas"]["CampaignEventType"])[];
             /** @description merged key by key (null for a key restores its default); null removes the analysis */
             analysis?: components["schemas"]["AnalysisSettingsPatch"] | null;
             /** @description replaces the whole list */
@@ -2581,7 +2581,7 @@ export interface components {
              */
             webhook_url?: string | null;
             /** @default [] */
-            webhook_events?: components["schemas"]["EventType"][];
+            webhook_events?: (components["schemas"]["EventType"] | components["schemas"]["CampaignEventType"])[];
             /** @description post-call analysis: a summary, fields extracted from the call and a success verdict after every call (docs/post-call-analysis.md); null: none */
             analysis?: components["schemas"]["AnalysisConfigInput"] | null;
             /**
@@ -3042,6 +3042,11 @@ export interface components {
              */
             start?: boolean;
         };
+        /**
+         * @description a campaign's status change (docs/campaigns.md)
+         * @enum {string}
+         */
+        CampaignEventType: "campaign_scheduled" | "campaign_started" | "campaign_paused" | "campaign_resumed" | "campaign_stopped" | "campaign_completed" | "campaign_cancelled";
         CampaignList: {
             campaigns: components["schemas"]["Campaign"][];
         };

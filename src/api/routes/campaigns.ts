@@ -2,6 +2,7 @@
  * Campaigns (docs/campaigns.md): an extension beside POST /api/calls/outbound, which stays one
  * call per request. Members create campaigns and act on their own; administrators on any.
  */
+import { notifyCampaignStatus } from '../../campaigns/campaign-webhooks';
 import crypto from 'node:crypto';
 import { z } from 'zod';
 import type { ApiContext } from '../context';
@@ -23,6 +24,11 @@ const EXTENSION = 'An extension to the spec (docs/campaigns.md).';
 
 export function campaignRoutes(ctx: ApiContext) {
   const { db, temporal } = ctx;
+  // The change's webhook goes out now; if this fails, the campaign's next step sends it.
+  const notify = (campaignId: string) =>
+    notifyCampaignStatus({ temporal, db, taskQueue: ctx.config.TEMPORAL_TASK_QUEUE, initialRetrySecs: ctx.config.WEBHOOK_RETRY_INITIAL_SECS }, campaignId).catch((err: Error) =>
+      ctx.log.warn('campaign webhook not started; the next step sends it', { campaign_id: campaignId, error: err.message }),
+    );
   const { Campaign, Agent } = db.models;
   const owned = ownedCampaign(db);
 
@@ -59,6 +65,7 @@ export function campaignRoutes(ctx: ApiContext) {
         const campaign = await findCampaign(params.campaign_id);
         if (name === 'start') await startCampaignWorkflow(ctx, campaign.id);
         if (!(await transition(db, campaign, name))) throw conflict(`Cannot ${name} a campaign that is ${(await findCampaign(campaign.id)).status}`);
+        await notify(campaign.id);
         await signalCampaign(temporal, campaign.id);
         return { status: 200, body: await campaignJson(db, await findCampaign(campaign.id)) };
       },
@@ -116,6 +123,7 @@ export function campaignRoutes(ctx: ApiContext) {
         if (body.start) {
           await startCampaignWorkflow(ctx, id);
           await transition(db, row, 'start');
+          await notify(id);
           await signalCampaign(temporal, id);
         }
         return { status: 201, body: { ...(await campaignJson(db, await findCampaign(id))), upload: summary } };

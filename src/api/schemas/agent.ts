@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { DEFAULT_LLM_MODEL, LLM_PROVIDERS, NOISE_SUPPRESSION_MODES, PIPELINE_DEFAULTS, STT_PROVIDERS, sttModeProviders, TTS_PROVIDERS } from '../../shared/catalog';
-import { EventType, LlmProvider, SttMode, SttProvider, Timestamp, TtsProvider } from './common';
+import { LlmProvider, WebhookEventType, SttMode, SttProvider, Timestamp, TtsProvider } from './common';
 import { AnalysisPatchSchema, AnalysisSettingsOutSchema, AnalysisSettingsSchema } from './analysis';
 import { bundleToolRef, mcpToolRef, strictObject, toolUuid } from './flow';
 import { DEFAULT_SUMMARY_PROMPT, DEFAULT_WARM_WAIT_SECS, DESTINATION_NAME, E164, HOLD_TONE, MAX_TRANSFER_DESTINATIONS, MAX_WARM_WAIT_SECS, SIP_URI, TRANSFER_MODES } from '../../shared/transfer';
@@ -177,7 +177,7 @@ function agentShape(toolRef: z.ZodType<string>) {
       .default({})
       .describe('expected outbound variables: name -> {type, description}'),
     webhook_url: httpUrl.nullable().default(null).describe('receives call event notifications'),
-    webhook_events: z.array(EventType).default([]).transform(dedupe),
+    webhook_events: z.array(WebhookEventType).default([]).transform(dedupe),
     analysis: AnalysisSettingsSchema.nullable()
       .default(null)
       .describe('post-call analysis: a summary, fields extracted from the call and a success verdict after every call (docs/post-call-analysis.md); null: none'),
@@ -273,7 +273,7 @@ export const AgentPatchSchema = strictObject({
   knowledge_timeout_ms: knowledgeTimeout.optional(),
   context_variables: z.record(z.string().regex(VARIABLE_NAME), ContextVariable).optional(),
   webhook_url: httpUrl.nullable().optional(),
-  webhook_events: z.array(EventType).optional(),
+  webhook_events: z.array(WebhookEventType).optional(),
   analysis: AnalysisPatchSchema.nullable().optional().describe('merged key by key (null for a key restores its default); null removes the analysis'),
   transfer_destinations: transferDestinations.optional().describe('replaces the whole list'),
   voicemail: VoicemailSchema.nullable().optional().describe('replaced as a whole; null turns detection off'),

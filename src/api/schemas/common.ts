@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { ANALYSIS_STATUSES } from '../../analysis/types';
 import { providerChoicesText, telephonyDescriptors } from '../../providers/telephony/registry';
-import { BUILTIN_TOOLS, CALL_STATUSES, DIRECTIONS, END_REASONS, EVENT_TYPES, LLM_PROVIDERS, STT_MODES, STT_PROVIDERS, TTS_PROVIDERS } from '../../shared/catalog';
+import { BUILTIN_TOOLS, CALL_STATUSES, CAMPAIGN_EVENT_TYPES, DIRECTIONS, END_REASONS, EVENT_TYPES, LLM_PROVIDERS, STT_MODES, STT_PROVIDERS, TTS_PROVIDERS } from '../../shared/catalog';
 
 /**
  * The spec's one timestamp form: UTC, no offset, whole seconds. Documented as `date-time` (what
@@ -71,6 +71,9 @@ export const CallStatus = z.enum(CALL_STATUSES).meta({ id: 'CallStatus' });
 export const CallDirection = z.enum(DIRECTIONS).meta({ id: 'CallDirection' });
 export const EndReason = z.enum(END_REASONS).meta({ id: 'EndReason' });
 export const EventType = z.enum(EVENT_TYPES).meta({ id: 'EventType' });
+export const CampaignEventType = z.enum(CAMPAIGN_EVENT_TYPES).meta({ id: 'CampaignEventType', description: "a campaign's status change (docs/campaigns.md)" });
+/** What an agent's webhook may subscribe to: its calls' events and its campaigns' status changes. */
+export const WebhookEventType = z.union([EventType, CampaignEventType]);
 export const BuiltinTool = z.enum(BUILTIN_TOOLS).meta({ id: 'BuiltinTool' });
 export const AnalysisStatus = z.enum(ANALYSIS_STATUSES).meta({ id: 'AnalysisStatus' });
 export const WebhookMethod = z.enum(['POST', 'GET']).meta({ id: 'WebhookMethod' });

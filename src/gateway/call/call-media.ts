@@ -39,7 +39,7 @@ import { UtteranceDelivery } from '../workflow-link/utterance-delivery';
 import { vadParamsFromPipeline, VadAnalyzer } from '../vad/vad-analyzer';
 import { runVoiceTurn } from '../turns/voice-turn';
 import { PrefetchingRetriever } from '../../knowledge/prefetch';
-import { knowledgeSearchOf } from '../../knowledge/turn-knowledge';
+import { prefetchKnowledge } from '../../knowledge/turn-knowledge';
 import { WorkflowReports } from '../workflow-link/workflow-reports';
 import { VoicemailWatch, type VoicemailCall } from '../voicemail/voicemail-watch';
 
@@ -158,7 +158,11 @@ export class CallMedia {
         if (!this.speech.pressingKeys && !this.leaving) this.speech.playback.takeBack();
       },
       arrivalPerf: (audioMs) => this.arrivals.arrivalOf(audioMs),
-      heardSoFar: (text) => this.prefetchKnowledge(text),
+      // The caller stopped: the armed turn's search starts on the words so far (knowledge/prefetch.ts);
+      // not over the agent, where it is a backchannel or a barge-in more often than a question.
+      heardSoFar: (text) => {
+        if (!this.speech.playback.speaking) prefetchKnowledge(this.prefetching, this.delivery.requestIfSaid(text));
+      },
     });
     this.keys = new DtmfGatherer({ timeoutSecs: pipeline.dtmf_timeout_secs ?? 2, maxDigits: pipeline.dtmf_max_digits ?? 32 }, (digits) =>
       this.utterance({ text: dtmfInputText(digits), duringAgentSpeech: false, speechEndPerf: null, vadStopPerf: null, sttTtfbMs: null }),
@@ -394,18 +398,6 @@ export class CallMedia {
     if (this.agentPcm.length < frame.length) this.agentPcm = new Int16Array(frame.length);
     const atMs = Math.max(0, slotPerf - this.opts.startPerf);
     this.recorder.writeAgent(toPcm16(frame, this.format, this.agentPcm), atMs);
-  }
-
-  /**
-   * The caller stopped: an armed `auto` turn's search starts with the words heard so far, so the
-   * turn finds it under way when the final transcript comes (knowledge/prefetch.ts). Not over
-   * the agent: that is a backchannel or a barge-in more often than a question.
-   */
-  private prefetchKnowledge(text: string): void {
-    if (!this.prefetching || this.speech.playback.speaking) return;
-    const req = this.delivery.requestIfSaid(text);
-    const wanted = req && knowledgeSearchOf(req);
-    if (wanted) this.prefetching.prefetch(wanted);
   }
 
   private utterance(turn: CompletedTurn): void {

@@ -7,6 +7,7 @@ export {
   llmProviderValues as LLM_PROVIDERS,
   ttsProviderValues as TTS_PROVIDERS,
   eventTypeValues as EVENT_TYPES,
+  campaignEventTypeValues as CAMPAIGN_EVENT_TYPES,
   builtinToolValues as BUILTIN_TOOLS,
   messageRoleValues as MESSAGE_ROLES,
   parameterTypeValues as FUNCTION_PARAM_TYPES,

@@ -4,7 +4,7 @@ import type { UseFormReturnType } from '@mantine/form';
 import { IconAlertTriangle, IconPlus, IconTrash } from '@tabler/icons-react';
 import { useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../api/client';
-import { EVENT_TYPES, LLM_PROVIDERS, STT_MODES, STT_PROVIDERS, TTS_PROVIDERS } from '../api/enums';
+import { CAMPAIGN_EVENT_TYPES, EVENT_TYPES, LLM_PROVIDERS, STT_MODES, STT_PROVIDERS, TTS_PROVIDERS } from '../api/enums';
 import type { Tool } from '../api/types';
 import { PIPELINE_FIELDS, type AgentFormValues } from '../lib/agent-form';
 import { PHRASE_FIELDS } from '../lib/phrase-form';
@@ -163,7 +163,7 @@ export function AgentForm({ form, tools, warnings, isNew }: Props) {
       <Fieldset legend="Webhook notifications">
         <SimpleGrid cols={{ base: 1, sm: 2 }}>
           <TextInput label="Webhook URL" placeholder="https://…" {...form.getInputProps('webhook_url')} />
-          <MultiSelect label="Events" data={options(EVENT_TYPES)} searchable clearable {...form.getInputProps('webhook_events')} />
+          <MultiSelect label="Events" data={options([...EVENT_TYPES, ...CAMPAIGN_EVENT_TYPES])} searchable clearable {...form.getInputProps('webhook_events')} />
         </SimpleGrid>
       </Fieldset>
 
