@@ -37,8 +37,9 @@ function chunksOf(data: Record<string, unknown>): ReplySource[] {
 
 /**
  * The sources of every agent reply that was given passages, by the seq of its `agent_spoke`
- * event; best score first, each chunk once (a tool round's second request retrieves the same
- * chunks again). Replies without passages are not in the map.
+ * event, in the order the LLM was given them (the retrieval's rank, which fuses lists and so is
+ * not always the score's order); each chunk once, at its best score (a tool round's second
+ * request retrieves the same chunks again). Replies without passages are not in the map.
  */
 export function replySources(events: SourceEvent[]): Map<number, ReplySource[]> {
   const bySeq = new Map<number, ReplySource[]>();
@@ -51,10 +52,11 @@ export function replySources(events: SourceEvent[]): Map<number, ReplySource[]> 
     } else if (e.event_type === 'knowledge_retrieved') {
       for (const chunk of chunksOf(data)) {
         const seen = pending.get(chunk.chunk_id);
-        if (!seen || chunk.score > seen.score) pending.set(chunk.chunk_id, chunk);
+        if (!seen) pending.set(chunk.chunk_id, chunk);
+        else if (chunk.score > seen.score) seen.score = chunk.score;
       }
     } else if (e.event_type === 'agent_spoke' && typeof data.text === 'string') {
-      if (pending.size) bySeq.set(e.seq, [...pending.values()].sort((a, b) => b.score - a.score));
+      if (pending.size) bySeq.set(e.seq, [...pending.values()]);
       pending = new Map();
     }
   }

@@ -61,7 +61,7 @@ it('shows the sources under the reply answered from the knowledge base, and the 
   const answered = lines.filter({ hasText: 'A blood test costs 25 euros.' });
   await answered.waitFor();
   const sources = answered.getByRole('list', { name: 'Sources' }).getByRole('listitem');
-  // Every passage the reply was given, best first, as the API names them.
+  // Every passage the reply was given, in the order the LLM had them, as the API names them.
   expect(await sources.allTextContents()).toEqual(detail.transcript[1].sources.map((s: any) => `${s.document} › ${s.heading} ${s.score.toFixed(3)}`));
   expect(await sources.first().textContent()).toBe(`clinic-faq.md › Sunrise Clinic FAQ > Prices ${top.score.toFixed(3)}`);
   // The reply given no passage, and the caller's lines, have none.

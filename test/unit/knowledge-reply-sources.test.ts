@@ -24,8 +24,9 @@ it('gives each reply the passages of its own turn, and none to the greeting or a
   );
   const sources = replySources(events);
   expect([...sources.keys()]).toEqual([5]);
-  expect(sources.get(5)!.map((s) => s.chunk_id)).toEqual(['b', 'a']);
-  expect(documentsUsed(events)).toEqual(['prices.pdf', 'faq.md']);
+  // In the retrieval's (fused) rank, as the LLM was given them, not re-sorted by score.
+  expect(sources.get(5)!.map((s) => s.chunk_id)).toEqual(['a', 'b']);
+  expect(documentsUsed(events)).toEqual(['faq.md', 'prices.pdf']);
 });
 
 it('tool mode: the reply after search_knowledge_base has its result; the words said before the search do not', () => {
@@ -44,7 +45,7 @@ it('tool mode: the reply after search_knowledge_base has its result; the words s
   expect(sources.get(8)).toEqual([chunk('p', 'faq.md', 0.3)]);
 });
 
-it('an auto retrieval repeated after a tool round counts each chunk once, at its best score; a backchannel does not end the turn', () => {
+it('an auto retrieval repeated after a tool round counts each chunk once, in its first place at its best score; a backchannel does not end the turn', () => {
   const events = trace(
     ['user_spoke', { text: 'Book me and tell me the price' }],
     retrieved(chunk('a', 'faq.md', 0.2)),

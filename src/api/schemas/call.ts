@@ -37,7 +37,7 @@ export const TranscriptEntrySchema = z
     sources: z
       .array(KnowledgeSourceSchema)
       .optional()
-      .describe("agent replies given knowledge-base passages: the chunks of the knowledge_retrieved events of the reply's turn since the agent's previous reply, best score first; absent on a reply given none"),
+      .describe("agent replies given knowledge-base passages: the chunks of the knowledge_retrieved events of the reply's turn since the agent's previous reply, in the order the LLM was given them; absent on a reply given none"),
   })
   .meta({ id: 'TranscriptEntry' });
 
