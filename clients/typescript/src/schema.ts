@@ -4564,7 +4564,7 @@ export interface components {
              * @description UTC without an offset, with milliseconds, YYYY-MM-DDTHH:MM:SS.mmm (read it as UTC)
              */
             timestamp: string;
-            /** @description agent replies given knowledge-base passages: the chunks of the knowledge_retrieved events of the reply's turn since the agent's previous reply, best score first; absent on a reply given none */
+            /** @description agent replies given knowledge-base passages: the chunks of the knowledge_retrieved events of the reply's turn since the agent's previous reply, in the order the LLM was given them; absent on a reply given none */
             sources?: components["schemas"]["KnowledgeSource"][];
         };
         TransferDestination: {
