@@ -16,6 +16,7 @@ export type Expectation =
   | { type: 'within_turns'; turns: number }
   | { type: 'said'; phrase: string }
   | { type: 'never_said'; phrase: string }
+  | { type: 'used_document'; document: string }
   | { type: 'same_tools' }
   | { type: 'same_nodes' }
   | { type: 'same_end' };

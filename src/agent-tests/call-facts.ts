@@ -1,9 +1,10 @@
 /**
  * What a call said and did, read from its recorded events: the turns (each caller line with the
- * agent's replies, tool calls and nodes entered in answer), the webhook tools' results, and the
- * tools a test left unmocked. Used to record a replay test and to evaluate an attempt.
+ * agent's replies, tool calls and nodes entered in answer), the webhook tools' results, the
+ * knowledge-base documents the replies were given passages of, and the tools a test left unmocked. Used to record a replay test and to evaluate an attempt.
  */
 import type { CallEventRow } from '../db/models';
+import { documentsUsed } from '../knowledge/reply-sources';
 import type { ToolCallSeen, TurnRecord } from '../../workflows/test-definitions';
 
 export interface CallFacts {
@@ -11,6 +12,8 @@ export interface CallFacts {
   toolCalls: ToolCallSeen[];
   nodes: string[];
   agentTexts: string[];
+  /** Knowledge-base documents the agent's replies were given passages of, in the order first used. */
+  documents: string[];
   /** Successful webhook-tool results by tool name, in call order. */
   toolResults: Record<string, unknown[]>;
   /** Tools a test call asked for that had no mocked result. */
@@ -46,6 +49,7 @@ export function callFacts(events: CallEventRow[]): CallFacts {
     toolCalls: turns.flatMap((t) => t.tool_calls),
     nodes: turns.flatMap((t) => t.nodes),
     agentTexts: turns.flatMap((t) => t.replies),
+    documents: documentsUsed(events),
     toolResults,
     unmockedTools: [...unmocked],
   };

@@ -60,6 +60,8 @@ export function describeExpectation(e: Expectation): string {
       return `the agent says "${e.phrase}"`;
     case 'never_said':
       return `the agent never says "${e.phrase}"`;
+    case 'used_document':
+      return `the agent answers using document ${e.document}`;
     case 'same_tools':
       return 'the same tools are called with the same arguments as in the recorded call';
     case 'same_nodes':
@@ -96,6 +98,12 @@ function check(e: Expectation, o: AttemptObservation): string | null {
     case 'never_said': {
       const line = facts.agentTexts.find((t) => normal(t).includes(normal(e.phrase)));
       return line === undefined ? null : `the agent said: "${line}"`;
+    }
+    case 'used_document': {
+      if (facts.documents.some((d) => normal(d) === normal(e.document))) return null;
+      return facts.documents.length
+        ? `no reply was given a passage of ${e.document} (documents used: ${facts.documents.join(', ')})`
+        : `no reply was given a knowledge-base passage`;
     }
     case 'same_tools': {
       const before = toolsOf((o.recording?.turns ?? []).flatMap((t) => t.tool_calls));

@@ -4,7 +4,8 @@
  * the caller's words and gives the LLM the passages, as the llmTurn activity does for text calls.
  * A phone call through the Twilio fake and a web call each ask three questions answered only in
  * the documents; the LLM fake's requests show the right passage before the caller's words, and
- * the call's `knowledge_retrieved` events name them, each search begun on the interim transcript. Real API, call worker, PostgreSQL, Temporal,
+ * the call's `knowledge_retrieved` events and its transcript's `sources` name them, each search
+ * begun on the interim transcript. Real API, call worker, PostgreSQL, Temporal,
  * media gateway and ingestion workflow; Twilio, Deepgram, Cartesia and OpenAI are local fakes.
  */
 import fs from 'node:fs';
@@ -114,6 +115,11 @@ async function expectPassages(callId: string, firstRequest: number): Promise<voi
     QUESTIONS.map((q) => ({ mode: 'auto', query: q.asked, top: q.heading })),
   );
   expect((await api.events(callId)).some((e) => e.event_type === 'knowledge_skipped')).toBe(false);
+  // The call's transcript names each answer's passages (the greeting was given none).
+  const call = await h.request('GET', `/api/calls/${callId}`);
+  const replies = (call.body.transcript as Array<{ role: string; sources?: Array<{ heading: string }> }>).filter((l) => l.role === 'assistant');
+  expect(replies.map((r) => r.sources?.[0]?.heading ?? null)).toEqual([null, ...QUESTIONS.map((q) => q.heading)]);
+  expect(replies.slice(1).map((r) => r.sources!.length)).toEqual(retrieved.map((e) => e.data.chunks.length));
 }
 
 it('a phone call: the gateway retrieves for each question, the LLM gets the passages, the events name them', async () => {

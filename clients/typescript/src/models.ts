@@ -92,6 +92,7 @@ export type KnowledgeMode = components['schemas']['KnowledgeMode'];
 export type KnowledgePassage = components['schemas']['KnowledgePassage'];
 export type KnowledgeSearch = components['schemas']['KnowledgeSearch'];
 export type KnowledgeSearchResult = components['schemas']['KnowledgeSearchResult'];
+export type KnowledgeSource = components['schemas']['KnowledgeSource'];
 export type LlmProvider = components['schemas']['LlmProvider'];
 export type LlmSettings = components['schemas']['LlmSettings'];
 export type LlmSettingsPatch = components['schemas']['LlmSettingsPatch'];

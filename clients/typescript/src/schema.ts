@@ -728,7 +728,7 @@ export interface paths {
         };
         /**
          * One call with transcript, context, usage and end reason
-         * @description The transcript lists what was said, from the `user_spoke` (role `user`) and `agent_spoke` (role `assistant`) events in order; `context` holds the custom parameters of the call.
+         * @description The transcript lists what was said, from the `user_spoke` (role `user`) and `agent_spoke` (role `assistant`) events in order; an agent reply that was given knowledge-base passages has them as `sources` (from the `knowledge_retrieved` events of its turn). `context` holds the custom parameters of the call.
          */
         get: operations["getCall"];
         put?: never;
@@ -3248,6 +3248,11 @@ export interface components {
             phrase: string;
         } | {
             /** @constant */
+            type: "used_document";
+            /** @description a knowledge-base document's name (a URL document: its URL), compared ignoring case: an agent reply was given a passage of it */
+            document: string;
+        } | {
+            /** @constant */
             type: "same_tools";
         } | {
             /** @constant */
@@ -3293,6 +3298,11 @@ export interface components {
             /** @constant */
             type: "never_said";
             phrase: string;
+        } | {
+            /** @constant */
+            type: "used_document";
+            /** @description a knowledge-base document's name (a URL document: its URL), compared ignoring case: an agent reply was given a passage of it */
+            document: string;
         } | {
             /** @constant */
             type: "same_tools";
@@ -3731,6 +3741,17 @@ export interface components {
             passages: components["schemas"]["KnowledgePassage"][];
             /** @description time the retrieval took */
             ms: number;
+        };
+        /** @description a knowledge-base passage an agent reply was given (docs/knowledge-base.md#traceability) */
+        KnowledgeSource: {
+            chunk_id: string;
+            knowledge_base_id: string;
+            /** @description the document's name (a URL document: its URL) */
+            document: string;
+            /** @description the heading path of the chunk, e.g. "Prices > Roaming" */
+            heading: string;
+            /** @description relevance 0–1, as the search ranked it */
+            score: number;
         };
         /** @enum {string} */
         LlmProvider: "openai" | "azure" | "groq";
@@ -4548,6 +4569,8 @@ export interface components {
              * @description UTC without an offset, with milliseconds, YYYY-MM-DDTHH:MM:SS.mmm (read it as UTC)
              */
             timestamp: string;
+            /** @description agent replies given knowledge-base passages: the chunks of the knowledge_retrieved events of the reply's turn since the agent's previous reply, in the order the LLM was given them; absent on a reply given none */
+            sources?: components["schemas"]["KnowledgeSource"][];
         };
         TransferDestination: {
             /** @description what the LLM names it by in transfer_call */

@@ -6,7 +6,7 @@ import { plain, plainAll } from '../../db/database';
 import type { CallEventRow, CallRow } from '../../db/models';
 import { CALL_COUNT_CAP, listCalls } from '../../calls/call-list';
 import { ANALYSIS_FIELD_NAME } from '../schemas/analysis';
-import { callDetailJson, callJson, eventJson, transcriptOf } from '../serializers/call';
+import { callDetailJson, callJson, eventJson, TRANSCRIPT_EVENTS, transcriptOf } from '../serializers/call';
 import { CallEventSchema, CallListSchema, CallSchema } from '../schemas/call';
 import { CallDirection, CallStatus, EndReason } from '../schemas/common';
 
@@ -76,7 +76,6 @@ const CallListQuery = z
   })
   .transform((q, ctx) => ({ ...q, fields: fieldFilters(q, ctx) }));
 
-const SPEECH_EVENTS = ['user_spoke', 'agent_spoke'];
 
 export function callRoutes(ctx: ApiContext) {
   const { db } = ctx;
@@ -104,9 +103,9 @@ export function callRoutes(ctx: ApiContext) {
         const { rows, total: count, totalExact } = await listCalls(db, { ...query, includeTests: query.include_tests }, page);
         const calls = plainAll(rows);
         if (!query.include_transcript) return { status: 200, body: { calls: calls.map((r) => callJson(r)), total: count, total_exact: totalExact } };
-        // One query for the whole page's speech events.
+        // One query for the whole page's speech events and the retrievals their replies were given.
         const speech = calls.length
-          ? plainAll(await CallEvent.findAll({ where: { call_id: calls.map((c) => c.id), event_type: SPEECH_EVENTS }, order: [['seq', 'ASC']] }))
+          ? plainAll(await CallEvent.findAll({ where: { call_id: calls.map((c) => c.id), event_type: TRANSCRIPT_EVENTS }, order: [['seq', 'ASC']] }))
           : [];
         const byCall = new Map<string, CallEventRow[]>();
         for (const e of speech) {
@@ -124,12 +123,12 @@ export function callRoutes(ctx: ApiContext) {
       access: 'member',
       summary: 'One call with transcript, context, usage and end reason',
       description:
-        'The transcript lists what was said, from the `user_spoke` (role `user`) and `agent_spoke` (role `assistant`) events in order; `context` holds the custom parameters of the call.',
+        'The transcript lists what was said, from the `user_spoke` (role `user`) and `agent_spoke` (role `assistant`) events in order; an agent reply that was given knowledge-base passages has them as `sources` (from the `knowledge_retrieved` events of its turn). `context` holds the custom parameters of the call.',
       params: uuidParam('call_id'),
       responses: { 200: { description: 'The call', schema: CallSchema }, 404: { description: 'No such call' } },
       async handler({ params }) {
         const call = await findCall(params.call_id as string);
-        const speech = plainAll(await CallEvent.findAll({ where: { call_id: call.id, event_type: SPEECH_EVENTS }, order: [['seq', 'ASC']] }));
+        const speech = plainAll(await CallEvent.findAll({ where: { call_id: call.id, event_type: TRANSCRIPT_EVENTS }, order: [['seq', 'ASC']] }));
         return { status: 200, body: callDetailJson(call, speech) };
       },
     }),

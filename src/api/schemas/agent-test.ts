@@ -24,6 +24,10 @@ export const ExpectationSchema = z
     strictObject({ type: z.literal('within_turns'), turns: z.number().int().min(1).max(TEST_MAX_TURNS) }),
     strictObject({ type: z.literal('said'), phrase: Phrase.describe('the agent says this (case-insensitive substring)') }),
     strictObject({ type: z.literal('never_said'), phrase: Phrase }),
+    strictObject({
+      type: z.literal('used_document'),
+      document: Text(2000).describe("a knowledge-base document's name (a URL document: its URL), compared ignoring case: an agent reply was given a passage of it"),
+    }),
     strictObject({ type: z.literal('same_tools') }),
     strictObject({ type: z.literal('same_nodes') }),
     strictObject({ type: z.literal('same_end') }),

@@ -19,11 +19,25 @@ export const CallAnalysisSchema = z
   })
   .meta({ id: 'CallAnalysis', description: 'post-call analysis (docs/post-call-analysis.md)' });
 
+export const KnowledgeSourceSchema = z
+  .object({
+    chunk_id: z.string(),
+    knowledge_base_id: z.string(),
+    document: z.string().describe("the document's name (a URL document: its URL)"),
+    heading: z.string().describe('the heading path of the chunk, e.g. "Prices > Roaming"'),
+    score: z.number().describe('relevance 0–1, as the search ranked it'),
+  })
+  .meta({ id: 'KnowledgeSource', description: 'a knowledge-base passage an agent reply was given (docs/knowledge-base.md#traceability)' });
+
 export const TranscriptEntrySchema = z
   .object({
     role: SpeakerRole,
     text: z.string(),
     timestamp: preciseTimestamp,
+    sources: z
+      .array(KnowledgeSourceSchema)
+      .optional()
+      .describe("agent replies given knowledge-base passages: the chunks of the knowledge_retrieved events of the reply's turn since the agent's previous reply, in the order the LLM was given them; absent on a reply given none"),
   })
   .meta({ id: 'TranscriptEntry' });
 

@@ -3,13 +3,19 @@
  * endpoints so every answer describing a call has the same shape.
  */
 import type { CallEventRow, CallRow } from '../../db/models';
+import { replySources, type ReplySource } from '../../knowledge/reply-sources';
 import { apiTimestamp, apiTimestampPrecise } from '../../shared/time';
 
 export interface TranscriptEntry {
   role: 'user' | 'assistant';
   text: string;
   timestamp: string;
+  /** An agent reply given knowledge-base passages: which (docs/knowledge-base.md#traceability). */
+  sources?: ReplySource[];
 }
+
+/** The events a transcript is built from: speech, and the retrievals its replies were given. */
+export const TRANSCRIPT_EVENTS = ['user_spoke', 'agent_spoke', 'knowledge_retrieved'];
 
 /**
  * A call's fields except the transcript (added by the list and the detail forms); `extra` is
@@ -65,12 +71,20 @@ export function eventJson(row: CallEventRow) {
 
 const SPEAKER: Record<string, TranscriptEntry['role']> = { user_spoke: 'user', agent_spoke: 'assistant' };
 
-/** The conversation as spoken, from the call's user_spoke/agent_spoke events in seq order. */
+/**
+ * The conversation as spoken, from the call's user_spoke/agent_spoke events in seq order; a reply
+ * that was given passages has their `sources` (from the knowledge_retrieved events among `events`).
+ */
 export function transcriptOf(events: CallEventRow[]): TranscriptEntry[] {
+  const sources = replySources(events);
   return [...events]
     .sort((a, b) => a.seq - b.seq)
     .filter((e) => SPEAKER[e.event_type] && typeof e.data?.text === 'string')
-    .map((e) => ({ role: SPEAKER[e.event_type]!, text: e.data.text as string, timestamp: apiTimestampPrecise(e.timestamp)! }));
+    .map((e) => {
+      const entry: TranscriptEntry = { role: SPEAKER[e.event_type]!, text: e.data.text as string, timestamp: apiTimestampPrecise(e.timestamp)! };
+      const given = sources.get(e.seq);
+      return given ? { ...entry, sources: given } : entry;
+    });
 }
 
 /** Detail form: the call with its transcript. */

@@ -17,6 +17,9 @@ export type ToolTestResult = Json<paths['/api/tools/{tool_id}/test']['post']['re
 export type CallListItem = Json<paths['/api/calls']['get']['responses'][200]>['calls'][number];
 export type CallListQuery = NonNullable<paths['/api/calls']['get']['parameters']['query']>;
 export type CallDetail = Json<paths['/api/calls/{call_id}']['get']['responses'][200]>;
+export type TranscriptEntry = NonNullable<CallDetail['transcript']>[number];
+/** A knowledge-base passage an agent reply was given. */
+export type KnowledgeSource = NonNullable<TranscriptEntry['sources']>[number];
 export type CallEvent = Json<paths['/api/calls/{call_id}/events']['get']['responses'][200]>[number];
 export type TelephonySettings = Json<paths['/api/settings/telephony']['get']['responses'][200]>;
 export type TelephonyProvider = Json<paths['/api/settings/telephony/providers']['get']['responses'][200]>[number];

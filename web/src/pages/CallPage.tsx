@@ -10,6 +10,7 @@ import { ApiErrorAlert, QueryState } from '../components/ApiErrorAlert';
 import { CallAnalysisPanel } from '../components/call/CallAnalysis';
 import { CallTimeline, LatencyTable } from '../components/call/CallTimeline';
 import { CallTranscript, lineAt, recordingStartMs, transcriptLines } from '../components/call/CallTranscript';
+import { withSources } from '../components/call/KnowledgeSources';
 import { pendingEvents, useCallStream, type PendingTurn } from '../hooks/useCallStream';
 import { endReasonText, formatDuration, formatTime, isLive, STATUS_COLOR } from '../lib/format';
 
@@ -44,7 +45,8 @@ function CallView({ call }: { call: CallDetail }) {
     after: known.length ? known[known.length - 1]!.id : 0,
     onEvent: (e) => {
       setStreamed((prev) => [...prev, e]);
-      if (e.event_type === 'call_status' || e.event_type === 'node_entered') void queryClient.invalidateQueries({ queryKey: ['calls', call.id], exact: true });
+      // A retrieval: the call's transcript (with the reply's sources, written in the same batch) again.
+      if (e.event_type === 'call_status' || e.event_type === 'node_entered' || e.event_type === 'knowledge_retrieved') void queryClient.invalidateQueries({ queryKey: ['calls', call.id], exact: true });
     },
     onPending: setPending,
     onEnd: () => void queryClient.invalidateQueries({ queryKey: ['calls', call.id] }),
@@ -71,7 +73,7 @@ function CallView({ call }: { call: CallDetail }) {
 
   const startMs = recordingStartMs(all, call.start_time);
   // A turn run's turns, answered but not recorded yet, show at once (live calls under load).
-  const lines = transcriptLines(pending.length ? [...all, ...pendingEvents(call.id, pending)] : all, startMs);
+  const lines = withSources(transcriptLines(pending.length ? [...all, ...pendingEvents(call.id, pending)] : all, startMs), call.transcript);
 
   return (
     <Stack gap="md">

@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { Badge, Code, Group, SegmentedControl, Table, Text, Timeline } from '@mantine/core';
 import type { CallEvent } from '../../api/types';
 import { parseApiTime } from '../../lib/format';
+import { KnowledgeEventDetail } from './KnowledgeSources';
 
 /** Speech-timing events that crowd the conversation view; "All" shows them. */
 const NOISE = new Set(['tts_started', 'tts_stopped', 'llm_usage', 'tts_usage', 'ttfb_metric']);
@@ -29,6 +30,8 @@ const COLOR: Record<string, string> = {
   transfer_briefing_completed: 'cyan',
   voicemail_detected: 'yellow',
   voicemail_message_left: 'yellow',
+  knowledge_retrieved: 'lime',
+  knowledge_skipped: 'orange',
 };
 
 const json = (v: unknown) => JSON.stringify(v, null, 2);
@@ -145,6 +148,9 @@ function Detail({ event }: { event: CallEvent }) {
           after the {d.after === 'beep' ? `beep (${d.beep_hz} Hz)` : d.after}: {String(d.text ?? '')}
         </Text>
       );
+    case 'knowledge_retrieved':
+    case 'knowledge_skipped':
+      return <KnowledgeEventDetail data={d} skipped={event.event_type === 'knowledge_skipped'} />;
     case 'call_ended':
       return (
         <Text size="sm">

@@ -1,11 +1,12 @@
 /**
  * What was said, from the call's user_spoke / agent_spoke events: interrupted replies and
- * backchannels are marked. With a recording, each line seeks the player to its moment and the
+ * backchannels are marked, an agent reply given knowledge-base passages lists them. With a recording, each line seeks the player to its moment and the
  * line being heard is highlighted as the recording plays.
  */
 import { Badge, Group, Paper, Stack, Text, UnstyledButton } from '@mantine/core';
-import type { CallEvent } from '../../api/types';
+import type { CallEvent, KnowledgeSource } from '../../api/types';
 import { parseApiTime } from '../../lib/format';
+import { ReplySources } from './KnowledgeSources';
 
 export interface TranscriptLine {
   seq: number;
@@ -19,6 +20,8 @@ export interface TranscriptLine {
   endSecs: number;
   interrupted: boolean;
   backchannel: boolean;
+  /** An agent reply's knowledge-base passages (from the API's transcript: withSources). */
+  sources?: KnowledgeSource[];
 }
 
 /** When the recording starts: the call connecting (its in_progress status), else its first event. */
@@ -90,6 +93,7 @@ export function CallTranscript({ lines, currentSeq, onSeek }: { lines: Transcrip
               )}
             </Group>
             <Text size="sm">{line.text}</Text>
+            {line.sources?.length ? <ReplySources sources={line.sources} /> : null}
           </Paper>
         );
         return (
