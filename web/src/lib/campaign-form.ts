@@ -33,7 +33,21 @@ export interface CampaignFormState {
   start: boolean;
 }
 
-export const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+// Chromium lists some zones by their old ICU names; the current IANA names are what people type.
+const CURRENT_NAMES: Record<string, string> = {
+  'Asia/Calcutta': 'Asia/Kolkata',
+  'Asia/Saigon': 'Asia/Ho_Chi_Minh',
+  'Asia/Katmandu': 'Asia/Kathmandu',
+  'Asia/Rangoon': 'Asia/Yangon',
+  'Europe/Kiev': 'Europe/Kyiv',
+  'America/Godthab': 'America/Nuuk',
+  'Atlantic/Faeroe': 'Atlantic/Faroe',
+};
+
+export const browserZone = () => {
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+  return CURRENT_NAMES[zone] ?? zone;
+};
 
 export const emptyCampaignForm = (): CampaignFormState => ({
   name: '',
@@ -53,10 +67,10 @@ export const emptyCampaignForm = (): CampaignFormState => ({
   start: true,
 });
 
-/** Every IANA zone the browser knows (UTC first). */
+/** Suggestions for a time zone: every IANA zone the browser knows (UTC first); the API checks what is sent. */
 export function timeZones(): string[] {
   const zones = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [];
-  return ['UTC', ...zones.filter((z) => z !== 'UTC')];
+  return [...new Set(['UTC', ...zones.map((z) => CURRENT_NAMES[z] ?? z)])];
 }
 
 const num = (v: number | string) => (v === '' ? undefined : Number(v));

@@ -4,7 +4,7 @@
  * (rejected rows with their line) is shown in the same dialog, with a link to the campaign.
  */
 import { useState } from 'react';
-import { Button, Group, Modal, Select, Stack, TextInput } from '@mantine/core';
+import { Autocomplete, Button, Group, Modal, Select, Stack, TextInput } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
 import { api, ApiError, unwrap } from '../../api/client';
@@ -100,7 +100,7 @@ export function CampaignFormModal({ onClose }: { onClose(): void }) {
             <Select label="Agent" required searchable data={(agents.data ?? []).map((a) => a.name)} value={form.agentName} error={fieldError('agent_name')} onChange={(v) => set({ agentName: v })} />
           </Group>
           <Group grow align="flex-start">
-            <Select label="Time zone" description="For contacts without their own" required searchable data={ZONES} value={form.timezone} error={fieldError('timezone')} onChange={(v) => set({ timezone: v ?? 'UTC' })} />
+            <Autocomplete label="Time zone" description="For contacts without their own (IANA)" required limit={20} data={ZONES} value={form.timezone} error={fieldError('timezone')} onChange={(v) => set({ timezone: v })} />
             <TextInput label="Country of national numbers" description="ISO code such as IN or US; empty: E.164 numbers only" value={form.defaultCountry} error={fieldError('default_country')} onChange={(e) => set({ defaultCountry: e.currentTarget.value })} />
           </Group>
           <ContactsStep

@@ -59,7 +59,7 @@ function Mapping({ choice, onMapping }: { choice: ContactsChoice; onMapping(mapp
         />
       </Group>
       {mapping.phone === null && <Alert color="orange">Choose the column that holds the phone numbers.</Alert>}
-      <Group gap={6} aria-label="Call parameters">
+      <Group gap={6} role="group" aria-label="Call parameters">
         <Text size="sm">Call parameters:</Text>
         {params.length === 0 && <Text size="sm" c="dimmed">none</Text>}
         {params.map((p) => (
