@@ -93,6 +93,7 @@ describe('campaigns in the dashboard', () => {
     const preview = form.getByRole('table', { name: 'Contacts preview' });
     await preview.getByRole('row', { name: `2 ${ANSWER[0]} America/New_York name=Asha, amount=10` }).waitFor();
     await preview.getByRole('row', { name: /^3 .* campaign's name=Bob, amount=20$/ }).waitFor();
+    await screenshot(page, 'campaign-mapping');
 
     // Any time of day (no calling window), two attempts an hour apart for the unanswered.
     await form.getByRole('button', { name: 'Remove window 1' }).click();
@@ -157,6 +158,33 @@ describe('campaigns in the dashboard', () => {
     expect(await apiStatus(id)).toBe('running');
     await page.getByRole('button', { name: 'Pause' }).waitFor();
     await page.getByRole('button', { name: 'Cancel campaign' }).waitFor();
+
+    // Contacts added while it runs: the new number is called, the known one merged.
+    await page.getByRole('button', { name: 'Add contacts' }).click();
+    const add = page.getByRole('dialog', { name: 'Add contacts' });
+    await add.locator('input[type="file"]').setInputFiles({ name: 'more.csv', mimeType: 'text/csv', buffer: Buffer.from(`mobile,name\n+14155551004,Eve\n${ANSWER[0]},Asha again\n`) });
+    await add.getByText('more.csv: 2 rows').waitFor();
+    await add.getByRole('button', { name: 'Add contacts' }).click();
+    const added = add.getByRole('region', { name: 'Upload result' });
+    await added.getByText('1 contacts to call').waitFor();
+    await added.getByText('1 duplicates merged').waitFor();
+    await add.getByRole('button', { name: 'Close' }).click();
+    await eventually(async () => (await figure('Completed').textContent()) === '4' && (await figure('Dialled').textContent()) === '5', 30_000);
+
+    // The export: one row per contact with its state and calls.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+    const exported = await new Promise<string>((resolve, reject) => {
+      void download.createReadStream().then((stream) => {
+        let text = '';
+        stream.on('data', (d: Buffer) => (text += d.toString()));
+        stream.on('end', () => resolve(text));
+        stream.on('error', reject);
+      }, reject);
+    });
+    const lines = exported.trim().split('\n');
+    expect(lines[0]).toMatch(/^phone_number,state,attempts,last_outcome,/);
+    expect(lines).toHaveLength(7);
+    expect(lines.find((l) => l.startsWith('+14155551004'))).toMatch(/^\+14155551004,done,1,answered,/);
   });
 
   it('adds a number to the do-not-call list and removes it', async () => {

@@ -16,6 +16,8 @@ export interface WindowRow {
 export interface CampaignFormState {
   name: string;
   agentName: string | null;
+  /** Caller ID; '' for the default (the agent's outbound number, else the provider's). */
+  fromNumber: string;
   timezone: string;
   defaultCountry: string;
   windows: WindowRow[];
@@ -52,6 +54,7 @@ export const browserZone = () => {
 export const emptyCampaignForm = (): CampaignFormState => ({
   name: '',
   agentName: null,
+  fromNumber: '',
   timezone: browserZone(),
   defaultCountry: '',
   windows: [{ days: ['mon', 'tue', 'wed', 'thu', 'fri'], start: '09:00', end: '18:00' }],
@@ -82,6 +85,7 @@ export function campaignBody(form: CampaignFormState, contactsCsv: string): Camp
   return {
     name: form.name,
     agent_name: form.agentName ?? '',
+    ...(form.fromNumber.trim() ? { from_number: form.fromNumber.trim() } : {}),
     timezone: form.timezone,
     ...(form.defaultCountry.trim() ? { default_country: form.defaultCountry.trim() } : {}),
     contacts_csv: contactsCsv,

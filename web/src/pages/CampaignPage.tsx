@@ -5,12 +5,13 @@
 import { useState, type ReactNode } from 'react';
 import { Alert, Badge, Button, Card, Group, Stack, Text, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { IconDownload, IconPlayerPause, IconPlayerPlay, IconX } from '@tabler/icons-react';
+import { IconDownload, IconPlayerPause, IconPlayerPlay, IconUserPlus, IconX } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useParams } from 'react-router';
 import { api, fetchBlob, unwrap } from '../api/client';
 import type { Campaign } from '../api/types';
 import { ApiErrorAlert, QueryState } from '../components/ApiErrorAlert';
+import { AddContactsModal } from '../components/campaigns/AddContactsModal';
 import { ProgressBar, ProgressCounts } from '../components/campaigns/CampaignProgress';
 import { ContactsTable } from '../components/campaigns/ContactsTable';
 import { ConfirmModal } from '../components/ConfirmModal';
@@ -77,6 +78,7 @@ export function CampaignPage() {
     refetchInterval: (q) => (q.state.data && live(q.state.data) ? POLL_MS : false),
   });
   const [cancelling, setCancelling] = useState(false);
+  const [adding, setAdding] = useState(false);
   const act = useMutation({
     mutationFn: (action: CampaignAction) => unwrap(api.POST(`/api/campaigns/{campaign_id}/${action}`, { params: { path: { campaign_id: campaignId } } })),
     onSuccess: (c) => {
@@ -123,6 +125,11 @@ export function CampaignPage() {
                 {ACTION_LABEL[a]}
               </Button>
             ))}
+            {!['completed', 'cancelled'].includes(c.status) && (
+              <Button variant="default" leftSection={<IconUserPlus size={16} />} onClick={() => setAdding(true)}>
+                Add contacts
+              </Button>
+            )}
             <Button variant="default" leftSection={<IconDownload size={16} />} loading={exportCsv.isPending} onClick={() => exportCsv.mutate()}>
               Export CSV
             </Button>
@@ -143,6 +150,7 @@ export function CampaignPage() {
           <Settings campaign={c} />
           <Title order={3}>Contacts</Title>
           <ContactsTable campaignId={c.id} pollMs={live(c) ? POLL_MS : false} />
+          {adding && <AddContactsModal campaignId={c.id} onClose={() => setAdding(false)} />}
           <ConfirmModal opened={cancelling} title="Cancel campaign" confirmLabel="Cancel campaign" danger busy={act.isPending} onClose={() => setCancelling(false)} onConfirm={() => act.mutate('cancel')}>
             Cancel <b>{c.name}</b>? No new call starts; calls in flight end as they would. This cannot be undone.
           </ConfirmModal>

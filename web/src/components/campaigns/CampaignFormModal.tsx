@@ -10,14 +10,13 @@ import { useNavigate } from 'react-router';
 import { api, ApiError, unwrap } from '../../api/client';
 import type { Campaign } from '../../api/types';
 import { campaignBody, emptyCampaignForm, timeZones, type CampaignFormState } from '../../lib/campaign-form';
-import { guessMapping, mappedCsv, parseCsv } from '../../lib/contacts-csv';
 import { splitFieldErrors } from '../../lib/field-errors';
 import { ApiErrorAlert } from '../ApiErrorAlert';
-import { ContactsStep, type ContactsChoice } from './ContactsStep';
+import { ContactsStep, useContactsFile } from './ContactsStep';
 import { PacingFields, ScheduleFields } from './ScheduleFields';
 import { UploadResult } from './UploadResult';
 
-const FIELDS = ['name', 'agent_name', 'timezone', 'default_country', 'contacts_csv', 'schedule', 'pacing', 'retry'];
+const FIELDS = ['name', 'agent_name', 'from_number', 'timezone', 'default_country', 'contacts_csv', 'schedule', 'pacing', 'retry'];
 const ZONES = timeZones();
 
 export function CampaignFormModal({ onClose }: { onClose(): void }) {
@@ -26,28 +25,13 @@ export function CampaignFormModal({ onClose }: { onClose(): void }) {
   const agents = useQuery({ queryKey: ['agents'], queryFn: () => unwrap(api.GET('/api/agents')) });
   const [form, setForm] = useState<CampaignFormState>(emptyCampaignForm);
   const set = (patch: Partial<CampaignFormState>) => setForm((f) => ({ ...f, ...patch }));
-  const [picked, setPicked] = useState<File | null>(null);
-  const [contacts, setContacts] = useState<ContactsChoice | null>(null);
-  const [readError, setReadError] = useState<string | null>(null);
+  const contacts = useContactsFile();
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [general, setGeneral] = useState<string[]>([]);
   const [created, setCreated] = useState<Campaign | null>(null);
 
-  async function chooseFile(file: File | null) {
-    setPicked(file);
-    setContacts(null);
-    setReadError(null);
-    if (!file) return;
-    try {
-      const parsed = parseCsv(await file.text());
-      setContacts({ fileName: file.name, file: parsed, mapping: guessMapping(parsed.header) });
-    } catch (err) {
-      setReadError(`${file.name}: ${(err as Error).message}`);
-    }
-  }
-
   const create = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/campaigns', { body: campaignBody(form, mappedCsv(contacts!.file, contacts!.mapping)) })),
+    mutationFn: () => unwrap(api.POST('/api/campaigns', { body: campaignBody(form, contacts.csv!) })),
     onMutate: () => {
       setErrors({});
       setGeneral([]);
@@ -66,7 +50,7 @@ export function CampaignFormModal({ onClose }: { onClose(): void }) {
   // A message for the field itself, one inside it ("schedule.windows.0.start" at the windows), or for what holds it.
   const fieldError = (f: string) =>
     errors[f] ?? Object.entries(errors).find(([k]) => k.startsWith(`${f}.`))?.[1] ?? Object.entries(errors).find(([k]) => f.startsWith(`${k}.`))?.[1];
-  const ready = !!form.name.trim() && !!form.agentName && contacts?.mapping.phone != null;
+  const ready = !!form.name.trim() && !!form.agentName && contacts.csv !== null;
 
   if (created?.upload) {
     return (
@@ -98,19 +82,13 @@ export function CampaignFormModal({ onClose }: { onClose(): void }) {
           <Group grow align="flex-start">
             <TextInput label="Name" required value={form.name} error={fieldError('name')} onChange={(e) => set({ name: e.currentTarget.value })} />
             <Select label="Agent" required searchable data={(agents.data ?? []).map((a) => a.name)} value={form.agentName} error={fieldError('agent_name')} onChange={(v) => set({ agentName: v })} />
+            <TextInput label="Caller ID" description="Optional; default: the agent's outbound number" value={form.fromNumber} error={fieldError('from_number')} onChange={(e) => set({ fromNumber: e.currentTarget.value })} />
           </Group>
           <Group grow align="flex-start">
             <Autocomplete label="Time zone" description="For contacts without their own (IANA)" required limit={20} data={ZONES} value={form.timezone} error={fieldError('timezone')} onChange={(v) => set({ timezone: v })} />
             <TextInput label="Country of national numbers" description="ISO code such as IN or US; empty: E.164 numbers only" value={form.defaultCountry} error={fieldError('default_country')} onChange={(e) => set({ defaultCountry: e.currentTarget.value })} />
           </Group>
-          <ContactsStep
-            picked={picked}
-            value={contacts}
-            readError={readError}
-            error={fieldError('contacts_csv')}
-            onFile={(f) => void chooseFile(f)}
-            onMapping={(mapping) => setContacts((c) => (c ? { ...c, mapping } : c))}
-          />
+          <ContactsStep {...contacts.step} error={fieldError('contacts_csv')} />
           <ScheduleFields form={form} set={set} fieldError={fieldError} />
           <PacingFields form={form} set={set} fieldError={fieldError} />
           <Group justify="flex-end">

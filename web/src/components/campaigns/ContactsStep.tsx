@@ -3,9 +3,10 @@
  * which the time zone (the rest become the calls' custom_parameters, under the names shown), and
  * the first rows as the API will read them. The API judges every row; its rejects come after.
  */
+import { useState } from 'react';
 import { Alert, Badge, FileInput, Group, Select, Stack, Table, Text } from '@mantine/core';
 import { IconFileSpreadsheet } from '@tabler/icons-react';
-import { mappedHeader, previewRows, type ColumnMapping, type CsvFile } from '../../lib/contacts-csv';
+import { guessMapping, mappedCsv, mappedHeader, parseCsv, previewRows, type ColumnMapping, type CsvFile } from '../../lib/contacts-csv';
 
 const PREVIEW_ROWS = 5;
 
@@ -13,6 +14,29 @@ export interface ContactsChoice {
   fileName: string;
   file: CsvFile;
   mapping: ColumnMapping;
+}
+
+/** The chosen file, read, with its mapping; `csv` is what goes to the API's `contacts_csv` (null until a phone column is chosen). */
+export function useContactsFile() {
+  const [picked, setPicked] = useState<File | null>(null);
+  const [value, setValue] = useState<ContactsChoice | null>(null);
+  const [readError, setReadError] = useState<string | null>(null);
+  async function onFile(file: File | null) {
+    setPicked(file);
+    setValue(null);
+    setReadError(null);
+    if (!file) return;
+    try {
+      const parsed = parseCsv(await file.text());
+      setValue({ fileName: file.name, file: parsed, mapping: guessMapping(parsed.header) });
+    } catch (err) {
+      setReadError(`${file.name}: ${(err as Error).message}`);
+    }
+  }
+  return {
+    step: { picked, value, readError, onFile: (f: File | null) => void onFile(f), onMapping: (mapping: ColumnMapping) => setValue((c) => (c ? { ...c, mapping } : c)) },
+    csv: value && value.mapping.phone !== null ? mappedCsv(value.file, value.mapping) : null,
+  };
 }
 
 export function ContactsStep(props: { picked: File | null; value: ContactsChoice | null; readError: string | null; onFile(file: File | null): void; onMapping(mapping: ColumnMapping): void; error?: string }) {
