@@ -35,7 +35,7 @@ export function useContactsFile() {
   }
   return {
     step: { picked, value, readError, onFile: (f: File | null) => void onFile(f), onMapping: (mapping: ColumnMapping) => setValue((c) => (c ? { ...c, mapping } : c)) },
-    csv: value && value.mapping.phone !== null ? mappedCsv(value.file, value.mapping) : null,
+    csv: value && value.mapping.phone !== null && value.file.records.length > 0 ? mappedCsv(value.file, value.mapping) : null,
   };
 }
 
@@ -83,6 +83,7 @@ function Mapping({ choice, onMapping }: { choice: ContactsChoice; onMapping(mapp
         />
       </Group>
       {mapping.phone === null && <Alert color="orange">Choose the column that holds the phone numbers.</Alert>}
+      {file.records.length === 0 && <Alert color="orange">The file has a header line but no contacts.</Alert>}
       <Group gap={6} role="group" aria-label="Call parameters">
         <Text size="sm">Call parameters:</Text>
         {params.length === 0 && <Text size="sm" c="dimmed">none</Text>}
