@@ -26,6 +26,7 @@ const DURABILITY = [
   'test/integration/analysis-durability.test.ts',
   'test/integration/campaign-durability.test.ts',
   'test/integration/mcp-durability.test.ts',
+  'test/integration/knowledge-durability.test.ts',
 ];
 const TIMED = [
   'test/integration/readiness.test.ts',
@@ -53,6 +54,9 @@ const TIMED = [
   // briefing's timestamps), and kills and restarts the call worker during a briefing, as
   // transfer-twilio does.
   'test/integration/warm-transfer-twilio.test.ts',
+  // Times each turn against its knowledge_timeout_ms (300 ms, plus 700 ms for the rest of the
+  // turn): a turn beside three other integration files' start-ups costs more than that margin.
+  'test/integration/knowledge-timeout.test.ts',
 ];
 
 const shared = {

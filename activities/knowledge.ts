@@ -3,7 +3,7 @@
  * retry cannot mend (an unreadable file, a refused URL) are thrown as non-retryable failures with
  * the reason the document will show.
  */
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { markFailed } from '../src/knowledge/chunk-store';
 import { DocumentUnreadable } from '../src/knowledge/extract';
 import { DocumentFetchRefused } from '../src/knowledge/fetch-document';
@@ -41,7 +41,10 @@ export function createKnowledgeActivities(deps: ActivityDeps) {
     /** The builtin search_knowledge_base tool of a call (`tool` mode). */
     async searchKnowledge(input: { knowledgeBaseIds: string[]; query: string }): Promise<{ passages: RetrievedPassage[]; ms: number }> {
       const started = performance.now();
-      const passages = await retriever.search({ knowledgeBaseIds: input.knowledgeBaseIds, query: input.query, topK: KNOWLEDGE_TOP_K });
+      // Bounded by this attempt's own deadline (the agent's budget and 5 s): a search past it is
+      // cancelled by PostgreSQL rather than holding a connection after Temporal gave up on it.
+      const timeoutMs = Context.current().info.startToCloseTimeoutMs;
+      const passages = await retriever.search({ knowledgeBaseIds: input.knowledgeBaseIds, query: input.query, topK: KNOWLEDGE_TOP_K, timeoutMs });
       return { passages, ms: Math.round(performance.now() - started) };
     },
     async knowledgeFailed(input: { documentId: string; reason: string }): Promise<void> {

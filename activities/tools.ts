@@ -29,10 +29,12 @@ export function createToolActivities({ box, config }: ActivityDeps) {
         ),
       );
     },
-    async callMcpTool({ callId, tool, args }: McpToolCallRequest): Promise<ToolCallOutcome> {
+    async callMcpTool({ callId, toolCallId, tool, args }: McpToolCallRequest): Promise<ToolCallOutcome> {
       annotateActiveSpan(() => ({ 'call.id': callId, 'tool.name': tool.tool, 'tool.kind': 'mcp' }));
       return heartbeating(
-        mcpSessions.callTool({ url: tool.url, headers: unseal(tool.headers_encrypted), timeout_secs: tool.timeout_secs }, tool.tool, args),
+        mcpSessions.callTool({ url: tool.url, headers: unseal(tool.headers_encrypted), timeout_secs: tool.timeout_secs }, tool.tool, args, {
+          idempotencyKey: `${callId}:${toolCallId}`,
+        }),
       );
     },
   };

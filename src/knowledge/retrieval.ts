@@ -18,6 +18,11 @@ export interface SearchRequest {
   topK: number;
   /** Passages whose best relevance (0–1) is below it are left out; default 0. */
   threshold?: number;
+  /**
+   * The caller's budget (a turn's knowledge_timeout_ms): past it, each statement of the search is
+   * cancelled by PostgreSQL, so a search the turn gave up on does not keep a pooled connection.
+   */
+  timeoutMs?: number;
 }
 
 export interface KnowledgeRetriever {
@@ -43,6 +48,16 @@ type Candidate = Ranked & Omit<RetrievedPassage, 'score' | 'chunk_id'>;
 // A base's text search configuration never changes after creation (its language is fixed).
 const CONFIG_CACHE_SIZE = 1000;
 
+/**
+ * The budget as `SET LOCAL statement_timeout` in the same message as the statement: one simple
+ * query is one implicit transaction, so it bounds that statement only, with no round trip of its
+ * own and no transaction holding a connection. Abandoned searches waiting on a locked chunk table
+ * once held all of a worker's connections, and its calls stopped (knowledge-timeout.test.ts).
+ */
+function bounded(sql: string, timeoutMs: number | undefined): string {
+  return timeoutMs === undefined ? sql : `SET LOCAL statement_timeout = ${Math.max(1, Math.ceil(timeoutMs))}; ${sql}`;
+}
+
 export class PostgresRetriever implements KnowledgeRetriever {
   private trigram: Promise<boolean> | null = null;
   private readonly configs = new Map<string, string>();
@@ -65,13 +80,14 @@ export class PostgresRetriever implements KnowledgeRetriever {
     const query = request.query.slice(0, MAX_QUERY_CHARS).trim();
     if (!query || request.knowledgeBaseIds.length === 0) return [];
     const limit = request.topK * CANDIDATES_PER_TOP_K;
-    const configs = [...(await this.configsOf(request.knowledgeBaseIds))];
+    const { timeoutMs } = request;
+    const configs = [...(await this.configsOf(request.knowledgeBaseIds, timeoutMs))];
     const [exact, similar] = await Promise.all([
-      Promise.all(configs.map(([config, ids]) => this.fullText(config, ids, query, limit))),
-      this.hasTrigram().then((has) => (has ? this.similarWords(request.knowledgeBaseIds, query) : [])),
+      Promise.all(configs.map(([config, ids]) => this.fullText(config, ids, query, limit, timeoutMs))),
+      this.hasTrigram().then((has) => (has ? this.similarWords(request.knowledgeBaseIds, query, timeoutMs) : [])),
     ]);
     // The base's words like the query's (misspelt, inflected), searched as full text.
-    const alike = similar.length > 0 ? await Promise.all(configs.map(([config, ids]) => this.fullText(config, ids, similar.join(' '), limit))) : [];
+    const alike = similar.length > 0 ? await Promise.all(configs.map(([config, ids]) => this.fullText(config, ids, similar.join(' '), limit, timeoutMs))) : [];
     const lists: RankedList[] = [...exact.map((items) => ({ items, weight: FULL_TEXT_WEIGHT })), ...alike.map((items) => ({ items, weight: TRIGRAM_WEIGHT }))];
     const byId = new Map(lists.flatMap((list) => (list.items as Candidate[]).map((c) => [c.id, c] as const)));
     // Each passage scored by its best relevance (0–1: comparable across queries, unlike RRF sums).
@@ -85,12 +101,15 @@ export class PostgresRetriever implements KnowledgeRetriever {
   }
 
   /** The bases' text search configurations, each with its bases (usually one configuration). */
-  private async configsOf(ids: string[]): Promise<Map<string, string[]>> {
+  private async configsOf(ids: string[], timeoutMs: number | undefined): Promise<Map<string, string[]>> {
     const unknown = ids.filter((id) => !this.configs.has(id));
     if (unknown.length > 0) {
-      const rows = await this.db.models.KnowledgeBase.findAll({ where: { id: unknown }, attributes: ['id', 'ts_config'] });
+      const rows = await this.db.sequelize.query<{ id: string; ts_config: string }>(bounded('SELECT id, ts_config FROM knowledge_bases WHERE id IN (:unknown)', timeoutMs), {
+        replacements: { unknown },
+        type: QueryTypes.SELECT,
+      });
       if (this.configs.size + rows.length > CONFIG_CACHE_SIZE) this.configs.clear();
-      for (const row of rows) this.configs.set(row.get('id') as string, row.get('ts_config') as string);
+      for (const row of rows) this.configs.set(row.id, row.ts_config);
     }
     const byConfig = new Map<string, string[]>();
     for (const id of ids) {
@@ -101,16 +120,16 @@ export class PostgresRetriever implements KnowledgeRetriever {
     return byConfig;
   }
 
-  private fullText(config: string, ids: string[], query: string, limit: number): Promise<Candidate[]> {
+  private fullText(config: string, ids: string[], query: string, limit: number, timeoutMs: number | undefined): Promise<Candidate[]> {
     // Any of the query's words, not all of them (plainto_tsquery ANDs): a caller's question holds
     // words no passage has. ts_rank's normalisation 32 maps the rank into 0–1.
     return this.db.sequelize.query<Candidate>(
-      `SELECT c.id, ts_rank(c.tsv, q.query, 32) AS relevance,
+      bounded(`SELECT c.id, ts_rank(c.tsv, q.query, 32) AS relevance,
               c.knowledge_base_id, c.document_id, d.name AS document, c.heading, c.content
          FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id,
               (SELECT replace(plainto_tsquery(CAST(:config AS regconfig), :query)::text, ' & ', ' | ')::tsquery AS query) q
         WHERE c.knowledge_base_id IN (:ids) AND c.tsv @@ q.query
-        ORDER BY relevance DESC, c.id LIMIT :limit`,
+        ORDER BY relevance DESC, c.id LIMIT :limit`, timeoutMs),
       { replacements: { config, ids, query, limit }, type: QueryTypes.SELECT },
     );
   }
@@ -120,16 +139,16 @@ export class PostgresRetriever implements KnowledgeRetriever {
    * its GIN index serving `%`): "Bluedartt" → "bluedart", "खुलता" → "खुला". Short strings only,
    * so this stays a few milliseconds however large the base.
    */
-  private async similarWords(ids: string[], query: string): Promise<string[]> {
+  private async similarWords(ids: string[], query: string, timeoutMs: number | undefined): Promise<string[]> {
     const words = [...new Set(query.toLowerCase().split(/[^\p{L}\p{M}\p{N}]+/u).filter((w) => w.length >= 3))].slice(0, MAX_QUERY_WORDS);
     if (words.length === 0) return [];
     // `%` (the index) uses the server's pg_trgm.similarity_threshold, 0.3 unless changed; the
     // explicit bound keeps ours whatever it is, without a round trip to set it.
     const rows = await this.db.sequelize.query<{ word: string }>(
-      `SELECT DISTINCT w.word FROM unnest(ARRAY[:words]::text[]) AS q(word),
+      bounded(`SELECT DISTINCT w.word FROM unnest(ARRAY[:words]::text[]) AS q(word),
               LATERAL (SELECT k.word FROM knowledge_words k
                         WHERE k.knowledge_base_id IN (:ids) AND k.word % q.word AND similarity(k.word, q.word) >= ${TRIGRAM_THRESHOLD}
-                        ORDER BY similarity(k.word, q.word) DESC, k.word LIMIT ${SIMILAR_PER_WORD}) w`,
+                        ORDER BY similarity(k.word, q.word) DESC, k.word LIMIT ${SIMILAR_PER_WORD}) w`, timeoutMs),
       { replacements: { ids, words }, type: QueryTypes.SELECT },
     );
     return rows.map((r) => r.word);

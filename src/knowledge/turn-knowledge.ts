@@ -7,7 +7,8 @@
  */
 import type { LlmMessage, LlmTurnRequest } from '../../workflows/call-definitions';
 import { KNOWLEDGE_TOP_K, knowledgeContextMessage, type KnowledgeOutcome } from '../shared/knowledge';
-import type { KnowledgeRetriever } from './retrieval';
+import type { KnowledgeRetriever, SearchRequest } from './retrieval';
+import { PrefetchingRetriever } from './prefetch';
 
 // "And on Saturday?" says little alone: a reply this short is searched with the turn before it.
 const SHORT_UTTERANCE_WORDS = 4;
@@ -20,20 +21,31 @@ export function knowledgeQuery(messages: LlmMessage[]): string {
   return previous && last.split(/\s+/).length < SHORT_UTTERANCE_WORDS ? `${previous} ${last}` : last;
 }
 
+/** The search an `auto` request asks for, or null when it asks for none. */
+export function knowledgeSearchOf(request: LlmTurnRequest): SearchRequest | null {
+  const { knowledge } = request;
+  if (!knowledge || knowledge.knowledgeBaseIds.length === 0) return null;
+  const query = knowledgeQuery(request.messages);
+  return query ? { knowledgeBaseIds: knowledge.knowledgeBaseIds, query, topK: KNOWLEDGE_TOP_K, timeoutMs: knowledge.timeoutMs } : null;
+}
+
 class RetrievalTimeout extends Error {}
 
 export async function withKnowledge(retriever: KnowledgeRetriever, request: LlmTurnRequest): Promise<{ messages: LlmMessage[]; knowledge?: KnowledgeOutcome }> {
   const { knowledge } = request;
-  if (!knowledge || knowledge.knowledgeBaseIds.length === 0) return { messages: request.messages };
-  const query = knowledgeQuery(request.messages);
-  if (!query) return { messages: request.messages };
+  const wanted = knowledgeSearchOf(request);
+  if (!knowledge || !wanted) return { messages: request.messages };
+  const { query } = wanted;
   const started = performance.now();
-  const base = { knowledge_base_ids: knowledge.knowledgeBaseIds, query, mode: 'auto' as const };
+  // Started on the interim transcript (prefetch.ts): said in the event, as its `ms` is then shorter.
+  const prefetched = retriever instanceof PrefetchingRetriever && retriever.prefetched(wanted);
+  const base = { knowledge_base_ids: knowledge.knowledgeBaseIds, query, mode: 'auto' as const, ...(prefetched ? { prefetched: true } : {}) };
   const elapsed = () => Math.round(performance.now() - started);
   let timer: NodeJS.Timeout | undefined;
   try {
-    const search = retriever.search({ knowledgeBaseIds: knowledge.knowledgeBaseIds, query, topK: KNOWLEDGE_TOP_K });
-    // The search goes on after a timeout; its late answer is dropped.
+    // The budget goes with the search (knowledgeSearchOf): the store stops one the turn no longer waits for.
+    const search = retriever.search(wanted);
+    // A late answer (or the store's own cancellation) after the timeout is dropped.
     search.catch(() => undefined);
     const passages = await Promise.race([
       search,

@@ -18,6 +18,9 @@ import { connectMcp, describeMcpError, type McpConnection, type McpEndpoint } fr
 import { mcpOutcome } from './mcp-results';
 import type { ToolCallResult } from './webhook-client';
 
+/** The `_meta` key of a tool call's idempotency key (a reverse-DNS prefix, as MCP asks of `_meta` keys). */
+export const IDEMPOTENCY_META = 'io.github.voice-agent-platform/idempotency-key';
+
 interface Held {
   connection: Promise<McpConnection>;
   idle?: NodeJS.Timeout;
@@ -69,7 +72,12 @@ export class McpSessionPool {
     await connection?.close();
   }
 
-  async callTool(endpoint: McpEndpoint, tool: string, args: Record<string, unknown>): Promise<ToolCallResult> {
+  /**
+   * `idempotencyKey`: the same on every attempt of one tool call (the activity's retries, a worker
+   * killed mid-call), sent in the request's `_meta` as IDEMPOTENCY_META, so a server with side
+   * effects can tell a retry from a second call, as webhook tools' `Idempotency-Key` header does.
+   */
+  async callTool(endpoint: McpEndpoint, tool: string, args: Record<string, unknown>, options: { idempotencyKey?: string } = {}): Promise<ToolCallResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const key = this.key(endpoint);
@@ -77,7 +85,8 @@ export class McpSessionPool {
       const held = this.acquire(key, endpoint);
       try {
         const { client } = await held.connection;
-        const result = await client.callTool({ name: tool, arguments: args }, undefined, { timeout: endpoint.timeout_secs * 1000 });
+        const meta = options.idempotencyKey ? { _meta: { [IDEMPOTENCY_META]: options.idempotencyKey } } : {};
+        const result = await client.callTool({ name: tool, arguments: args, ...meta }, undefined, { timeout: endpoint.timeout_secs * 1000 });
         return mcpOutcome(result, elapsed());
       } catch (err) {
         // A timeout leaves the session usable (the SDK cancelled the request); anything else may not.

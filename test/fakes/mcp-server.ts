@@ -24,6 +24,8 @@ export interface FakeMcpCall {
   args: Record<string, unknown>;
   /** The MCP session the call came in on. */
   session: string | undefined;
+  /** The request's `_meta` (the platform's idempotency key), recorded by `track_order`. */
+  meta?: Record<string, unknown>;
 }
 
 export interface FakeMcpServer {
@@ -55,7 +57,8 @@ export interface FakeMcpServer {
 
 function buildServer(fake: FakeMcpServer, sessionOf: () => string | undefined, held: { wait(): Promise<void> }): McpServer {
   const server = new McpServer({ name: 'fake-crm', version: '1.0.0' });
-  const record = (tool: string, args: Record<string, unknown>) => fake.calls.push({ tool, args, session: sessionOf() });
+  const record = (tool: string, args: Record<string, unknown>, extra?: { _meta?: Record<string, unknown> }) =>
+    fake.calls.push({ tool, args, session: sessionOf(), ...(extra ? { meta: extra._meta ?? {} } : {}) });
   server.registerTool(
     'lookup_customer',
     {
@@ -102,8 +105,8 @@ function buildServer(fake: FakeMcpServer, sessionOf: () => string | undefined, h
   server.registerTool(
     'track_order',
     { description: 'Where an order is; answers which attempt this was', inputSchema: z.looseObject({ order: z.string() }) },
-    async (args) => {
-      record('track_order', args);
+    async (args, extra) => {
+      record('track_order', args, extra);
       const attempt = fake.calls.filter((c) => c.tool === 'track_order').length;
       if (fake.holdNext > 0) {
         fake.holdNext--;

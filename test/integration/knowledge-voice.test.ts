@@ -4,7 +4,7 @@
  * the caller's words and gives the LLM the passages, as the llmTurn activity does for text calls.
  * A phone call through the Twilio fake and a web call each ask three questions answered only in
  * the documents; the LLM fake's requests show the right passage before the caller's words, and
- * the call's `knowledge_retrieved` events name them. Real API, call worker, PostgreSQL, Temporal,
+ * the call's `knowledge_retrieved` events name them, each search begun on the interim transcript. Real API, call worker, PostgreSQL, Temporal,
  * media gateway and ingestion workflow; Twilio, Deepgram, Cartesia and OpenAI are local fakes.
  */
 import fs from 'node:fs';
@@ -107,6 +107,9 @@ async function expectPassages(callId: string, firstRequest: number): Promise<voi
     const list = (await api.events(callId)).filter((e) => e.event_type === 'knowledge_retrieved');
     return list.length >= QUESTIONS.length && list;
   }, 10_000, 50);
+  // Each search began on the interim transcript, when the VAD said the caller stopped (the
+  // Deepgram fake's interims carry the question's words long before that), and the turn used it.
+  expect(retrieved.map((e) => e.data.prefetched)).toEqual(QUESTIONS.map(() => true));
   expect(retrieved.map((e) => ({ mode: e.data.mode, query: e.data.query, top: e.data.chunks[0]?.heading }))).toEqual(
     QUESTIONS.map((q) => ({ mode: 'auto', query: q.asked, top: q.heading })),
   );

@@ -7,6 +7,7 @@
  * Real API, PostgreSQL, Temporal and worker process; the LLM is a local fake, the MCP server a real
  * one built with the SDK (test/fakes/mcp-server.ts).
  */
+import { IDEMPOTENCY_META } from '../../src/tools/mcp-sessions';
 import type { ChildProcess } from 'node:child_process';
 import { callWorkflowId } from '../../workflows/call-definitions';
 import { startFakeMcpServer, type FakeMcpServer } from '../fakes/mcp-server';
@@ -82,6 +83,10 @@ it('retries an MCP tool call whose worker was killed mid-request, and the LLM ge
     { phone_number: '+14155550123', direction: 'inbound', account: 'A-17', order: 'A1' },
   ]);
   expect(attempts[1]!.session).not.toBe(attempts[0]!.session);
+  // Both attempts carry the same idempotency key in `_meta`, so the server can tell a retry.
+  const keys = attempts.map((c) => c.meta?.[IDEMPOTENCY_META]);
+  expect(keys[0]).toMatch(new RegExp(`^${callId}:.+`));
+  expect(keys[1]).toBe(keys[0]);
   // Neither worker listed the tools: the call used what the refresh stored.
   expect(crm.count('tools/list')).toBe(1);
 

@@ -35,10 +35,12 @@ it('puts the passages in a delimited system message just before the caller\'s wo
 });
 
 it('skips a retrieval slower than its budget within the budget, and one that fails, with the reason', async () => {
-  const slow = retriever(() => new Promise((resolve) => setTimeout(() => resolve([passage]), 2000)));
+  const slowSearch = jest.fn<ReturnType<KnowledgeRetriever['search']>, Parameters<KnowledgeRetriever['search']>>(() => new Promise((resolve) => setTimeout(() => resolve([passage]), 2000)));
   const started = Date.now();
-  const late = await withKnowledge(slow, request([{ role: 'user', content: 'hours?' }], 50));
+  const late = await withKnowledge(retriever(slowSearch), request([{ role: 'user', content: 'hours?' }], 50));
   expect(Date.now() - started).toBeLessThan(500);
+  // The store is told the budget, so it can stop a search nobody waits for.
+  expect(slowSearch).toHaveBeenCalledWith(expect.objectContaining({ query: 'hours?', timeoutMs: 50 }));
   expect(late.messages).toEqual([{ role: 'user', content: 'hours?' }]);
   expect(late.knowledge).toMatchObject({ event: 'knowledge_skipped', data: { reason: 'timeout after 50 ms', query: 'hours?' } });
 

@@ -14,6 +14,8 @@ const AgentTestsPage = lazy(() => import('./pages/AgentTestsPage').then((m) => (
 const FlowEditorPage = lazy(() => import('./pages/FlowEditorPage').then((m) => ({ default: m.FlowEditorPage })));
 const ToolsPage = lazy(() => import('./pages/ToolsPage').then((m) => ({ default: m.ToolsPage })));
 const McpServersPage = lazy(() => import('./pages/McpServersPage').then((m) => ({ default: m.McpServersPage })));
+const KnowledgeBasesPage = lazy(() => import('./pages/KnowledgeBasesPage').then((m) => ({ default: m.KnowledgeBasesPage })));
+const KnowledgeBasePage = lazy(() => import('./pages/KnowledgeBasePage').then((m) => ({ default: m.KnowledgeBasePage })));
 const CallsPage = lazy(() => import('./pages/CallsPage').then((m) => ({ default: m.CallsPage })));
 const CallPage = lazy(() => import('./pages/CallPage').then((m) => ({ default: m.CallPage })));
 const TelephonyPage = lazy(() => import('./pages/settings/TelephonyPage').then((m) => ({ default: m.TelephonyPage })));
@@ -61,6 +63,8 @@ export function App() {
           <Route path="/agents/:agentId/tests" element={<AgentTestsPage />} />
           <Route path="/tools" element={<ToolsPage />} />
           <Route path="/mcp-servers" element={<McpServersPage />} />
+          <Route path="/knowledge-bases" element={<KnowledgeBasesPage />} />
+          <Route path="/knowledge-bases/:knowledgeBaseId" element={<KnowledgeBasePage />} />
           <Route path="/calls" element={<CallsPage />} />
           <Route path="/calls/:callId" element={<CallPage />} />
           <Route path="/campaigns" element={<CampaignsPage />} />

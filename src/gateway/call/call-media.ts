@@ -38,6 +38,8 @@ import { TurnDetector, type CompletedTurn } from '../turns/turn-detector';
 import { UtteranceDelivery } from '../workflow-link/utterance-delivery';
 import { vadParamsFromPipeline, VadAnalyzer } from '../vad/vad-analyzer';
 import { runVoiceTurn } from '../turns/voice-turn';
+import { PrefetchingRetriever } from '../../knowledge/prefetch';
+import { knowledgeSearchOf } from '../../knowledge/turn-knowledge';
 import { WorkflowReports } from '../workflow-link/workflow-reports';
 import { VoicemailWatch, type VoicemailCall } from '../voicemail/voicemail-watch';
 
@@ -61,8 +63,10 @@ export class CallMedia {
   readonly conversation = new ConversationMirror();
   /** The knowledge-base search of this call's `auto` turns (see voice-turn.ts). */
   get knowledge(): CallMediaOptions['knowledge'] {
-    return this.opts.knowledge;
+    return this.prefetching;
   }
+  /** The gateway's retriever, with this call's searches started on the interim transcript. */
+  private readonly prefetching?: PrefetchingRetriever;
 
   private readonly opts: CallMediaOptions;
   private readonly log: Logger;
@@ -97,6 +101,7 @@ export class CallMedia {
 
   constructor(opts: CallMediaOptions) {
     this.opts = opts;
+    if (opts.knowledge) this.prefetching = new PrefetchingRetriever(opts.knowledge);
     this.callId = opts.callId;
     this.streamSid = opts.streamSid;
     this.format = opts.format;
@@ -153,6 +158,7 @@ export class CallMedia {
         if (!this.speech.pressingKeys && !this.leaving) this.speech.playback.takeBack();
       },
       arrivalPerf: (audioMs) => this.arrivals.arrivalOf(audioMs),
+      heardSoFar: (text) => this.prefetchKnowledge(text),
     });
     this.keys = new DtmfGatherer({ timeoutSecs: pipeline.dtmf_timeout_secs ?? 2, maxDigits: pipeline.dtmf_max_digits ?? 32 }, (digits) =>
       this.utterance({ text: dtmfInputText(digits), duringAgentSpeech: false, speechEndPerf: null, vadStopPerf: null, sttTtfbMs: null }),
@@ -388,6 +394,18 @@ export class CallMedia {
     if (this.agentPcm.length < frame.length) this.agentPcm = new Int16Array(frame.length);
     const atMs = Math.max(0, slotPerf - this.opts.startPerf);
     this.recorder.writeAgent(toPcm16(frame, this.format, this.agentPcm), atMs);
+  }
+
+  /**
+   * The caller stopped: an armed `auto` turn's search starts with the words heard so far, so the
+   * turn finds it under way when the final transcript comes (knowledge/prefetch.ts). Not over
+   * the agent: that is a backchannel or a barge-in more often than a question.
+   */
+  private prefetchKnowledge(text: string): void {
+    if (!this.prefetching || this.speech.playback.speaking) return;
+    const req = this.delivery.requestIfSaid(text);
+    const wanted = req && knowledgeSearchOf(req);
+    if (wanted) this.prefetching.prefetch(wanted);
   }
 
   private utterance(turn: CompletedTurn): void {

@@ -67,6 +67,11 @@ export interface TurnDetectorHooks {
   paused?(): void;
   /** When the caller audio at `audioMs` (the VAD's clock) arrived; null if unknown. */
   arrivalPerf?(audioMs: number): number | null;
+  /**
+   * The VAD says the caller stopped: what the STT has heard of the turn so far (finals and the
+   * interim), before the final arrives — for work the reply will need (knowledge prefetch).
+   */
+  heardSoFar?(text: string): void;
 }
 
 type Phase = 'idle' | 'speaking' | 'finalizing';
@@ -144,6 +149,8 @@ export class TurnDetector {
     this.speechEndPerf = estimate(event.at_ms);
     this.hooks.finalize();
     this.arm(this.hooks.finalWaitMs?.() ?? FINAL_WAIT_MS);
+    const soFar = `${this.finals.join(' ')} ${this.interim}`.trim();
+    if (soFar) this.hooks.heardSoFar?.(soFar);
   }
 
   onTranscript(t: SttTranscript, nowPerf = performance.now()): void {

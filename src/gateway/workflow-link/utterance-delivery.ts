@@ -69,6 +69,12 @@ export interface DeliveryOptions {
 /** Arm ids remembered (disarmed early, or taken): a call has at most one or two in flight. */
 const RECENT_ARM_IDS = 16;
 
+/** An armed plan and the caller's words: the turn's LLM request. */
+function requestOf(armed: ArmedTurnRequest, text: string): VoiceTurnRequest {
+  const { armId: _armId, afterSeq: _afterSeq, afterSpeech: _afterSpeech, carryOn: _carryOn, releasedWithMedia: _released, ...plan } = armed;
+  return { ...plan, messages: [...plan.messages, { role: 'user', content: text.trim() }] };
+}
+
 const nothing = (): ArmedTurnResult => ({ utterance: null, thought: null, failure: null, events: [] });
 
 /** The error type the voiceTurn activity would have failed with. */
@@ -113,6 +119,11 @@ export class UtteranceDelivery {
 
   get isArmed(): boolean {
     return this.armed !== null;
+  }
+
+  /** The LLM request the armed turn would make if the caller said `text` now; null if none is armed. */
+  requestIfSaid(text: string): VoiceTurnRequest | null {
+    return this.armed ? requestOf(this.armed.req, text) : null;
   }
 
   deliver(turn: CompletedTurn): void {
@@ -217,8 +228,7 @@ export class UtteranceDelivery {
       this.finish(armed, { utterance, thought: null, failure: null, events: [] });
       return;
     }
-    const { armId: _armId, afterSeq: _afterSeq, afterSpeech: _afterSpeech, carryOn: _carryOn, releasedWithMedia: _released, ...plan } = armed.req;
-    const req: VoiceTurnRequest = { ...plan, messages: [...plan.messages, { role: 'user', content: turn.text.trim() }] };
+    const req = requestOf(armed.req, turn.text);
     if (armed.req.carryOn) this.running = armed;
     const started = (async () => armed.run(req, armed.cancel))();
     started.then(

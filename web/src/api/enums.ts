@@ -21,4 +21,6 @@ export {
   endReasonValues as END_REASONS,
   userRoleValues as USER_ROLES,
   sttModeValues as STT_MODES,
+  knowledgeModeValues as KNOWLEDGE_MODES,
+  knowledgeDocumentKindValues as KNOWLEDGE_DOCUMENT_KINDS,
 } from './schema';

@@ -41,3 +41,9 @@ export type McpServerCreate = NonNullable<paths['/api/mcp-servers']['post']['req
 export type McpTool = McpServer['tools'][number];
 /** A telephony provider field as sent: a name or an alias. The picker offers the server's live list, so a typed-in value is checked by the server. */
 export type ProviderName = NonNullable<paths['/api/settings/endpoints']['post']['requestBody']>['content']['application/json']['provider'];
+export type KnowledgeBase = Json<paths['/api/knowledge-bases/{knowledge_base_id}']['get']['responses'][200]>;
+export type KnowledgeBaseCreate = NonNullable<paths['/api/knowledge-bases']['post']['requestBody']>['content']['application/json'];
+export type KnowledgeDocument = Json<paths['/api/knowledge-bases/{knowledge_base_id}/documents/{document_id}']['get']['responses'][200]>;
+export type KnowledgeDocumentCreate = NonNullable<paths['/api/knowledge-bases/{knowledge_base_id}/documents']['post']['requestBody']>['content']['application/json'];
+export type KnowledgeSearchResult = Json<paths['/api/knowledge-bases/{knowledge_base_id}/search']['post']['responses'][200]>;
+export type KnowledgePassage = KnowledgeSearchResult['passages'][number];

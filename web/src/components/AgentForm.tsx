@@ -9,6 +9,7 @@ import type { Tool } from '../api/types';
 import { PIPELINE_FIELDS, type AgentFormValues } from '../lib/agent-form';
 import { PHRASE_FIELDS } from '../lib/phrase-form';
 import { AnalysisFieldset } from './AnalysisFieldset';
+import { KnowledgeFieldset } from './KnowledgeFieldset';
 import { TransferFieldset } from './TransferFieldset';
 import { VoicemailFieldset } from './VoicemailFieldset';
 import { VariableBadges } from './Variables';
@@ -129,6 +130,8 @@ export function AgentForm({ form, tools, warnings, isNew }: Props) {
           <MultiSelect label="MCP tools the LLM may call" description="server/tool, from the MCP servers page" data={mcpOptions} searchable clearable {...form.getInputProps('mcp_tools')} />
         </SimpleGrid>
       </Fieldset>
+
+      <KnowledgeFieldset form={form} isNew={isNew} />
 
       <TransferFieldset form={form} />
 

@@ -62,6 +62,9 @@ export interface AgentFormValues {
   tool_ids: string[];
   pre_call_tool_ids: string[];
   mcp_tools: string[];
+  knowledge_base_ids: string[];
+  knowledge_mode: string;
+  knowledge_timeout_ms: number | string;
   context_variables: ContextVariableRow[];
   webhook_url: string;
   webhook_events: string[];
@@ -102,6 +105,10 @@ export function toFormValues(agent?: Partial<AgentCreate> | Agent): AgentFormVal
     tool_ids: (a.tool_ids as string[] | undefined) ?? [],
     pre_call_tool_ids: (a.pre_call_tool_ids as string[] | undefined) ?? [],
     mcp_tools: (a.mcp_tools as string[] | undefined) ?? [],
+    knowledge_base_ids: (a.knowledge_base_ids as string[] | undefined) ?? [],
+    // The API's default; a new agent sends it only when changed.
+    knowledge_mode: a.knowledge_mode ?? 'auto',
+    knowledge_timeout_ms: a.knowledge_timeout_ms ?? '',
     context_variables: Object.entries(a.context_variables ?? {}).map(([name, v]) => ({ name, type: v.type, description: v.description ?? '' })),
     webhook_url: a.webhook_url ?? '',
     webhook_events: (a.webhook_events as string[] | undefined) ?? [],
@@ -171,9 +178,12 @@ export function toRequestBody(values: AgentFormValues, initial: AgentFormValues,
   Object.assign(pipeline, phraseRequest(values.phrases, initial.phrases, isNew));
   if (Object.keys(pipeline).length) body.pipeline_settings = isNew ? dropNulls(pipeline) : pipeline;
 
-  for (const key of ['tool_ids', 'pre_call_tool_ids', 'mcp_tools', 'webhook_events'] as const) {
+  for (const key of ['tool_ids', 'pre_call_tool_ids', 'mcp_tools', 'knowledge_base_ids', 'webhook_events'] as const) {
     if (!same(values[key], initial[key])) body[key] = values[key];
   }
+  if (values.knowledge_mode !== initial.knowledge_mode) body.knowledge_mode = values.knowledge_mode;
+  // The budget has no null: a cleared field keeps the stored value.
+  if (values.knowledge_timeout_ms !== initial.knowledge_timeout_ms && values.knowledge_timeout_ms !== '') body.knowledge_timeout_ms = Number(values.knowledge_timeout_ms);
   if (!same(values.context_variables, initial.context_variables)) {
     body.context_variables = Object.fromEntries(
       values.context_variables.filter((v) => v.name.trim()).map((v) => [v.name.trim(), { type: v.type || 'string', description: v.description }]),

@@ -6,6 +6,7 @@ import { useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client';
 import { BUILTIN_TOOLS, FUNCTION_PARAM_TYPES, MESSAGE_ROLES } from '../../api/enums';
 import type { FlowFunction, FlowNode, FlowNodeInput, Tool } from '../../api/types';
+import { KnowledgeBasePicker, KnowledgeModePicker } from '../knowledge/KnowledgePickers';
 import { HighlightedMessage } from '../Variables';
 import { appendPreAction, TransferPreActionPicker } from './TransferPreActionPicker';
 
@@ -81,6 +82,8 @@ export function NodeEditor(props: { node: FlowNode; nodeKeys: string[]; tools: T
   const [mcpTools, setMcpTools] = useState<string[]>(node.mcp_tools ?? []);
   const mcpServers = useQuery({ queryKey: ['mcp-servers'], queryFn: () => unwrap(api.GET('/api/mcp-servers')) });
   const mcpOptions = [...new Set([...(mcpServers.data ?? []).flatMap((s) => s.tools.filter((t) => t.allowed).map((t) => t.ref)), ...mcpTools])];
+  const [knowledgeBaseIds, setKnowledgeBaseIds] = useState<string[]>((node.knowledge_base_ids as string[] | undefined) ?? []);
+  const [knowledgeMode, setKnowledgeMode] = useState<string>(node.knowledge_mode ?? 'auto');
   const [builtins, setBuiltins] = useState<string[]>(node.builtin_tools);
   const [preActions, setPreActions] = useState(JSON.stringify(node.pre_actions, null, 2));
   const [preActionsError, setPreActionsError] = useState<string | null>(null);
@@ -106,6 +109,8 @@ export function NodeEditor(props: { node: FlowNode; nodeKeys: string[]; tools: T
       functions: toFunctions(functions),
       tool_ids: toolIds,
       mcp_tools: mcpTools,
+      knowledge_base_ids: knowledgeBaseIds,
+      knowledge_mode: knowledgeMode as FlowNodeInput['knowledge_mode'],
       builtin_tools: builtins as FlowNodeInput['builtin_tools'],
       pre_actions: pre,
     });
@@ -200,6 +205,14 @@ export function NodeEditor(props: { node: FlowNode; nodeKeys: string[]; tools: T
 
         <MultiSelect label="Webhook tools" data={props.tools.map((t) => ({ value: t.id, label: t.name }))} value={toolIds} onChange={setToolIds} searchable clearable error={errorOf('tool_ids')} />
         <MultiSelect label="MCP tools" description="server/tool, from the MCP servers page" data={mcpOptions} value={mcpTools} onChange={setMcpTools} searchable clearable error={errorOf('mcp_tools')} />
+        <KnowledgeBasePicker
+          label="Knowledge bases"
+          description="This node's own; empty: the agent's"
+          value={knowledgeBaseIds}
+          onChange={setKnowledgeBaseIds}
+          error={errorOf('knowledge_base_ids')}
+        />
+        {knowledgeBaseIds.length > 0 && <KnowledgeModePicker label="Knowledge mode of this node" value={knowledgeMode} onChange={setKnowledgeMode} />}
         <MultiSelect
           label="Builtin tools"
           description={props.destinations.length ? undefined : 'transfer_call needs transfer destinations in the agent form'}
