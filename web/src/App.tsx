@@ -22,6 +22,9 @@ const TelephonyPage = lazy(() => import('./pages/settings/TelephonyPage').then((
 const EndpointsPage = lazy(() => import('./pages/settings/EndpointsPage').then((m) => ({ default: m.EndpointsPage })));
 const UsersPage = lazy(() => import('./pages/settings/UsersPage').then((m) => ({ default: m.UsersPage })));
 const ApiKeysPage = lazy(() => import('./pages/settings/ApiKeysPage').then((m) => ({ default: m.ApiKeysPage })));
+const CampaignsPage = lazy(() => import('./pages/CampaignsPage').then((m) => ({ default: m.CampaignsPage })));
+const CampaignPage = lazy(() => import('./pages/CampaignPage').then((m) => ({ default: m.CampaignPage })));
+const DoNotCallPage = lazy(() => import('./pages/DoNotCallPage').then((m) => ({ default: m.DoNotCallPage })));
 
 export function App() {
   const { user, loading } = useSession();
@@ -64,6 +67,9 @@ export function App() {
           <Route path="/knowledge-bases/:knowledgeBaseId" element={<KnowledgeBasePage />} />
           <Route path="/calls" element={<CallsPage />} />
           <Route path="/calls/:callId" element={<CallPage />} />
+          <Route path="/campaigns" element={<CampaignsPage />} />
+          <Route path="/campaigns/:campaignId" element={<CampaignPage />} />
+          <Route path="/do-not-call" element={<DoNotCallPage />} />
           <Route path="/settings/telephony" element={<TelephonyPage />} />
           <Route path="/settings/endpoints" element={<EndpointsPage />} />
           <Route path="/settings/users" element={<UsersPage />} />

@@ -21,6 +21,11 @@ export type TranscriptEntry = NonNullable<CallDetail['transcript']>[number];
 /** A knowledge-base passage an agent reply was given. */
 export type KnowledgeSource = NonNullable<TranscriptEntry['sources']>[number];
 export type CallEvent = Json<paths['/api/calls/{call_id}/events']['get']['responses'][200]>[number];
+export type Campaign = Json<paths['/api/campaigns/{campaign_id}']['get']['responses'][200]>;
+export type CampaignCreate = NonNullable<paths['/api/campaigns']['post']['requestBody']>['content']['application/json'];
+export type CampaignUpload = NonNullable<Campaign['upload']>;
+export type CampaignContact = Json<paths['/api/campaigns/{campaign_id}/contacts']['get']['responses'][200]>['contacts'][number];
+export type DoNotCallEntry = Json<paths['/api/do-not-call']['get']['responses'][200]>['entries'][number];
 export type TelephonySettings = Json<paths['/api/settings/telephony']['get']['responses'][200]>;
 export type TelephonyProvider = Json<paths['/api/settings/telephony/providers']['get']['responses'][200]>[number];
 export type Endpoint = Json<paths['/api/settings/endpoints']['get']['responses'][200]>[number];
