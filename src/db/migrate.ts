@@ -26,6 +26,7 @@ import * as m0021 from './migrations/0021-mcp-servers';
 import * as m0022 from './migrations/0022-transfer-summary';
 import * as m0023 from './migrations/0023-knowledge-bases';
 import * as m0024 from './migrations/0024-call-trace-id';
+import * as m0025 from './migrations/0025-knowledge-embeddings';
 
 const MIGRATIONS = [
   { name: '0001-initial', module: m0001 },
@@ -49,6 +50,7 @@ const MIGRATIONS = [
   { name: '0022-transfer-summary', module: m0022 },
   { name: '0023-knowledge-bases', module: m0023 },
   { name: '0024-call-trace-id', module: m0024 },
+  { name: '0025-knowledge-embeddings', module: m0025 },
 ];
 
 // Any fixed number: several processes starting at once (API, workers) take turns migrating.

@@ -4,12 +4,17 @@
  * the text) and, when pg_trgm is installed, the same search with the base's words most like the
  * query's by trigram similarity, which finds names, spelling slips and the inflections of
  * languages PostgreSQL does not stem; the lists are fused by reciprocal rank (ranking.ts). Needs
- * no API key.
+ * no API key. With an embeddings provider configured it is hybrid: the query's vector ranks the
+ * chunks by cosine similarity too (semantic.ts), a third list of the same fusion; a semantic side
+ * that fails or is slow is left out of that search, which answers its lexical lists.
  */
 import { QueryTypes, type Transaction } from 'sequelize';
 import type { Database } from '../db/database';
-import type { RetrievedPassage } from '../shared/knowledge';
+import type { Embedder } from '../providers/embeddings';
+import type { RetrievalMethod, RetrievedPassage } from '../shared/knowledge';
+import type { Logger } from '../shared/logger';
 import { fuseRankings, type Ranked, type RankedList } from './ranking';
+import { embeddingColumn, semanticRanking } from './semantic';
 
 export interface SearchRequest {
   knowledgeBaseIds: string[];
@@ -18,10 +23,23 @@ export interface SearchRequest {
   topK: number;
   /** Passages whose best relevance (0–1) is below it are left out; default 0. */
   threshold?: number;
+  /**
+   * The longest the semantic side may take (a call's knowledge_timeout_ms, less room for the rest);
+   * past it the search answers its lexical lists. Default EMBEDDINGS_TIMEOUT_MS.
+   */
+  semanticBudgetMs?: number;
+}
+
+export interface Retrieval {
+  passages: RetrievedPassage[];
+  /** `hybrid`: lexical and semantic lists fused; `lexical`: full text (and trigrams) alone. */
+  method: RetrievalMethod;
+  /** Why a configured semantic search was left out of this one (the embeddings server failed, too slow). */
+  semanticError?: string;
 }
 
 export interface KnowledgeRetriever {
-  search(request: SearchRequest): Promise<RetrievedPassage[]>;
+  search(request: SearchRequest): Promise<Retrieval>;
 }
 
 // Each list offers more candidates than asked for, so fusion has something to reorder.
@@ -34,13 +52,31 @@ const MAX_QUERY_WORDS = 24;
 // Weighted reciprocal rank fusion (ranking.ts): trigrams are the fallback for what stemming misses.
 const FULL_TEXT_WEIGHT = 1;
 const TRIGRAM_WEIGHT = 0.7;
+// Meaning counts as much as the query's own words: each finds what the other misses.
+const SEMANTIC_WEIGHT = 1;
 // A query longer than this is cut: a caller's turn, not a document.
 const MAX_QUERY_CHARS = 1000;
+
+class SemanticTimeout extends Error {}
 
 export class PostgresRetriever implements KnowledgeRetriever {
   private trigram: Promise<boolean> | null = null;
 
-  constructor(private readonly db: Database) {}
+  private readonly embedder: Embedder | null;
+  private readonly log: Logger | undefined;
+
+  /** `embedder`: semantic search on (hybrid); null or absent: lexical only. */
+  constructor(
+    private readonly db: Database,
+    options: { embedder?: Embedder | null; log?: Logger } = {},
+  ) {
+    this.embedder = options.embedder ?? null;
+    this.log = options.log;
+  }
+
+  get method(): RetrievalMethod {
+    return this.embedder ? 'hybrid' : 'lexical';
+  }
 
   /** Whether the server has pg_trgm (the migration created it when it could). */
   hasTrigram(): Promise<boolean> {
@@ -50,27 +86,76 @@ export class PostgresRetriever implements KnowledgeRetriever {
     return this.trigram;
   }
 
-  async search(request: SearchRequest): Promise<RetrievedPassage[]> {
+  async search(request: SearchRequest): Promise<Retrieval> {
     const query = request.query.slice(0, MAX_QUERY_CHARS).trim();
-    if (!query || request.knowledgeBaseIds.length === 0) return [];
+    if (!query || request.knowledgeBaseIds.length === 0) return { passages: [], method: this.method };
     const limit = request.topK * CANDIDATES_PER_TOP_K;
-    const configs = await this.configsOf(request.knowledgeBaseIds);
-    const lists = await this.db.sequelize.transaction(async (transaction) => {
+    // Beside the lexical lists, on a connection of its own: the query's embedding is an HTTP request.
+    const semantic = this.embedder ? this.semantic(this.embedder, request.knowledgeBaseIds, query, limit, request.semanticBudgetMs) : null;
+    const lists = await this.lexical(request.knowledgeBaseIds, query, limit).catch(async (err: unknown) => {
+      await semantic; // never left running unobserved
+      throw err;
+    });
+    const outcome = semantic ? await semantic : null;
+    if (outcome && 'items' in outcome) lists.push({ items: outcome.items, weight: SEMANTIC_WEIGHT });
+    const fused = fuseRankings(lists)
+      .filter((f) => f.relevance >= (request.threshold ?? 0))
+      .slice(0, request.topK);
+    const passages = await this.passages(fused);
+    if (outcome && 'error' in outcome) return { passages, method: 'lexical', semanticError: outcome.error };
+    return { passages, method: this.method };
+  }
+
+  private async lexical(ids: string[], query: string, limit: number): Promise<RankedList[]> {
+    const configs = await this.configsOf(ids);
+    return this.db.sequelize.transaction(async (transaction) => {
       const out: RankedList[] = [];
-      for (const [config, ids] of configs) out.push({ items: await this.fullText(transaction, config, ids, query, limit), weight: FULL_TEXT_WEIGHT });
+      for (const [config, byConfig] of configs) out.push({ items: await this.fullText(transaction, config, byConfig, query, limit), weight: FULL_TEXT_WEIGHT });
       if (await this.hasTrigram()) {
         // The base's words like the query's (misspelt, inflected), searched as full text.
-        const similar = await this.similarWords(transaction, request.knowledgeBaseIds, query);
+        const similar = await this.similarWords(transaction, ids, query);
         if (similar.length > 0) {
-          for (const [config, ids] of configs) out.push({ items: await this.fullText(transaction, config, ids, similar.join(' '), limit), weight: TRIGRAM_WEIGHT });
+          for (const [config, byConfig] of configs) out.push({ items: await this.fullText(transaction, config, byConfig, similar.join(' '), limit), weight: TRIGRAM_WEIGHT });
         }
       }
       return out;
     });
-    const fused = fuseRankings(lists)
-      .filter((f) => f.relevance >= (request.threshold ?? 0))
-      .slice(0, request.topK);
-    return this.passages(fused);
+  }
+
+  /**
+   * The semantic list: the query embedded (one request), the chunks ranked by cosine similarity.
+   * Never throws: a failure or a budget overrun is answered as the reason, and the search goes on
+   * lexical. The ranking's statement is cancelled by PostgreSQL at the budget, not left running.
+   */
+  private async semantic(embedder: Embedder, ids: string[], query: string, limit: number, budgetMs?: number): Promise<{ items: Ranked[] } | { error: string }> {
+    const budget = Math.max(1, Math.round(Math.min(budgetMs ?? embedder.settings.timeoutMs, embedder.settings.timeoutMs)));
+    const started = performance.now();
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const work = (async () => {
+      const [vector] = await embedder.embed([query], { timeoutMs: budget, signal: abort.signal });
+      const column = await embeddingColumn(this.db);
+      return this.db.sequelize.transaction(async (transaction) => {
+        const left = Math.max(1, Math.round(budget - (performance.now() - started)));
+        await this.db.sequelize.query(`SELECT set_config('statement_timeout', '${left}', true)`, { transaction });
+        return semanticRanking(this.db, transaction, column, { knowledgeBaseIds: ids, model: embedder.model, vector: vector!, limit, minSimilarity: embedder.settings.minSimilarity });
+      });
+    })();
+    try {
+      const items = await Promise.race([
+        work,
+        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new SemanticTimeout(`semantic search took longer than ${budget} ms`)), budget))),
+      ]);
+      return { items };
+    } catch (err) {
+      abort.abort();
+      work.catch(() => undefined);
+      const error = err instanceof SemanticTimeout ? err.message : `semantic search failed: ${(err as Error).message}`;
+      this.log?.warn('knowledge search went on without its semantic list', { error, model: embedder.model });
+      return { error };
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** The bases' text search configurations, each with its bases (usually one configuration). */
@@ -132,4 +217,12 @@ export class PostgresRetriever implements KnowledgeRetriever {
       return row ? [{ ...row, score: Math.round(f.relevance * 1e4) / 1e4 }] : [];
     });
   }
+}
+
+/**
+ * The retriever calls use, built from a database and an embedder (null: lexical only): what the
+ * worker, the API, the media gateway and scripts (benchmarks) construct, so each ranks alike.
+ */
+export function createKnowledgeRetriever(db: Database, embedder: Embedder | null, log?: Logger): PostgresRetriever {
+  return new PostgresRetriever(db, { embedder, ...(log ? { log } : {}) });
 }
