@@ -166,6 +166,19 @@ describe('a text call answering from the base', () => {
     await hangUp(call.call_id);
   });
 
+  it('tool: search_knowledge_base searches hybrid too, and its event says so', async () => {
+    const res = await h.request('POST', '/api/agents', { body: { name: 'semantic-tool', prompt: 'You answer for Sunrise Clinic.', knowledge_base_ids: [baseId], knowledge_mode: 'tool' } });
+    expect(res.status).toBe(201);
+    llm.enqueue({ tool_calls: [{ name: 'search_knowledge_base', arguments: { query: 'physician cost' } }] }, { content: 'It is 40 euros.' });
+    const call = await startText('semantic-tool');
+    expect((await say(call.call_id, 'How much is it to see a physician?')).replies).toEqual(['It is 40 euros.']);
+    const toolResult = llm.requests[1]!.body.messages.at(-1);
+    expect(toolResult).toMatchObject({ role: 'tool', content: expect.stringContaining('The fee for a consultation with a doctor is 40 euros') });
+    const retrieved = (await events(call.call_id)).filter((e) => e.event_type === 'knowledge_retrieved');
+    expect(retrieved.map((e) => ({ mode: e.data.mode, method: e.data.method, top: e.data.chunks[0]?.heading }))).toEqual([{ mode: 'tool', method: 'hybrid', top: 'Sunrise Clinic > Doctor consultation' }]);
+    await hangUp(call.call_id);
+  });
+
   it('with the embeddings server down, the turn goes on with lexical passages and the event says why', async () => {
     await agent('semantic-down');
     embeddings.fail(500);
