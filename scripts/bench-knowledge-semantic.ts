@@ -17,7 +17,7 @@ import { estimateTokens, type Chunk } from '../src/knowledge/chunking';
 import { createKnowledgeRetriever } from '../src/knowledge/retrieval';
 import { embeddingColumn, semanticRanking } from '../src/knowledge/semantic';
 import { normalise } from '../src/knowledge/vectors';
-import { OpenAIEmbedder } from '../src/providers/embeddings/openai/client';
+import { EMBEDDINGS_VENDOR } from '../src/providers/embeddings/registry';
 import { startFakeEmbeddings } from '../test/fakes/embeddings-server';
 
 let RUNS = 30;
@@ -69,7 +69,7 @@ async function run(adminUrl: string, size: number, dims: number, embeddingsUrl: 
       await db.sequelize.transaction((transaction) => semanticRanking(db, transaction, column, { knowledgeBaseIds: ids, model: 'fake-embed-1', vector: q, limit: 16, minSimilarity: -1 }));
       if (i > 0) ranking.push(performance.now() - t); // the first warms the cache
     }
-    const embedder = new OpenAIEmbedder({ baseUrl: embeddingsUrl, model: 'fake-embed-1', dimensions: dims, batchSize: 64, timeoutMs: 60_000, minSimilarity: -1 });
+    const embedder = EMBEDDINGS_VENDOR.create({ baseUrl: embeddingsUrl, model: 'fake-embed-1', dimensions: dims, batchSize: 64, timeoutMs: 60_000, minSimilarity: -1 });
     const retriever = createKnowledgeRetriever(db, embedder);
     const hybrid: number[] = [];
     for (let i = 0; i <= RUNS; i++) {

@@ -14,7 +14,7 @@ import { optionalString, type ConfigShape } from './shared/config-fields';
 import { vendorConfigShape } from './providers/vendor-config';
 import { LLM_PROVIDERS } from './shared/catalog';
 import { tracingConfigShape } from './observability/tracing/tracing-settings';
-import { EMBEDDINGS_CONFIG, embeddingsConfigProblem } from './providers/embeddings/openai/config';
+import { EMBEDDINGS_CONFIG, embeddingsConfigProblem } from './providers/embeddings/settings';
 
 const port = z.coerce.number().int().min(0).max(65535);
 

@@ -1,18 +1,17 @@
 /**
- * Embeddings for semantic knowledge-base search (docs/knowledge-base.md). One protocol serves every
- * vendor — OpenAI's `POST /v1/embeddings`, which Azure OpenAI, Ollama, TEI and vLLM speak too — so
- * there is one adapter (openai/) rather than a registry; a vendor with another wire format would
- * be a folder beside it implementing `Embedder`.
+ * Embeddings for semantic knowledge-base search (docs/knowledge-base.md): the configured embedder,
+ * or null when EMBEDDINGS_MODEL is unset (lexical search only).
  */
-import type { ProviderConfig } from '../vendor';
-import { createEmbedder, type Embedder } from './openai/client';
-import { EMBEDDINGS_CONFIG, embeddingsSettings } from './openai/config';
 import { configValues } from '../../shared/config-fields';
+import type { ProviderConfig } from '../vendor';
+import { EMBEDDINGS_VENDOR } from './registry';
+import { EMBEDDINGS_CONFIG, embeddingsSettings } from './settings';
+import type { Embedder } from './types';
 
-export type { Embedder } from './openai/client';
-export { EMBEDDINGS_CONFIG, embeddingsConfigProblem, embeddingsSettings, type EmbeddingsSettings } from './openai/config';
+export type { Embedder, EmbeddingsVendor } from './types';
+export { EMBEDDINGS_CONFIG, embeddingsConfigProblem, embeddingsSettings, type EmbeddingsSettings } from './settings';
 
-/** The configured embedder, or null when EMBEDDINGS_MODEL is unset (lexical search only). */
 export function embedderFromConfig(config: ProviderConfig): Embedder | null {
-  return createEmbedder(embeddingsSettings(configValues(EMBEDDINGS_CONFIG, config)));
+  const settings = embeddingsSettings(configValues(EMBEDDINGS_CONFIG, config));
+  return settings ? EMBEDDINGS_VENDOR.create(settings) : null;
 }

@@ -5,15 +5,8 @@
  */
 import OpenAI from 'openai';
 import { normalise } from '../../../knowledge/vectors';
-import type { EmbeddingsSettings } from './config';
-
-export interface Embedder {
-  /** The model, stored beside each chunk's vector: vectors of different models are never compared. */
-  readonly model: string;
-  readonly settings: EmbeddingsSettings;
-  /** One L2-normalised vector per text, in order; `batchSize` texts per request. */
-  embed(texts: string[], options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<Float32Array[]>;
-}
+import type { EmbeddingsSettings } from '../settings';
+import type { Embedder } from '../types';
 
 export class EmbeddingsError extends Error {}
 
@@ -63,9 +56,4 @@ export class OpenAIEmbedder implements Embedder {
     }
     return normalise(embedding as number[]);
   }
-}
-
-/** The embedder of a configuration, or null when semantic search is off (EMBEDDINGS_MODEL unset). */
-export function createEmbedder(settings: EmbeddingsSettings | null): Embedder | null {
-  return settings ? new OpenAIEmbedder(settings) : null;
 }

@@ -1,11 +1,11 @@
 /**
- * The embeddings provider's keys (docs/knowledge-base.md, "Semantic search"): any server speaking
- * OpenAI's `POST /v1/embeddings` — OpenAI, Azure OpenAI's v1 endpoint, Ollama, Hugging Face TEI,
- * vLLM, a test fake. Semantic search is on when EMBEDDINGS_MODEL is set; without it retrieval is
+ * The embeddings provider's keys (docs/knowledge-base.md, "Semantic search"), whichever adapter
+ * the registry names: today any server speaking the `POST /v1/embeddings` wire format (the hosted
+ * API, Azure's v1 endpoint, Ollama, Hugging Face TEI, vLLM, a test fake). Semantic search is on when EMBEDDINGS_MODEL is set; without it retrieval is
  * lexical only, exactly as before. Validated at start-up with the rest (src/config.ts).
  */
 import { z } from 'zod';
-import { optionalString, optionalUrl } from '../../../shared/config-fields';
+import { optionalString, optionalUrl } from '../../shared/config-fields';
 
 export const EMBEDDINGS_CONFIG = {
   // The server's base URL, up to and including /v1 (default: api.openai.com's).
@@ -44,7 +44,7 @@ export function embeddingsConfigProblem(config: EmbeddingsConfigValues): string 
     return 'EMBEDDINGS_MODEL: required when EMBEDDINGS_BASE_URL, EMBEDDINGS_API_KEY or EMBEDDINGS_DIMENSIONS is set (the model the chunks are embedded with)';
   }
   if (config.EMBEDDINGS_MODEL && !config.EMBEDDINGS_BASE_URL && !config.EMBEDDINGS_API_KEY) {
-    return 'EMBEDDINGS_API_KEY: required for api.openai.com (or set EMBEDDINGS_BASE_URL for a local OpenAI-compatible server)';
+    return 'EMBEDDINGS_API_KEY: required when EMBEDDINGS_BASE_URL is unset (the default server, the hosted API, needs a key; a local server set by EMBEDDINGS_BASE_URL does not)';
   }
   return null;
 }
