@@ -56,6 +56,9 @@ const TRIGRAM_WEIGHT = 0.7;
 const SEMANTIC_WEIGHT = 1;
 // A query longer than this is cut: a caller's turn, not a document.
 const MAX_QUERY_CHARS = 1000;
+// Query vectors kept per process (1,536 floats are 6 KB): callers ask the same few questions, and
+// a tool round retrieves again with the same words; a kept vector costs no request and no wait.
+const QUERY_VECTORS_KEPT = 1000;
 
 class SemanticTimeout extends Error {}
 
@@ -64,6 +67,8 @@ export class PostgresRetriever implements KnowledgeRetriever {
 
   private readonly embedder: Embedder | null;
   private readonly log: Logger | undefined;
+  // Least recently used first (a Map keeps insertion order).
+  private readonly queryVectors = new Map<string, Float32Array>();
 
   /** `embedder`: semantic search on (hybrid); null or absent: lexical only. */
   constructor(
@@ -133,12 +138,12 @@ export class PostgresRetriever implements KnowledgeRetriever {
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const work = (async () => {
-      const [vector] = await embedder.embed([query], { timeoutMs: budget, signal: abort.signal });
+      const vector = await this.queryVector(embedder, query, budget, abort.signal);
       const column = await embeddingColumn(this.db);
       return this.db.sequelize.transaction(async (transaction) => {
         const left = Math.max(1, Math.round(budget - (performance.now() - started)));
         await this.db.sequelize.query(`SELECT set_config('statement_timeout', '${left}', true)`, { transaction });
-        return semanticRanking(this.db, transaction, column, { knowledgeBaseIds: ids, model: embedder.model, vector: vector!, limit, minSimilarity: embedder.settings.minSimilarity });
+        return semanticRanking(this.db, transaction, column, { knowledgeBaseIds: ids, model: embedder.model, vector, limit, minSimilarity: embedder.settings.minSimilarity });
       });
     })();
     try {
@@ -156,6 +161,20 @@ export class PostgresRetriever implements KnowledgeRetriever {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** The query's vector: a kept one, else one embeddings request. */
+  private async queryVector(embedder: Embedder, query: string, budget: number, signal: AbortSignal): Promise<Float32Array> {
+    const kept = this.queryVectors.get(query);
+    if (kept) {
+      this.queryVectors.delete(query);
+      this.queryVectors.set(query, kept);
+      return kept;
+    }
+    const [vector] = await embedder.embed([query], { timeoutMs: budget, signal });
+    this.queryVectors.set(query, vector!);
+    if (this.queryVectors.size > QUERY_VECTORS_KEPT) this.queryVectors.delete(this.queryVectors.keys().next().value!);
+    return vector!;
   }
 
   /** The bases' text search configurations, each with its bases (usually one configuration). */
