@@ -4,8 +4,10 @@
  * the caller's words and gives the LLM the passages, as the llmTurn activity does for text calls.
  * A phone call through the Twilio fake and a web call each ask three questions answered only in
  * the documents; the LLM fake's requests show the right passage before the caller's words, and
- * the call's `knowledge_retrieved` events name them. Real API, call worker, PostgreSQL, Temporal,
- * media gateway and ingestion workflow; Twilio, Deepgram, Cartesia and OpenAI are local fakes.
+ * the call's `knowledge_retrieved` events name them. With an embeddings server configured the
+ * gateway searches hybrid, as the worker does (the events say so). Real API, call worker,
+ * PostgreSQL, Temporal, media gateway and ingestion workflow; Twilio, Deepgram, Cartesia, OpenAI
+ * and the embeddings server are local fakes.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,6 +15,7 @@ import { setLogLevel } from '../../src/shared/logger';
 import { connectWebCaller } from '../fakes/web-caller';
 import { FRAME_MS } from '../fakes/twilio-caller';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
+import { startFakeEmbeddings, type FakeEmbeddings } from '../fakes/embeddings-server';
 import { eventually } from '../support/fixtures';
 import type { Harness } from '../support/harness';
 import { configureTwilio } from '../support/telephony';
@@ -38,13 +41,19 @@ const QUESTIONS = [
 let stack: VoiceStack;
 let h: Harness;
 let twilio: FakeTwilio;
+let embeddings: FakeEmbeddings;
 const api = voiceCallApi(() => h);
 
 beforeAll(async () => {
   setLogLevel('error');
   twilio = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
+  embeddings = await startFakeEmbeddings();
   const configure = (h: Harness) => configureTwilio(h, { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER });
-  stack = await startVoiceStack({ telephony: [{ fake: twilio, env: { TWILIO_API_BASE_URL: twilio.apiBaseUrl }, configure }] });
+  stack = await startVoiceStack({
+    telephony: [{ fake: twilio, env: { TWILIO_API_BASE_URL: twilio.apiBaseUrl }, configure }],
+    // The fake's cosines run lower than a real model's (its vectors are hashed words).
+    env: { EMBEDDINGS_BASE_URL: embeddings.url, EMBEDDINGS_MODEL: 'fake-embed-1', EMBEDDINGS_MIN_SIMILARITY: '0.2' },
+  });
   h = stack.h;
   const base = await h.request('POST', '/api/knowledge-bases', { body: { name: 'clinic', language: 'en' } });
   expect(base.status).toBe(201);
@@ -64,7 +73,10 @@ beforeAll(async () => {
   stack.openai.setResponder(() => ({ content: REPLY }));
 }, 120_000);
 
-afterAll(() => stack?.stop());
+afterAll(async () => {
+  await stack?.stop();
+  await embeddings?.stop();
+});
 
 interface Caller {
   say(wav: string): Promise<unknown>;
@@ -107,9 +119,11 @@ async function expectPassages(callId: string, firstRequest: number): Promise<voi
     const list = (await api.events(callId)).filter((e) => e.event_type === 'knowledge_retrieved');
     return list.length >= QUESTIONS.length && list;
   }, 10_000, 50);
-  expect(retrieved.map((e) => ({ mode: e.data.mode, query: e.data.query, top: e.data.chunks[0]?.heading }))).toEqual(
-    QUESTIONS.map((q) => ({ mode: 'auto', query: q.asked, top: q.heading })),
+  expect(retrieved.map((e) => ({ mode: e.data.mode, method: e.data.method, query: e.data.query, top: e.data.chunks[0]?.heading }))).toEqual(
+    QUESTIONS.map((q) => ({ mode: 'auto', method: 'hybrid', query: q.asked, top: q.heading })),
   );
+  // Each question's words were embedded (once: the web call's same questions use the kept vectors).
+  for (const q of QUESTIONS) expect(embeddings.requests.some((r) => r.inputs.includes(q.asked))).toBe(true);
   expect((await api.events(callId)).some((e) => e.event_type === 'knowledge_skipped')).toBe(false);
 }
 
