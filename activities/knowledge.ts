@@ -9,8 +9,9 @@ import { DocumentUnreadable } from '../src/knowledge/extract';
 import { DocumentFetchRefused } from '../src/knowledge/fetch-document';
 import { fetchUrlDocument, indexDocument, type IngestDeps } from '../src/knowledge/ingest';
 import { outboundGuard } from '../src/security/outbound-guard';
-import { PostgresRetriever } from '../src/knowledge/retrieval';
-import { KNOWLEDGE_TOP_K, type RetrievedPassage } from '../src/shared/knowledge';
+import { createKnowledgeRetriever } from '../src/knowledge/retrieval';
+import { embedderFromConfig } from '../src/providers/embeddings';
+import { KNOWLEDGE_TOP_K, type RetrievalMethod, type RetrievedPassage } from '../src/shared/knowledge';
 import { heartbeating } from './heartbeating';
 import type { ActivityDeps } from './index';
 
@@ -21,8 +22,10 @@ function failure(err: unknown): unknown {
 }
 
 export function createKnowledgeActivities(deps: ActivityDeps) {
-  const retriever = new PostgresRetriever(deps.db);
-  const ingest: IngestDeps = { db: deps.db, guard: outboundGuard(deps.config), maxDocumentBytes: deps.config.KNOWLEDGE_MAX_DOCUMENT_MB * 1e6 };
+  // One embedder for indexing and searching: chunks and queries are embedded by the same model.
+  const embedder = embedderFromConfig(deps.config);
+  const retriever = createKnowledgeRetriever(deps.db, embedder, deps.log);
+  const ingest: IngestDeps = { db: deps.db, guard: outboundGuard(deps.config), maxDocumentBytes: deps.config.KNOWLEDGE_MAX_DOCUMENT_MB * 1e6, embedder };
   return {
     async knowledgeFetch(input: { documentId: string }): Promise<boolean> {
       try {
@@ -39,13 +42,13 @@ export function createKnowledgeActivities(deps: ActivityDeps) {
       }
     },
     /** The builtin search_knowledge_base tool of a call (`tool` mode). */
-    async searchKnowledge(input: { knowledgeBaseIds: string[]; query: string }): Promise<{ passages: RetrievedPassage[]; ms: number }> {
+    async searchKnowledge(input: { knowledgeBaseIds: string[]; query: string }): Promise<{ passages: RetrievedPassage[]; ms: number; method: RetrievalMethod; semantic_error?: string }> {
       const started = performance.now();
       // Bounded by this attempt's own deadline (the agent's budget and 5 s): a search past it is
       // cancelled by PostgreSQL rather than holding a connection after Temporal gave up on it.
       const timeoutMs = Context.current().info.startToCloseTimeoutMs;
-      const passages = await retriever.search({ knowledgeBaseIds: input.knowledgeBaseIds, query: input.query, topK: KNOWLEDGE_TOP_K, timeoutMs });
-      return { passages, ms: Math.round(performance.now() - started) };
+      const { passages, method, semanticError } = await retriever.search({ knowledgeBaseIds: input.knowledgeBaseIds, query: input.query, topK: KNOWLEDGE_TOP_K, timeoutMs });
+      return { passages, ms: Math.round(performance.now() - started), method, ...(semanticError ? { semantic_error: semanticError } : {}) };
     },
     async knowledgeFailed(input: { documentId: string; reason: string }): Promise<void> {
       await markFailed(deps.db, input.documentId, input.reason);

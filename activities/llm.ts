@@ -10,12 +10,13 @@ import { countProviderError } from '../src/observability/metrics';
 import { streamChat } from '../src/providers/llm/chat';
 import { llmClients, llmFailure } from '../src/providers/llm/llm-activity-support';
 import { heartbeating } from './heartbeating';
-import { PostgresRetriever } from '../src/knowledge/retrieval';
+import { createKnowledgeRetriever } from '../src/knowledge/retrieval';
+import { embedderFromConfig } from '../src/providers/embeddings';
 import { withKnowledge } from '../src/knowledge/turn-knowledge';
 
-export function createLlmActivities({ config, db }: ActivityDeps) {
+export function createLlmActivities({ config, db, log }: ActivityDeps) {
   const clientFor = llmClients(config);
-  const retriever = new PostgresRetriever(db);
+  const retriever = createKnowledgeRetriever(db, embedderFromConfig(config), log);
   return {
     async llmTurn(request: LlmTurnRequest): Promise<LlmTurnResult> {
       // Retrieval (auto knowledge mode) never fails the turn: it is skipped with an event instead.

@@ -14,6 +14,7 @@ import { optionalString, type ConfigShape } from './shared/config-fields';
 import { vendorConfigShape } from './providers/vendor-config';
 import { LLM_PROVIDERS } from './shared/catalog';
 import { tracingConfigShape } from './observability/tracing/tracing-settings';
+import { EMBEDDINGS_CONFIG, embeddingsConfigProblem } from './providers/embeddings/settings';
 
 const port = z.coerce.number().int().min(0).max(65535);
 
@@ -181,6 +182,8 @@ export const coreConfigSchema = z.object({
   NICE: z.coerce.number().int('must be an integer').min(-20).max(19).default(0),
   // Tracing (docs/tracing.md): the standard OpenTelemetry variables; on only with an OTLP endpoint.
   ...tracingConfigShape,
+  // Semantic knowledge-base search (docs/knowledge-base.md): an OpenAI-compatible /v1/embeddings.
+  ...EMBEDDINGS_CONFIG,
 });
 
 /** The platform's own settings. */
@@ -215,5 +218,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!data.WORKER_DEPLOYMENT_NAME && data.TEMPORAL_TASK_QUEUE.includes('.')) {
     throw new ConfigError('Invalid configuration:\n  WORKER_DEPLOYMENT_NAME: required when TEMPORAL_TASK_QUEUE contains a dot (a deployment name cannot)');
   }
+  const embeddings = embeddingsConfigProblem(data);
+  if (embeddings) throw new ConfigError(`Invalid configuration:\n  ${embeddings}`);
   return { ...data, dataDir: path.resolve(data.DATA_DIR) };
 }

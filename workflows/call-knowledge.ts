@@ -69,9 +69,10 @@ export class CallKnowledge {
     });
     const base = { knowledge_base_ids: now.ids, query, mode: 'tool' as const };
     try {
-      const { passages, ms } = await searchKnowledge({ knowledgeBaseIds: now.ids, query });
+      const { passages, ms, method, semantic_error } = await searchKnowledge({ knowledgeBaseIds: now.ids, query });
       const chunks = passages.map((p) => ({ chunk_id: p.chunk_id, knowledge_base_id: p.knowledge_base_id, document: p.document, heading: p.heading, score: p.score }));
-      this.record({ event: 'knowledge_retrieved', data: { ...base, chunks, ms } });
+      // `method` is absent from the answers of workers older than semantic search.
+      this.record({ event: 'knowledge_retrieved', data: { ...base, chunks, ms, ...(method ? { method } : {}), ...(semantic_error ? { semantic_error } : {}) } });
       this.ctx.recorder.record('tool_result', { function: SEARCH_KNOWLEDGE_TOOL, result: `${passages.length} passages` });
       return passages.length ? knowledgeContextMessage(passages) : 'No passage of the knowledge base matches this query.';
     } catch (err) {

@@ -26,6 +26,7 @@ import * as m0021 from './migrations/0021-mcp-servers';
 import * as m0022 from './migrations/0022-transfer-summary';
 import * as m0023 from './migrations/0023-knowledge-bases';
 import * as m0024 from './migrations/0024-call-trace-id';
+import * as m0025 from './migrations/0025-knowledge-embeddings';
 import * as m0026 from './migrations/0026-campaign-notifications';
 
 const MIGRATIONS = [
@@ -50,6 +51,7 @@ const MIGRATIONS = [
   { name: '0022-transfer-summary', module: m0022 },
   { name: '0023-knowledge-bases', module: m0023 },
   { name: '0024-call-trace-id', module: m0024 },
+  { name: '0025-knowledge-embeddings', module: m0025 },
   { name: '0026-campaign-notifications', module: m0026 },
 ];
 

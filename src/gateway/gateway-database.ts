@@ -6,7 +6,8 @@
 import { Pool } from 'pg';
 import type { Logger } from '../shared/logger';
 import { connectDatabase } from '../db/database';
-import { PostgresRetriever, type KnowledgeRetriever } from '../knowledge/retrieval';
+import { createKnowledgeRetriever, type KnowledgeRetriever } from '../knowledge/retrieval';
+import type { Embedder } from '../providers/embeddings';
 
 export function openGatewayDatabase(databaseUrl: string, log: Logger): Pool {
   // One presence row a second plus one short UPDATE per call start: three connections are plenty.
@@ -18,9 +19,10 @@ export function openGatewayDatabase(databaseUrl: string, log: Logger): Pool {
 /**
  * The knowledge-base search of `auto` turns (docs/knowledge-base.md), through the same retriever
  * as text calls. Its own small pool: a slow search must not hold the presence writes' connections.
- * Connects on first use, so a gateway whose calls use no knowledge base opens nothing.
+ * Connects on first use, so a gateway whose calls use no knowledge base opens nothing. With an
+ * embedder (EMBEDDINGS_MODEL set) it searches hybrid, as the worker does.
  */
-export function openKnowledgeSearch(databaseUrl: string): { retriever: KnowledgeRetriever; close(): Promise<void> } {
+export function openKnowledgeSearch(databaseUrl: string, embedder: Embedder | null = null, log?: Logger): { retriever: KnowledgeRetriever; close(): Promise<void> } {
   const db = connectDatabase(databaseUrl, { poolMax: 4 });
-  return { retriever: new PostgresRetriever(db), close: () => db.close() };
+  return { retriever: createKnowledgeRetriever(db, embedder, log), close: () => db.close() };
 }

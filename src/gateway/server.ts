@@ -28,6 +28,7 @@ import { AnsweredCalls } from './stream/answered-calls';
 import { RunJournal } from './workflow-link/run-journal';
 import { SETUP_SECS } from './admission/room-estimate';
 import { openGatewayDatabase, openKnowledgeSearch } from './gateway-database';
+import { embedderFromConfig } from '../providers/embeddings';
 import { CallRegistry } from './call/call-registry';
 import type { CallMedia } from './call/call-media';
 import { GatewayDrain, waitForFinalRecord } from './admission/drain';
@@ -222,7 +223,7 @@ export async function startGateway(deps: GatewayDeps, port: number, host = '0.0.
   const database = databaseUrl ? openGatewayDatabase(databaseUrl, log) : null;
   if (database) answered = new AnsweredCalls(database, taskQueue, log);
   if (database) runJournal = new RunJournal(database, log);
-  if (databaseUrl) knowledge = openKnowledgeSearch(databaseUrl);
+  if (databaseUrl) knowledge = openKnowledgeSearch(databaseUrl, embedderFromConfig(deps.config), log);
   presence = database
     ? new GatewayPresence({ pool: database, id: taskQueue, url, maxCalls: deps.config.GATEWAY_MAX_CALLS, maxLoad: deps.config.GATEWAY_MAX_LOAD, maxHostCpu: deps.config.GATEWAY_MAX_HOST_CPU, minCalls: deps.config.GATEWAY_MIN_CALLS, cgroupDir: deps.config.GATEWAY_CGROUP_DIR || undefined, calls: () => calls.size, settingUp: () => calls.connectedWithin(SETUP_SECS * 1000), handoffLagMs: () => calls.readHandoffLagMs(), maxHandoffMs: deps.config.GATEWAY_MAX_HANDOFF_MS, log })
     : null;

@@ -6,6 +6,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database';
 import type { Chunk } from './chunking';
+import { embeddingColumn } from './semantic';
+import { vectorLiteral } from './vectors';
+
+/** The chunks' vectors (one per chunk, in order) and the model that made them. */
+export interface ChunkEmbeddings {
+  model: string;
+  vectors: Float32Array[];
+}
 
 export async function setProgress(db: Database, documentId: string, stage: string, progress: number): Promise<void> {
   await db.models.KnowledgeDocument.update({ status: 'processing', stage, progress: Math.round(progress), error: null }, { where: { id: documentId } });
@@ -17,8 +25,13 @@ export async function markFailed(db: Database, documentId: string, reason: strin
   await db.models.KnowledgeDocument.update({ status: 'failed', stage: null, error: reason.slice(0, 1000) }, { where: { id: documentId } });
 }
 
-/** Replaces the document's chunks and marks it ready, in one transaction. False: the document is gone. */
-export async function replaceChunks(db: Database, documentId: string, chunks: Chunk[]): Promise<boolean> {
+/**
+ * Replaces the document's chunks (with their embeddings, when semantic search is on) and marks it
+ * ready, in one transaction. False: the document is gone.
+ */
+export async function replaceChunks(db: Database, documentId: string, chunks: Chunk[], embeddings?: ChunkEmbeddings): Promise<boolean> {
+  if (embeddings && embeddings.vectors.length !== chunks.length) throw new Error(`${embeddings.vectors.length} embeddings for ${chunks.length} chunks`);
+  const column = embeddings ? await embeddingColumn(db) : null;
   return db.sequelize.transaction(async (transaction) => {
     // Locks the row: two ingestions of one document (a refresh beside a retry) write one at a time.
     const document = await db.models.KnowledgeDocument.findByPk(documentId, { transaction, lock: transaction.LOCK.UPDATE });
@@ -31,13 +44,15 @@ export async function replaceChunks(db: Database, documentId: string, chunks: Ch
       const batch = chunks.slice(start, start + 200);
       const values: string[] = [];
       const bind: unknown[] = [];
-      for (const chunk of batch) {
+      batch.forEach((chunk, i) => {
         bind.push(randomUUID(), base.get('id'), documentId, chunk.position, chunk.heading, chunk.content, chunk.tokens, base.get('ts_config'));
-        const n = bind.length - 8;
-        values.push(`($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7}, $${n + 8}::regconfig)`);
-      }
+        if (embeddings && column) bind.push(vectorLiteral(embeddings.vectors[start + i]!, column), embeddings.model);
+        const n = bind.length - (column ? 10 : 8);
+        const vector = column ? `, $${n + 9}::${column}, $${n + 10}` : '';
+        values.push(`($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7}, $${n + 8}::regconfig${vector})`);
+      });
       await db.sequelize.query(
-        `INSERT INTO knowledge_chunks (id, knowledge_base_id, document_id, position, heading, content, tokens, ts_config) VALUES ${values.join(', ')}`,
+        `INSERT INTO knowledge_chunks (id, knowledge_base_id, document_id, position, heading, content, tokens, ts_config${column ? ', embedding, embedding_model' : ''}) VALUES ${values.join(', ')}`,
         { bind, transaction },
       );
     }

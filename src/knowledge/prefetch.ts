@@ -7,8 +7,7 @@
  * "hello, I'd like…" heard early answers "Hello, I'd like…" at the end. Another text (the final
  * said more, or something else) is searched afresh. One per call: a call's own few searches.
  */
-import type { KnowledgeRetriever, SearchRequest } from './retrieval';
-import type { RetrievedPassage } from '../shared/knowledge';
+import type { KnowledgeRetriever, Retrieval, SearchRequest } from './retrieval';
 
 // A search started this long ago is not reused: the base may have changed since.
 const FRESH_MS = 10_000;
@@ -18,7 +17,7 @@ const KEPT = 2;
 interface Started {
   key: string;
   atMs: number;
-  passages: Promise<RetrievedPassage[]>;
+  passages: Promise<Retrieval>;
 }
 
 /** The words of a query as the search sees them. */
@@ -48,7 +47,7 @@ export class PrefetchingRetriever implements KnowledgeRetriever {
     return this.find(searchKey(request)) !== undefined;
   }
 
-  search(request: SearchRequest): Promise<RetrievedPassage[]> {
+  search(request: SearchRequest): Promise<Retrieval> {
     const hit = this.find(searchKey(request));
     if (!hit) return this.inner.search(request);
     this.hits++;

@@ -4,12 +4,18 @@
  * the text) and, when pg_trgm is installed, the same search with the base's words most like the
  * query's by trigram similarity, which finds names, spelling slips and the inflections of
  * languages PostgreSQL does not stem; the lists are fused by reciprocal rank (ranking.ts). Needs
- * no API key.
+ * no API key. With an embeddings provider configured it is hybrid: the query's vector ranks the
+ * chunks by cosine similarity too (semantic-search.ts), a third list of the same fusion; a semantic
+ * side that fails or is slow is left out of that search, which answers its lexical lists.
  */
 import { QueryTypes } from 'sequelize';
 import type { Database } from '../db/database';
-import type { RetrievedPassage } from '../shared/knowledge';
+import type { Embedder } from '../providers/embeddings';
+import type { RetrievalMethod, RetrievedPassage } from '../shared/knowledge';
+import type { Logger } from '../shared/logger';
+import { bounded } from './bounded-sql';
 import { fuseRankings, type Ranked, type RankedList } from './ranking';
+import { SemanticSearch } from './semantic-search';
 
 export interface SearchRequest {
   knowledgeBaseIds: string[];
@@ -23,10 +29,23 @@ export interface SearchRequest {
    * cancelled by PostgreSQL, so a search the turn gave up on does not keep a pooled connection.
    */
   timeoutMs?: number;
+  /**
+   * The longest the semantic side may take (a call's knowledge_timeout_ms, less room for the rest);
+   * past it the search answers its lexical lists. Default EMBEDDINGS_TIMEOUT_MS.
+   */
+  semanticBudgetMs?: number;
+}
+
+export interface Retrieval {
+  passages: RetrievedPassage[];
+  /** `hybrid`: lexical and semantic lists fused; `lexical`: full text (and trigrams) alone. */
+  method: RetrievalMethod;
+  /** Why a configured semantic search was left out of this one (the embeddings server failed, too slow). */
+  semanticError?: string;
 }
 
 export interface KnowledgeRetriever {
-  search(request: SearchRequest): Promise<RetrievedPassage[]>;
+  search(request: SearchRequest): Promise<Retrieval>;
 }
 
 // Each list offers more candidates than asked for, so fusion has something to reorder.
@@ -39,6 +58,8 @@ const MAX_QUERY_WORDS = 24;
 // Weighted reciprocal rank fusion (ranking.ts): trigrams are the fallback for what stemming misses.
 const FULL_TEXT_WEIGHT = 1;
 const TRIGRAM_WEIGHT = 0.7;
+// Meaning counts as much as the query's own words: each finds what the other misses.
+const SEMANTIC_WEIGHT = 1;
 // A query longer than this is cut: a caller's turn, not a document.
 const MAX_QUERY_CHARS = 1000;
 
@@ -48,21 +69,22 @@ type Candidate = Ranked & Omit<RetrievedPassage, 'score' | 'chunk_id'>;
 // A base's text search configuration never changes after creation (its language is fixed).
 const CONFIG_CACHE_SIZE = 1000;
 
-/**
- * The budget as `SET LOCAL statement_timeout` in the same message as the statement: one simple
- * query is one implicit transaction, so it bounds that statement only, with no round trip of its
- * own and no transaction holding a connection. Abandoned searches waiting on a locked chunk table
- * once held all of a worker's connections, and its calls stopped (knowledge-timeout.test.ts).
- */
-function bounded(sql: string, timeoutMs: number | undefined): string {
-  return timeoutMs === undefined ? sql : `SET LOCAL statement_timeout = ${Math.max(1, Math.ceil(timeoutMs))}; ${sql}`;
-}
-
 export class PostgresRetriever implements KnowledgeRetriever {
   private trigram: Promise<boolean> | null = null;
   private readonly configs = new Map<string, string>();
+  private readonly semantic: SemanticSearch | null;
 
-  constructor(private readonly db: Database) {}
+  /** `embedder`: semantic search on (hybrid); null or absent: lexical only. */
+  constructor(
+    private readonly db: Database,
+    options: { embedder?: Embedder | null; log?: Logger } = {},
+  ) {
+    this.semantic = options.embedder ? new SemanticSearch(db, options.embedder, options.log) : null;
+  }
+
+  get method(): RetrievalMethod {
+    return this.semantic ? 'hybrid' : 'lexical';
+  }
 
   /** Whether the server has pg_trgm (the migration created it when it could). */
   hasTrigram(): Promise<boolean> {
@@ -74,12 +96,29 @@ export class PostgresRetriever implements KnowledgeRetriever {
 
   /**
    * Two round trips on the turn path (a turn waits for it): the full-text list and the similar
-   * words at once, then the similar words' list. Each list brings its passages with it.
+   * words at once, then the similar words' list; each list brings its passages with it. The
+   * semantic side (an HTTP request, then its ranking) runs beside them.
    */
-  async search(request: SearchRequest): Promise<RetrievedPassage[]> {
+  async search(request: SearchRequest): Promise<Retrieval> {
     const query = request.query.slice(0, MAX_QUERY_CHARS).trim();
-    if (!query || request.knowledgeBaseIds.length === 0) return [];
+    if (!query || request.knowledgeBaseIds.length === 0) return { passages: [], method: this.method };
     const limit = request.topK * CANDIDATES_PER_TOP_K;
+    const semantic = this.semantic?.rank(request.knowledgeBaseIds, query, limit, request.semanticBudgetMs) ?? null;
+    const lists = await this.lexical(request, query, limit).catch(async (err: unknown) => {
+      await semantic; // never left running unobserved
+      throw err;
+    });
+    const outcome = semantic ? await semantic : null;
+    if (outcome && 'items' in outcome) lists.push({ items: outcome.items, weight: SEMANTIC_WEIGHT });
+    const fused = fuseRankings(lists)
+      .filter((f) => f.relevance >= (request.threshold ?? 0))
+      .slice(0, request.topK);
+    const passages = await this.passages(fused, lists, request.timeoutMs);
+    if (outcome && 'error' in outcome) return { passages, method: 'lexical', semanticError: outcome.error };
+    return { passages, method: this.method };
+  }
+
+  private async lexical(request: SearchRequest, query: string, limit: number): Promise<RankedList[]> {
     const { timeoutMs } = request;
     const configs = [...(await this.configsOf(request.knowledgeBaseIds, timeoutMs))];
     const [exact, similar] = await Promise.all([
@@ -88,16 +127,34 @@ export class PostgresRetriever implements KnowledgeRetriever {
     ]);
     // The base's words like the query's (misspelt, inflected), searched as full text.
     const alike = similar.length > 0 ? await Promise.all(configs.map(([config, ids]) => this.fullText(config, ids, similar.join(' '), limit, timeoutMs))) : [];
-    const lists: RankedList[] = [...exact.map((items) => ({ items, weight: FULL_TEXT_WEIGHT })), ...alike.map((items) => ({ items, weight: TRIGRAM_WEIGHT }))];
-    const byId = new Map(lists.flatMap((list) => (list.items as Candidate[]).map((c) => [c.id, c] as const)));
-    // Each passage scored by its best relevance (0–1: comparable across queries, unlike RRF sums).
-    return fuseRankings(lists)
-      .filter((f) => f.relevance >= (request.threshold ?? 0))
-      .slice(0, request.topK)
-      .map((f) => {
-        const { id, relevance: _relevance, ...passage } = byId.get(f.id)!;
-        return { chunk_id: id, ...passage, score: Math.round(f.relevance * 1e4) / 1e4 };
-      });
+    return [...exact.map((items) => ({ items, weight: FULL_TEXT_WEIGHT })), ...alike.map((items) => ({ items, weight: TRIGRAM_WEIGHT }))];
+  }
+
+  /**
+   * The fused order as passages, each scored by its best relevance (0–1: comparable across
+   * queries, unlike RRF sums). The lexical lists brought theirs; only chunks the semantic list
+   * alone found are read.
+   */
+  private async passages(fused: Array<{ id: string; relevance: number }>, lists: RankedList[], timeoutMs: number | undefined): Promise<RetrievedPassage[]> {
+    const byId = new Map(lists.flatMap((list) => (list.items as Array<Ranked & Partial<Candidate>>).filter((c) => c.content !== undefined).map((c) => [c.id, c as Candidate] as const)));
+    const missing = fused.filter((f) => !byId.has(f.id)).map((f) => f.id);
+    if (missing.length > 0) {
+      const rows = await this.db.sequelize.query<Candidate>(
+        bounded(
+          `SELECT c.id, 0 AS relevance, c.knowledge_base_id, c.document_id, d.name AS document, c.heading, c.content
+             FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id WHERE c.id IN (:missing)`,
+          timeoutMs,
+        ),
+        { replacements: { missing }, type: QueryTypes.SELECT },
+      );
+      for (const row of rows) byId.set(row.id, row);
+    }
+    return fused.flatMap((f) => {
+      const found = byId.get(f.id);
+      if (!found) return []; // deleted since it was ranked
+      const { id, relevance: _relevance, ...passage } = found;
+      return [{ chunk_id: id, ...passage, score: Math.round(f.relevance * 1e4) / 1e4 }];
+    });
   }
 
   /** The bases' text search configurations, each with its bases (usually one configuration). */
@@ -153,4 +210,12 @@ export class PostgresRetriever implements KnowledgeRetriever {
     );
     return rows.map((r) => r.word);
   }
+}
+
+/**
+ * The retriever calls use, built from a database and an embedder (null: lexical only): what the
+ * worker, the API, the media gateway and scripts (benchmarks) construct, so each ranks alike.
+ */
+export function createKnowledgeRetriever(db: Database, embedder: Embedder | null, log?: Logger): PostgresRetriever {
+  return new PostgresRetriever(db, { embedder, ...(log ? { log } : {}) });
 }

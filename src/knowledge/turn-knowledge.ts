@@ -12,6 +12,8 @@ import { PrefetchingRetriever } from './prefetch';
 
 // "And on Saturday?" says little alone: a reply this short is searched with the turn before it.
 const SHORT_UTTERANCE_WORDS = 4;
+// The share of knowledge_timeout_ms the query's embedding and vector ranking may take.
+const SEMANTIC_SHARE = 0.8;
 
 /** The search query of a request: the caller's last message, with the one before when it is short. */
 export function knowledgeQuery(messages: LlmMessage[]): string {
@@ -26,7 +28,7 @@ export function knowledgeSearchOf(request: LlmTurnRequest): SearchRequest | null
   const { knowledge } = request;
   if (!knowledge || knowledge.knowledgeBaseIds.length === 0) return null;
   const query = knowledgeQuery(request.messages);
-  return query ? { knowledgeBaseIds: knowledge.knowledgeBaseIds, query, topK: KNOWLEDGE_TOP_K, timeoutMs: knowledge.timeoutMs } : null;
+  return query ? { knowledgeBaseIds: knowledge.knowledgeBaseIds, query, topK: KNOWLEDGE_TOP_K, timeoutMs: knowledge.timeoutMs, semanticBudgetMs: knowledge.timeoutMs * SEMANTIC_SHARE } : null;
 }
 
 /** Starts the search `request` will ask for, on a retriever that keeps it for the turn (prefetch.ts). */
@@ -49,16 +51,18 @@ export async function withKnowledge(retriever: KnowledgeRetriever, request: LlmT
   const elapsed = () => Math.round(performance.now() - started);
   let timer: NodeJS.Timeout | undefined;
   try {
-    // The budget goes with the search (knowledgeSearchOf): the store stops one the turn no longer waits for.
+    // The budget goes with the search (knowledgeSearchOf): the store stops one the turn no longer
+    // waits for, and the semantic side gets most of it, so a slow embeddings server still leaves
+    // the lexical answer in time rather than skipping the retrieval.
     const search = retriever.search(wanted);
     // A late answer (or the store's own cancellation) after the timeout is dropped.
     search.catch(() => undefined);
-    const passages = await Promise.race([
+    const { passages, method, semanticError } = await Promise.race([
       search,
       new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new RetrievalTimeout()), knowledge.timeoutMs))),
     ]);
     const chunks = passages.map((p) => ({ chunk_id: p.chunk_id, knowledge_base_id: p.knowledge_base_id, document: p.document, heading: p.heading, score: p.score }));
-    const outcome: KnowledgeOutcome = { event: 'knowledge_retrieved', data: { ...base, chunks, ms: elapsed() } };
+    const outcome: KnowledgeOutcome = { event: 'knowledge_retrieved', data: { ...base, chunks, ms: elapsed(), method, ...(semanticError ? { semantic_error: semanticError } : {}) } };
     if (passages.length === 0) return { messages: request.messages, knowledge: outcome };
     // Just before the caller's last words, so they stay the last thing the LLM reads.
     const at = request.messages.map((m) => m.role).lastIndexOf('user');

@@ -17,6 +17,9 @@ export const KNOWLEDGE_TIMEOUT_MAX_MS = 2000;
 /** Passages given to the LLM per retrieval. */
 export const KNOWLEDGE_TOP_K = 4;
 
+/** How a search ranked: full text (and trigrams) alone, or fused with an embedding's cosine ranking. */
+export type RetrievalMethod = 'lexical' | 'hybrid';
+
 export interface RetrievedPassage {
   chunk_id: string;
   knowledge_base_id: string;
@@ -34,6 +37,10 @@ export interface KnowledgeRetrievedData {
   mode: KnowledgeMode;
   chunks: Array<{ chunk_id: string; knowledge_base_id: string; document: string; heading: string; score: number }>;
   ms: number;
+  /** How the passages were ranked (absent in events recorded before semantic search existed). */
+  method?: RetrievalMethod;
+  /** Semantic search is configured but was left out of this retrieval: why (the answer is lexical). */
+  semantic_error?: string;
 }
 
 /** An `auto` retrieval asked of whoever runs an LLM request. */

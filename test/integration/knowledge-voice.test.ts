@@ -5,8 +5,10 @@
  * A phone call through the Twilio fake and a web call each ask three questions answered only in
  * the documents; the LLM fake's requests show the right passage before the caller's words, and
  * the call's `knowledge_retrieved` events and its transcript's `sources` name them, each search
- * begun on the interim transcript. Real API, call worker, PostgreSQL, Temporal,
- * media gateway and ingestion workflow; Twilio, Deepgram, Cartesia and OpenAI are local fakes.
+ * begun on the interim transcript. With an embeddings server configured the gateway searches
+ * hybrid, as the worker does (the events say so). Real API, call worker, PostgreSQL, Temporal,
+ * media gateway and ingestion workflow; Twilio, Deepgram, Cartesia, OpenAI and the embeddings
+ * server are local fakes.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,6 +16,7 @@ import { setLogLevel } from '../../src/shared/logger';
 import { connectWebCaller } from '../fakes/web-caller';
 import { FRAME_MS } from '../fakes/twilio-caller';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
+import { startFakeEmbeddings, type FakeEmbeddings } from '../fakes/embeddings-server';
 import { eventually } from '../support/fixtures';
 import type { Harness } from '../support/harness';
 import { configureTwilio } from '../support/telephony';
@@ -39,13 +42,19 @@ const QUESTIONS = [
 let stack: VoiceStack;
 let h: Harness;
 let twilio: FakeTwilio;
+let embeddings: FakeEmbeddings;
 const api = voiceCallApi(() => h);
 
 beforeAll(async () => {
   setLogLevel('error');
   twilio = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
+  embeddings = await startFakeEmbeddings();
   const configure = (h: Harness) => configureTwilio(h, { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, phoneNumber: OUR_NUMBER });
-  stack = await startVoiceStack({ telephony: [{ fake: twilio, env: { TWILIO_API_BASE_URL: twilio.apiBaseUrl }, configure }] });
+  stack = await startVoiceStack({
+    telephony: [{ fake: twilio, env: { TWILIO_API_BASE_URL: twilio.apiBaseUrl }, configure }],
+    // The fake's cosines run lower than a real model's (its vectors are hashed words).
+    env: { EMBEDDINGS_BASE_URL: embeddings.url, EMBEDDINGS_MODEL: 'fake-embed-1', EMBEDDINGS_MIN_SIMILARITY: '0.2' },
+  });
   h = stack.h;
   const base = await h.request('POST', '/api/knowledge-bases', { body: { name: 'clinic', language: 'en' } });
   expect(base.status).toBe(201);
@@ -65,7 +74,10 @@ beforeAll(async () => {
   stack.openai.setResponder(() => ({ content: REPLY }));
 }, 120_000);
 
-afterAll(() => stack?.stop());
+afterAll(async () => {
+  await stack?.stop();
+  await embeddings?.stop();
+});
 
 interface Caller {
   say(wav: string): Promise<unknown>;
@@ -111,9 +123,13 @@ async function expectPassages(callId: string, firstRequest: number): Promise<voi
   // Each search began on the interim transcript, when the VAD said the caller stopped (the
   // Deepgram fake's interims carry the question's words long before that), and the turn used it.
   expect(retrieved.map((e) => e.data.prefetched)).toEqual(QUESTIONS.map(() => true));
-  expect(retrieved.map((e) => ({ mode: e.data.mode, query: e.data.query, top: e.data.chunks[0]?.heading }))).toEqual(
-    QUESTIONS.map((q) => ({ mode: 'auto', query: q.asked, top: q.heading })),
+  expect(retrieved.map((e) => ({ mode: e.data.mode, method: e.data.method, query: e.data.query, top: e.data.chunks[0]?.heading }))).toEqual(
+    QUESTIONS.map((q) => ({ mode: 'auto', method: 'hybrid', query: q.asked, top: q.heading })),
   );
+  // Each question's words were embedded (as the interim transcript heard them: its search is the
+  // turn's; once: the web call's same questions use the kept vectors).
+  const words = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+  for (const q of QUESTIONS) expect(embeddings.requests.some((r) => r.inputs.some((input: string) => words(input) === words(q.asked)))).toBe(true);
   expect((await api.events(callId)).some((e) => e.event_type === 'knowledge_skipped')).toBe(false);
   // The call's transcript names each answer's passages (the greeting was given none).
   const call = await h.request('GET', `/api/calls/${callId}`);

@@ -4,7 +4,7 @@
  * final; other words are searched afresh; the event says which.
  */
 import type { LlmTurnRequest } from '../../workflows/call-definitions';
-import type { SearchRequest } from '../../src/knowledge/retrieval';
+import type { Retrieval, SearchRequest } from '../../src/knowledge/retrieval';
 import { PrefetchingRetriever, searchKey } from '../../src/knowledge/prefetch';
 import { knowledgeSearchOf, withKnowledge } from '../../src/knowledge/turn-knowledge';
 import { TurnDetector } from '../../src/gateway/turns/turn-detector';
@@ -18,7 +18,7 @@ function countingRetriever(delayMs = 0) {
     searched,
     search: (req: SearchRequest) => {
       searched.push(req.query);
-      return new Promise<RetrievedPassage[]>((resolve) => setTimeout(() => resolve([passage]), delayMs));
+      return new Promise<Retrieval>((resolve) => setTimeout(() => resolve({ passages: [passage], method: 'lexical' }), delayMs));
     },
   };
 }

@@ -1691,7 +1691,7 @@ export interface paths {
         put?: never;
         /**
          * Search a knowledge base (the search tester)
-         * @description Ranks its ready documents' chunks for `query` exactly as a call does: full-text search in the base's configuration, trigram similarity when the server has pg_trgm, fused by reciprocal rank; the `top_k` best whose score reaches `threshold`.
+         * @description Ranks its ready documents' chunks for `query` exactly as a call does: full-text search in the base's configuration, trigram similarity when the server has pg_trgm and, with an embeddings provider configured, the cosine similarity of the query's embedding, fused by reciprocal rank; the `top_k` best whose score reaches `threshold`. `method` says whether the semantic list took part (`hybrid`) or not (`lexical`, with `semantic_error` when it was configured but failed).
          */
         post: operations["searchKnowledgeBase"];
         delete?: never;
@@ -3661,7 +3661,7 @@ export interface components {
             status: components["schemas"]["KnowledgeDocumentStatus"];
             /** @description percent, while processing */
             progress: number;
-            /** @description while processing: fetching, extracting, chunking or indexing */
+            /** @description while processing: fetching, extracting, chunking, embedding (with semantic search on) or indexing */
             stage: string | null;
             /** @description why it failed (status failed); a failed refresh keeps the chunks indexed before */
             error: string | null;
@@ -3741,6 +3741,13 @@ export interface components {
             passages: components["schemas"]["KnowledgePassage"][];
             /** @description time the retrieval took */
             ms: number;
+            /**
+             * @description `hybrid`: full text fused with the semantic (embedding) ranking; `lexical`: full text alone (no embeddings configured, or the semantic side failed)
+             * @enum {string}
+             */
+            method: "lexical" | "hybrid";
+            /** @description why a configured semantic search was left out of this one */
+            semantic_error?: string;
         };
         /** @description a knowledge-base passage an agent reply was given (docs/knowledge-base.md#traceability) */
         KnowledgeSource: {

@@ -12,7 +12,8 @@ import { plain, plainAll } from '../../db/database';
 import type { KnowledgeBaseRow } from '../../db/models';
 import { resolveTextSearchConfig } from '../../knowledge/languages';
 import { removeKnowledgeReferences } from '../../knowledge/references';
-import { PostgresRetriever } from '../../knowledge/retrieval';
+import { createKnowledgeRetriever } from '../../knowledge/retrieval';
+import { embedderFromConfig } from '../../providers/embeddings';
 import { removeRefresh } from '../../knowledge/ingest-control';
 import { recordAgentVersion } from '../../agent-tests/versions';
 import { ownedKnowledgeBase } from '../ownership';
@@ -26,7 +27,7 @@ export function knowledgeBaseRoutes(ctx: ApiContext) {
   const { db } = ctx;
   const { KnowledgeBase, KnowledgeDocument } = db.models;
   const owned = ownedKnowledgeBase(db);
-  const retriever = new PostgresRetriever(db);
+  const retriever = createKnowledgeRetriever(db, embedderFromConfig(ctx.config), ctx.log);
   const findBase = async (id: string): Promise<KnowledgeBaseRow> => {
     const row = plain(await KnowledgeBase.findByPk(id));
     if (!row) throw notFound('Knowledge base');
@@ -155,15 +156,15 @@ export function knowledgeBaseRoutes(ctx: ApiContext) {
       access: 'member',
       summary: 'Search a knowledge base (the search tester)',
       description:
-        'Ranks its ready documents\' chunks for `query` exactly as a call does: full-text search in the base\'s configuration, trigram similarity when the server has pg_trgm, fused by reciprocal rank; the `top_k` best whose score reaches `threshold`.',
+        'Ranks its ready documents\' chunks for `query` exactly as a call does: full-text search in the base\'s configuration, trigram similarity when the server has pg_trgm and, with an embeddings provider configured, the cosine similarity of the query\'s embedding, fused by reciprocal rank; the `top_k` best whose score reaches `threshold`. `method` says whether the semantic list took part (`hybrid`) or not (`lexical`, with `semantic_error` when it was configured but failed).',
       params: BaseIdParam,
       body: KnowledgeSearchSchema,
       responses: { 200: { description: 'The ranked passages', schema: KnowledgeSearchResultSchema }, 404: { description: 'No such knowledge base' } },
       async handler({ params, body }) {
         const base = await findBase(params.knowledge_base_id as string);
         const started = performance.now();
-        const passages = await retriever.search({ knowledgeBaseIds: [base.id], query: body.query, topK: body.top_k, threshold: body.threshold });
-        return { status: 200, body: { query: body.query, passages, ms: Math.round((performance.now() - started) * 10) / 10 } };
+        const { passages, method, semanticError } = await retriever.search({ knowledgeBaseIds: [base.id], query: body.query, topK: body.top_k, threshold: body.threshold });
+        return { status: 200, body: { query: body.query, passages, ms: Math.round((performance.now() - started) * 10) / 10, method, ...(semanticError ? { semantic_error: semanticError } : {}) } };
       },
     }),
   ];

@@ -63,7 +63,7 @@ export const KnowledgeDocumentSchema = z.object({
   size_bytes: z.number().int(),
   status: DocumentStatus,
   progress: z.number().int().min(0).max(100).describe('percent, while processing'),
-  stage: z.string().nullable().describe('while processing: fetching, extracting, chunking or indexing'),
+  stage: z.string().nullable().describe('while processing: fetching, extracting, chunking, embedding (with semantic search on) or indexing'),
   error: z.string().nullable().describe('why it failed (status failed); a failed refresh keeps the chunks indexed before'),
   chunk_count: z.number().int(),
   refresh_hours: z.number().int().nullable(),
@@ -92,4 +92,6 @@ export const KnowledgeSearchResultSchema = z.object({
   query: z.string(),
   passages: z.array(PassageSchema),
   ms: z.number().describe('time the retrieval took'),
+  method: z.enum(['lexical', 'hybrid']).describe('`hybrid`: full text fused with the semantic (embedding) ranking; `lexical`: full text alone (no embeddings configured, or the semantic side failed)'),
+  semantic_error: z.string().optional().describe('why a configured semantic search was left out of this one'),
 }).meta({ id: 'KnowledgeSearchResult' });

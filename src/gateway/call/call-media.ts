@@ -61,12 +61,7 @@ export class CallMedia {
   readonly turnSpans: TurnSpans;
   /** What the gateway knows of the conversation (to answer alone while Temporal is away). */
   readonly conversation = new ConversationMirror();
-  /** The knowledge-base search of this call's `auto` turns (see voice-turn.ts). */
-  get knowledge(): CallMediaOptions['knowledge'] {
-    return this.prefetching;
-  }
-  /** The gateway's retriever, with this call's searches started on the interim transcript. */
-  private readonly prefetching?: PrefetchingRetriever;
+  readonly knowledge?: PrefetchingRetriever; // this call's `auto` searches (voice-turn.ts), with their prefetches
 
   private readonly opts: CallMediaOptions;
   private readonly log: Logger;
@@ -101,7 +96,7 @@ export class CallMedia {
 
   constructor(opts: CallMediaOptions) {
     this.opts = opts;
-    if (opts.knowledge) this.prefetching = new PrefetchingRetriever(opts.knowledge);
+    if (opts.knowledge) this.knowledge = new PrefetchingRetriever(opts.knowledge);
     this.callId = opts.callId;
     this.streamSid = opts.streamSid;
     this.format = opts.format;
@@ -158,11 +153,8 @@ export class CallMedia {
         if (!this.speech.pressingKeys && !this.leaving) this.speech.playback.takeBack();
       },
       arrivalPerf: (audioMs) => this.arrivals.arrivalOf(audioMs),
-      // The caller stopped: the armed turn's search starts on the words so far (knowledge/prefetch.ts);
-      // not over the agent, where it is a backchannel or a barge-in more often than a question.
-      heardSoFar: (text) => {
-        if (!this.speech.playback.speaking) prefetchKnowledge(this.prefetching, this.delivery.requestIfSaid(text));
-      },
+      // The armed turn's search starts on the words so far; not over the agent (a backchannel, a barge-in).
+      heardSoFar: (text) => !this.speech.playback.speaking && prefetchKnowledge(this.knowledge, this.delivery.requestIfSaid(text)),
     });
     this.keys = new DtmfGatherer({ timeoutSecs: pipeline.dtmf_timeout_secs ?? 2, maxDigits: pipeline.dtmf_max_digits ?? 32 }, (digits) =>
       this.utterance({ text: dtmfInputText(digits), duringAgentSpeech: false, speechEndPerf: null, vadStopPerf: null, sttTtfbMs: null }),
