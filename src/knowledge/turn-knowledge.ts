@@ -9,6 +9,7 @@ import type { LlmMessage, LlmTurnRequest } from '../../workflows/call-definition
 import { KNOWLEDGE_TOP_K, knowledgeContextMessage, type KnowledgeOutcome } from '../shared/knowledge';
 import type { KnowledgeRetriever, SearchRequest } from './retrieval';
 import { PrefetchingRetriever } from './prefetch';
+import { isStatementTimeout } from './bounded-sql';
 
 // "And on Saturday?" says little alone: a reply this short is searched with the turn before it.
 const SHORT_UTTERANCE_WORDS = 4;
@@ -46,7 +47,8 @@ export async function withKnowledge(retriever: KnowledgeRetriever, request: LlmT
   const { query } = wanted;
   const started = performance.now();
   // Started on the interim transcript (prefetch.ts): said in the event, as its `ms` is then shorter.
-  const prefetched = retriever instanceof PrefetchingRetriever && retriever.prefetched(wanted);
+  const early = retriever instanceof PrefetchingRetriever ? retriever.take(wanted) : null;
+  const prefetched = early !== null;
   const base = { knowledge_base_ids: knowledge.knowledgeBaseIds, query, mode: 'auto' as const, ...(prefetched ? { prefetched: true } : {}) };
   const elapsed = () => Math.round(performance.now() - started);
   let timer: NodeJS.Timeout | undefined;
@@ -54,7 +56,7 @@ export async function withKnowledge(retriever: KnowledgeRetriever, request: LlmT
     // The budget goes with the search (knowledgeSearchOf): the store stops one the turn no longer
     // waits for, and the semantic side gets most of it, so a slow embeddings server still leaves
     // the lexical answer in time rather than skipping the retrieval.
-    const search = retriever.search(wanted);
+    const search = early ?? retriever.search(wanted);
     // A late answer (or the store's own cancellation) after the timeout is dropped.
     search.catch(() => undefined);
     const { passages, method, semanticError } = await Promise.race([
@@ -70,7 +72,7 @@ export async function withKnowledge(retriever: KnowledgeRetriever, request: LlmT
     messages.splice(at < 0 ? messages.length : at, 0, { role: 'system', content: knowledgeContextMessage(passages) });
     return { messages, knowledge: outcome };
   } catch (err) {
-    const reason = err instanceof RetrievalTimeout ? `timeout after ${knowledge.timeoutMs} ms` : `retrieval failed: ${(err as Error).message}`;
+    const reason = err instanceof RetrievalTimeout || isStatementTimeout(err) ? `timeout after ${knowledge.timeoutMs} ms` : `retrieval failed: ${(err as Error).message}`;
     return { messages: request.messages, knowledge: { event: 'knowledge_skipped', data: { ...base, reason, ms: elapsed() } } };
   } finally {
     clearTimeout(timer);

@@ -49,6 +49,12 @@ it('skips a retrieval slower than its budget within the budget, and one that fai
 
   const broken = await withKnowledge(retriever(async () => Promise.reject(new Error('connection refused'))), request([{ role: 'user', content: 'hours?' }]));
   expect(broken.knowledge).toMatchObject({ event: 'knowledge_skipped', data: { reason: 'retrieval failed: connection refused' } });
+
+  // PostgreSQL's own cancellation at the budget (bounded-sql.ts) can win the race with the turn's
+  // timer: it is the same timeout, as Sequelize wraps it.
+  const cancelled = Object.assign(new Error('canceling statement due to statement timeout'), { original: { code: '57014' } });
+  const serverSide = await withKnowledge(retriever(async () => Promise.reject(cancelled)), request([{ role: 'user', content: 'hours?' }], 50));
+  expect(serverSide.knowledge).toMatchObject({ event: 'knowledge_skipped', data: { reason: 'timeout after 50 ms' } });
 });
 
 it('asks nothing of a request without knowledge, and adds no message when nothing matched', async () => {
