@@ -54,6 +54,8 @@ const ROLE_TABLE: Record<string, Access> = {
   'DELETE /api/mcp-servers/{server_id}': 'owner',
   'POST /api/mcp-servers/{server_id}/refresh': 'owner',
   'POST /api/mcp-servers/{server_id}/test': 'owner',
+  // The platform's own MCP server (docs/mcp-server.md): any member; each tool then checks its route's role.
+  'POST /mcp': 'member',
   // Campaigns (docs/campaigns.md): a campaign and its contacts are its owner's (or an admin's).
   'POST /api/campaigns': 'member',
   'GET /api/campaigns': 'member',
