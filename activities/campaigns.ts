@@ -20,9 +20,8 @@ export function createCampaignActivities(deps: ActivityDeps) {
       const notifier = { temporal: Context.current().client, db: deps.db, taskQueue: deps.config.TEMPORAL_TASK_QUEUE, initialRetrySecs: deps.config.WEBHOOK_RETRY_INITIAL_SECS };
       return heartbeating(
         (async () => {
-          // A change made elsewhere whose webhook was not sent (the API died just after), then this step's own.
-          await notifyCampaignStatus(notifier, input.campaignId);
           const result = await campaignTick(deps.db, settings, input.campaignId, new Date(input.nowMs), deps.config.CAMPAIGN_POLL_MS);
+          // This step's own change, or one made elsewhere whose webhook was not sent (the API died just after).
           await notifyCampaignStatus(notifier, input.campaignId);
           return result;
         })(),

@@ -9,9 +9,6 @@
  *   npx tsx scripts/bench-knowledge-semantic.ts [--sizes 1000,10000] [--dims 256,1536] [--runs 30]
  */
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
-import { connectDatabase } from '../src/db/database';
-import { migrate } from '../src/db/migrate';
 import { replaceChunks } from '../src/knowledge/chunk-store';
 import { estimateTokens, type Chunk } from '../src/knowledge/chunking';
 import { createKnowledgeRetriever } from '../src/knowledge/retrieval';
@@ -19,20 +16,11 @@ import { embeddingColumn, semanticRanking } from '../src/knowledge/semantic';
 import { normalise } from '../src/knowledge/vectors';
 import { EMBEDDINGS_VENDOR } from '../src/providers/embeddings/registry';
 import { startFakeEmbeddings } from '../test/fakes/embeddings-server';
+import { percentile, random, withScratchDatabase } from './lib/knowledge-bench-kit';
 
 let RUNS = 30;
 const WORDS = 'price doctor parking refund delivery courier opening hours weekend garage consultation fee pets cancel invoice roaming'.split(' ');
 
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const summary = (times: number[]) => {
   const s = [...times].sort((a, b) => a - b);
   return `p50 ${percentile(s, 50).toFixed(1)} ms, p95 ${percentile(s, 95).toFixed(1)} ms, max ${s[s.length - 1]!.toFixed(1)} ms`;
@@ -40,15 +28,7 @@ const summary = (times: number[]) => {
 
 async function run(adminUrl: string, size: number, dims: number, embeddingsUrl: string): Promise<void> {
   const name = `kb_sem_bench_${process.pid}_${size}_${dims}`;
-  const admin = new Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "${name}"`);
-  await admin.query(`CREATE DATABASE "${name}"`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const db = connectDatabase(url.toString());
-  try {
-    await migrate(db.sequelize);
+  await withScratchDatabase(adminUrl, name, async (db) => {
     const rand = random(size * 7 + dims);
     const vector = () => normalise(Array.from({ length: dims }, () => rand() * 2 - 1));
     const base = await db.models.KnowledgeBase.create({ id: randomUUID(), name: 'bench', language: 'en', ts_config: 'english', description: '' });
@@ -80,11 +60,7 @@ async function run(adminUrl: string, size: number, dims: number, embeddingsUrl: 
       if (i > 0) hybrid.push(performance.now() - t);
     }
     console.log(`${size} chunks × ${dims} dims (${column}, indexed in ${indexS.toFixed(1)} s): semantic ranking ${summary(ranking)}; hybrid search ${summary(hybrid)}`);
-  } finally {
-    await db.close();
-    await admin.query(`DROP DATABASE IF EXISTS "${name}"`);
-    await admin.end();
-  }
+  });
 }
 
 async function main(): Promise<void> {

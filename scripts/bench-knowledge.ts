@@ -8,25 +8,13 @@
  *   npx tsx scripts/bench-knowledge.ts [--sizes 1000,100000]
  */
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
-import { connectDatabase } from '../src/db/database';
-import { migrate } from '../src/db/migrate';
 import { replaceChunks } from '../src/knowledge/chunk-store';
 import { estimateTokens, type Chunk } from '../src/knowledge/chunking';
 import { PostgresRetriever } from '../src/knowledge/retrieval';
+import { percentile, random, withScratchDatabase } from './lib/knowledge-bench-kit';
 
 const SEARCHES = 200;
 const WORDS_PER_CHUNK = 60;
-
-/** mulberry32: a small seeded generator, so the corpus is the same on every run. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SYLLABLES = ['ka', 'ro', 'mi', 'ten', 'sa', 'lo', 'vi', 'dur', 'pe', 'na', 'gri', 'fo', 'bel', 'tu', 'xa', 'mon'];
 
@@ -39,19 +27,9 @@ function vocabulary(rand: () => number, size: number): string[] {
   return [...words];
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-
 async function run(adminUrl: string, size: number): Promise<void> {
   const name = `kb_bench_${process.pid}_${size}`;
-  const admin = new Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "${name}"`);
-  await admin.query(`CREATE DATABASE "${name}"`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const db = connectDatabase(url.toString());
-  try {
-    await migrate(db.sequelize);
+  await withScratchDatabase(adminUrl, name, async (db) => {
     const rand = random(size);
     const words = vocabulary(rand, 5000);
     const pick = () => words[Math.floor(rand() * words.length)]!;
@@ -82,12 +60,7 @@ async function run(adminUrl: string, size: number): Promise<void> {
       `${size} chunks (indexed in ${(indexMs / 1000).toFixed(1)} s, trigrams ${(await retriever.hasTrigram()) ? 'on' : 'off'}): ` +
         `search p50 ${f(percentile(times, 50))}, p95 ${f(percentile(times, 95))}, max ${f(times[times.length - 1]!)} over ${SEARCHES}`,
     );
-  } finally {
-    await db.close();
-    // KB_BENCH_KEEP=1 keeps the database, to look at the plans with EXPLAIN ANALYZE.
-    if (!process.env.KB_BENCH_KEEP) await admin.query(`DROP DATABASE IF EXISTS "${name}"`);
-    await admin.end();
-  }
+  });
 }
 
 async function main(): Promise<void> {

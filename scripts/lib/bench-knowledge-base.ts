@@ -65,14 +65,14 @@ type Query = (sql: string) => Promise<[unknown[], unknown]>;
  */
 export async function knowledgeTally(query: Query): Promise<string> {
   const [rows] = (await query(
-    `SELECT event_type, data->>'reason' AS reason, count(*)::int AS n,
+    `SELECT event_type, data->>'reason' AS reason, count(*)::int AS n, count(*) FILTER (WHERE data->>'prefetched' = 'true')::int AS prefetched,
             percentile_cont(0.5) WITHIN GROUP (ORDER BY (data->>'ms')::float) AS p50,
             percentile_cont(0.95) WITHIN GROUP (ORDER BY (data->>'ms')::float) AS p95
        FROM call_events WHERE event_type IN ('knowledge_retrieved', 'knowledge_skipped')
       GROUP BY 1, 2 ORDER BY 1, 2`,
-  )) as [Array<{ event_type: string; reason: string | null; n: number; p50: number; p95: number }>, unknown];
+  )) as [Array<{ event_type: string; reason: string | null; n: number; prefetched: number; p50: number; p95: number }>, unknown];
   if (!rows.length) return 'no retrieval events (no turn searched the knowledge base)';
   return rows
-    .map((r) => `${r.event_type}${r.reason ? ` (${r.reason})` : ''}: ${r.n}, search ms p50 ${r.p50.toFixed(1)} / p95 ${r.p95.toFixed(1)}`)
+    .map((r) => `${r.event_type}${r.reason ? ` (${r.reason})` : ''}: ${r.n} (${r.prefetched} begun on the interim transcript), wait ms p50 ${r.p50.toFixed(1)} / p95 ${r.p95.toFixed(1)}`)
     .join('; ');
 }

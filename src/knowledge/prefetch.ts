@@ -7,7 +7,7 @@
  * "hello, I'd like…" heard early answers "Hello, I'd like…" at the end. Another text (the final
  * said more, or something else) is searched afresh. One per call: a call's own few searches.
  */
-import type { KnowledgeRetriever, Retrieval, SearchRequest } from './retrieval';
+import { queryWords, type KnowledgeRetriever, type Retrieval, type SearchRequest } from './retrieval';
 
 // A search started this long ago is not reused: the base may have changed since.
 const FRESH_MS = 10_000;
@@ -22,7 +22,7 @@ interface Started {
 
 /** The words of a query as the search sees them. */
 export function searchKey(request: SearchRequest): string {
-  const words = request.query.toLowerCase().split(/[^\p{L}\p{M}\p{N}]+/u).filter(Boolean).join(' ');
+  const words = queryWords(request.query).join(' ');
   return `${[...request.knowledgeBaseIds].sort().join(',')}|${request.topK}|${request.threshold ?? 0}|${words}`;
 }
 
@@ -42,18 +42,17 @@ export class PrefetchingRetriever implements KnowledgeRetriever {
     this.started = [...this.started.slice(-(KEPT - 1)), { key, atMs: performance.now(), passages }];
   }
 
-  /** Whether the search of `request` was started by a prefetch (and is still fresh). */
-  prefetched(request: SearchRequest): boolean {
-    return this.find(searchKey(request)) !== undefined;
+  /** The prefetched search of `request`, taken (used once: a later turn with the same words searches again); null if none is fresh. */
+  take(request: SearchRequest): Promise<Retrieval> | null {
+    const hit = this.find(searchKey(request));
+    if (!hit) return null;
+    this.hits++;
+    this.started = this.started.filter((s) => s !== hit);
+    return hit.passages;
   }
 
   search(request: SearchRequest): Promise<Retrieval> {
-    const hit = this.find(searchKey(request));
-    if (!hit) return this.inner.search(request);
-    this.hits++;
-    // Used once: a later turn with the same words searches again.
-    this.started = this.started.filter((s) => s !== hit);
-    return hit.passages;
+    return this.take(request) ?? this.inner.search(request);
   }
 
   private find(key: string): Started | undefined {

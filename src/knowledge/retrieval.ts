@@ -63,6 +63,11 @@ const SEMANTIC_WEIGHT = 1;
 // A query longer than this is cut: a caller's turn, not a document.
 const MAX_QUERY_CHARS = 1000;
 
+/** A query's words as the search sees them: lower case, split at anything not a letter, mark or digit. */
+export function queryWords(text: string): string[] {
+  return text.toLowerCase().split(/[^\p{L}\p{M}\p{N}]+/u).filter(Boolean);
+}
+
 /** A candidate of one list: its rank inputs and the passage itself, so no second read is needed. */
 type Candidate = Ranked & Omit<RetrievedPassage, 'score' | 'chunk_id'>;
 
@@ -197,7 +202,7 @@ export class PostgresRetriever implements KnowledgeRetriever {
    * so this stays a few milliseconds however large the base.
    */
   private async similarWords(ids: string[], query: string, timeoutMs: number | undefined): Promise<string[]> {
-    const words = [...new Set(query.toLowerCase().split(/[^\p{L}\p{M}\p{N}]+/u).filter((w) => w.length >= 3))].slice(0, MAX_QUERY_WORDS);
+    const words = [...new Set(queryWords(query).filter((w) => w.length >= 3))].slice(0, MAX_QUERY_WORDS);
     if (words.length === 0) return [];
     // `%` (the index) uses the server's pg_trgm.similarity_threshold, 0.3 unless changed; the
     // explicit bound keeps ours whatever it is, without a round trip to set it.

@@ -4,7 +4,7 @@
  * to the global list every campaign honours.
  */
 import { useState } from 'react';
-import { ActionIcon, Badge, Button, Checkbox, Pagination, Stack, Table, Text, Textarea, TextInput, Tooltip } from '@mantine/core';
+import { Badge, Button, Checkbox, Pagination, Stack, Table, Text, Textarea, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconPlus, IconTrash } from '@tabler/icons-react';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -17,6 +17,7 @@ import { ListTable } from '../components/ListTable';
 import { ModalForm } from '../components/ModalForm';
 import { PageHeader } from '../components/PageHeader';
 import { formatTime } from '../lib/format';
+import { RowAction } from '../components/RowAction';
 
 const PAGE_SIZE = 50;
 
@@ -115,11 +116,7 @@ export function DoNotCallPage() {
                 <Table.Td>{formatTime(e.created_at)}</Table.Td>
                 <Table.Td>
                   {mayRemove(e) && (
-                    <Tooltip label="Remove">
-                      <ActionIcon variant="subtle" color="red" aria-label={`Remove ${e.phone_number}`} onClick={() => setRemoving(e)}>
-                        <IconTrash size={18} />
-                      </ActionIcon>
-                    </Tooltip>
+                    <RowAction label="Remove" ariaLabel={`Remove ${e.phone_number}`} icon={IconTrash} danger onClick={() => setRemoving(e)} />
                   )}
                 </Table.Td>
               </>

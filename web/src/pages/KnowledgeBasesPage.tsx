@@ -3,7 +3,7 @@
  * edit and delete; a base's own page holds its documents and the search tester.
  */
 import { useState } from 'react';
-import { ActionIcon, Anchor, Badge, Button, Group, Table, Text, Tooltip } from '@mantine/core';
+import { Anchor, Badge, Button, Group, Table, Text } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconEdit, IconPlus, IconTrash } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -16,6 +16,7 @@ import { KnowledgeBaseFormModal } from '../components/knowledge/KnowledgeBaseFor
 import { ListTable } from '../components/ListTable';
 import { PageHeader } from '../components/PageHeader';
 import { formatTime } from '../lib/format';
+import { RowAction } from '../components/RowAction';
 
 export function KnowledgeBasesPage() {
   const queryClient = useQueryClient();
@@ -75,16 +76,8 @@ export function KnowledgeBasesPage() {
                 <Table.Td>{formatTime(base.updated_at)}</Table.Td>
                 <Table.Td>
                   <Group gap={4} wrap="nowrap">
-                    <Tooltip label="Edit">
-                      <ActionIcon variant="subtle" aria-label={`Edit ${base.name}`} onClick={() => setEditing(base)}>
-                        <IconEdit size={18} />
-                      </ActionIcon>
-                    </Tooltip>
-                    <Tooltip label="Delete">
-                      <ActionIcon variant="subtle" color="red" aria-label={`Delete ${base.name}`} onClick={() => setDeleting(base)}>
-                        <IconTrash size={18} />
-                      </ActionIcon>
-                    </Tooltip>
+                    <RowAction label="Edit" ariaLabel={`Edit ${base.name}`} icon={IconEdit} onClick={() => setEditing(base)} />
+                    <RowAction label="Delete" ariaLabel={`Delete ${base.name}`} icon={IconTrash} danger onClick={() => setDeleting(base)} />
                   </Group>
                 </Table.Td>
               </>

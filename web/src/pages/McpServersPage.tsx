@@ -16,6 +16,7 @@ import { McpServerFormModal } from '../components/McpServerFormModal';
 import { McpToolTestModal } from '../components/McpToolTestModal';
 import { PageHeader } from '../components/PageHeader';
 import { formatTime } from '../lib/format';
+import { RowAction } from '../components/RowAction';
 
 function ToolList({ server, onTest }: { server: McpServer; onTest(tool: McpTool): void }) {
   if (server.tools.length === 0) return <Text size="sm" c="dimmed">{server.refreshed_at ? 'The server lists no tools' : 'Not refreshed yet'}</Text>;
@@ -102,21 +103,9 @@ export function McpServersPage() {
                 <Table.Td>{server.refreshed_at ? formatTime(server.refreshed_at) : '—'}</Table.Td>
                 <Table.Td>
                   <Group gap={4} wrap="nowrap">
-                    <Tooltip label="Refresh tools">
-                      <ActionIcon variant="subtle" aria-label={`Refresh ${server.name}`} loading={refresh.isPending && refresh.variables === server.id} onClick={() => refresh.mutate(server.id)}>
-                        <IconRefresh size={18} />
-                      </ActionIcon>
-                    </Tooltip>
-                    <Tooltip label="Edit">
-                      <ActionIcon variant="subtle" aria-label={`Edit ${server.name}`} onClick={() => setEditing(server)}>
-                        <IconEdit size={18} />
-                      </ActionIcon>
-                    </Tooltip>
-                    <Tooltip label="Delete">
-                      <ActionIcon variant="subtle" color="red" aria-label={`Delete ${server.name}`} onClick={() => setDeleting(server)}>
-                        <IconTrash size={18} />
-                      </ActionIcon>
-                    </Tooltip>
+                    <RowAction label="Refresh tools" ariaLabel={`Refresh ${server.name}`} icon={IconRefresh} loading={refresh.isPending && refresh.variables === server.id} onClick={() => refresh.mutate(server.id)} />
+                    <RowAction label="Edit" ariaLabel={`Edit ${server.name}`} icon={IconEdit} onClick={() => setEditing(server)} />
+                    <RowAction label="Delete" ariaLabel={`Delete ${server.name}`} icon={IconTrash} danger onClick={() => setDeleting(server)} />
                   </Group>
                 </Table.Td>
               </>

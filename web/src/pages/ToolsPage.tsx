@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { ActionIcon, Badge, Button, Group, Table, Text, Tooltip } from '@mantine/core';
+import { Badge, Button, Group, Table, Text } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconEdit, IconPlayerPlay, IconPlus, IconTrash } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -11,6 +11,7 @@ import { ListTable } from '../components/ListTable';
 import { PageHeader } from '../components/PageHeader';
 import { ToolFormModal } from '../components/ToolFormModal';
 import { ToolTestModal } from '../components/ToolTestModal';
+import { RowAction } from '../components/RowAction';
 
 export function ToolsPage() {
   const queryClient = useQueryClient();
@@ -67,21 +68,9 @@ export function ToolsPage() {
                 <Table.Td>{tool.timeout_secs}s</Table.Td>
                 <Table.Td>
                   <Group gap={4} wrap="nowrap">
-                    <Tooltip label="Test">
-                      <ActionIcon variant="subtle" aria-label={`Test ${tool.name}`} onClick={() => setTesting(tool)}>
-                        <IconPlayerPlay size={18} />
-                      </ActionIcon>
-                    </Tooltip>
-                    <Tooltip label="Edit">
-                      <ActionIcon variant="subtle" aria-label={`Edit ${tool.name}`} onClick={() => setEditing(tool)}>
-                        <IconEdit size={18} />
-                      </ActionIcon>
-                    </Tooltip>
-                    <Tooltip label="Delete">
-                      <ActionIcon variant="subtle" color="red" aria-label={`Delete ${tool.name}`} onClick={() => setDeleting(tool)}>
-                        <IconTrash size={18} />
-                      </ActionIcon>
-                    </Tooltip>
+                    <RowAction label="Test" ariaLabel={`Test ${tool.name}`} icon={IconPlayerPlay} onClick={() => setTesting(tool)} />
+                    <RowAction label="Edit" ariaLabel={`Edit ${tool.name}`} icon={IconEdit} onClick={() => setEditing(tool)} />
+                    <RowAction label="Delete" ariaLabel={`Delete ${tool.name}`} icon={IconTrash} danger onClick={() => setDeleting(tool)} />
                   </Group>
                 </Table.Td>
               </>

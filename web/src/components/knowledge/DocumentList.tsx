@@ -3,7 +3,7 @@
  * processing (the API answers progress, not events), with refresh (ingest again) and delete.
  */
 import { useEffect, useRef, useState } from 'react';
-import { ActionIcon, Anchor, Badge, Group, Progress, Stack, Table, Text, Tooltip } from '@mantine/core';
+import { Anchor, Badge, Group, Progress, Stack, Table, Text } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconRefresh, IconTrash } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -14,6 +14,7 @@ import { DOCUMENT_STATUS_COLOR, documentStatusText, formatBytes, isProcessing } 
 import { ApiErrorAlert, QueryState } from '../ApiErrorAlert';
 import { ConfirmModal } from '../ConfirmModal';
 import { ListTable } from '../ListTable';
+import { RowAction } from '../RowAction';
 
 const POLL_MS = 1000;
 
@@ -118,22 +119,15 @@ export function DocumentList({ baseId }: { baseId: string }) {
                 <Table.Td>{formatTime(doc.ingested_at)}</Table.Td>
                 <Table.Td>
                   <Group gap={4} wrap="nowrap">
-                    <Tooltip label={doc.source === 'url' ? 'Fetch and ingest again' : 'Ingest again'}>
-                      <ActionIcon
-                        variant="subtle"
-                        aria-label={`Refresh ${doc.name}`}
-                        disabled={doc.status === 'processing'}
-                        loading={refresh.isPending && refresh.variables?.id === doc.id}
-                        onClick={() => refresh.mutate(doc)}
-                      >
-                        <IconRefresh size={18} />
-                      </ActionIcon>
-                    </Tooltip>
-                    <Tooltip label="Delete">
-                      <ActionIcon variant="subtle" color="red" aria-label={`Delete ${doc.name}`} onClick={() => setDeleting(doc)}>
-                        <IconTrash size={18} />
-                      </ActionIcon>
-                    </Tooltip>
+                    <RowAction
+                      label={doc.source === 'url' ? 'Fetch and ingest again' : 'Ingest again'}
+                      ariaLabel={`Refresh ${doc.name}`}
+                      icon={IconRefresh}
+                      disabled={doc.status === 'processing'}
+                      loading={refresh.isPending && refresh.variables?.id === doc.id}
+                      onClick={() => refresh.mutate(doc)}
+                    />
+                    <RowAction label="Delete" ariaLabel={`Delete ${doc.name}`} icon={IconTrash} danger onClick={() => setDeleting(doc)} />
                   </Group>
                 </Table.Td>
               </>
