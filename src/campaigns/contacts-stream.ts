@@ -55,13 +55,16 @@ export async function streamContacts(
   const { limits } = options;
   const parser = parse({ ...CSV_OPTIONS, max_record_size: MAX_RECORD_BYTES });
   const guard = byteLimit(limits.maxBytes);
-  // pipe() does not carry errors forward: the parser, which the loop reads, is told of each.
+  // pipe() does not carry errors forward: the parser, which the loop reads, is told of each. Its
+  // own listener keeps an error raised before the loop reads (during BEGIN) from going unhandled;
+  // the loop then finds the parser destroyed with it.
   body.once('error', (err) => parser.destroy(err));
   body.once('aborted', () => parser.destroy(new ContactListError('the upload was aborted before its end')));
   guard.once('error', (err) => parser.destroy(err));
-  body.pipe(guard).pipe(parser);
+  parser.on('error', () => undefined);
   try {
     return await db.sequelize.transaction(async (transaction) => {
+      body.pipe(guard).pipe(parser);
       const tally = new UploadTally(options.expectedVariables);
       const now = new Date();
       let batch: Array<{ line: number; row: Record<string, unknown> }> = [];
