@@ -2,16 +2,17 @@
  * Writing parsed contacts to PostgreSQL, a batch at a time, for both the JSON body and the streamed
  * CSV upload (contacts-stream.ts): valid rows in one INSERT … ON CONFLICT per batch, so a number the
  * campaign already has stays one contact whichever batch or upload it came in; do-not-call numbers
- * stored `skipped_dnc`; invalid rows kept with their line. The tally keeps counts and only the first
- * invalid rows, so what an upload costs in memory does not grow with its length.
+ * stored `skipped_dnc` (checked in the same statement); invalid rows kept with their line. The
+ * tally keeps counts and only the first invalid rows, so what an upload costs in memory does not
+ * grow with its length.
  */
 import crypto from 'node:crypto';
-import { Op, type Transaction } from 'sequelize';
+import type { Transaction } from 'sequelize';
 import type { Database } from '../db/database';
 import type { CampaignRow } from '../db/models/campaigns';
 import type { ParsedContacts, RejectedRow } from './contacts';
 
-/** Rows per INSERT: one round trip per thousand rows, one DNC lookup for them. */
+/** Rows per INSERT: one round trip per thousand rows. */
 export const WRITE_BATCH = 1000;
 const SHOWN_INVALID = 100;
 
@@ -23,14 +24,6 @@ export interface UploadSummary {
   invalid_count: number;
   /** The agent's `context_variables` that some valid rows lack (a warning: the spec makes them a validation aid, not a requirement). */
   missing_variables: Array<{ name: string; rows: number }>;
-}
-
-/** Numbers of `phones` on the owner's or the global do-not-call list. */
-export async function onDoNotCall(db: Database, ownerId: string | null, phones: string[], transaction?: Transaction): Promise<Set<string>> {
-  if (!phones.length) return new Set();
-  const owners = [{ owner_id: null }, ...(ownerId ? [{ owner_id: ownerId }] : [])];
-  const rows = await db.models.DoNotCall.findAll({ where: { phone_number: phones, [Op.or]: owners }, attributes: ['phone_number'], transaction });
-  return new Set(rows.map((r) => r.get('phone_number') as string));
 }
 
 type UploadCampaign = Pick<CampaignRow, 'id' | 'owner_id' | 'timezone'>;
@@ -65,10 +58,6 @@ export class UploadTally {
     this.duplicates += offered - inserted.length;
   }
 
-  get rows(): number {
-    return this.added + this.duplicates + this.skippedDnc + this.invalidCount;
-  }
-
   summary(): UploadSummary {
     return {
       added: this.added,
@@ -82,36 +71,30 @@ export class UploadTally {
 }
 
 /**
- * One INSERT for up to WRITE_BATCH valid contacts, as arrays unnested server-side (nine bind
- * parameters however many rows). A number the campaign already has is not inserted again: while
- * that contact has not been dialled, the new row fills the parameters it lacks (the first row's
- * columns win, as within one batch). RETURNING names only the rows inserted (xmax = 0).
+ * One INSERT for up to WRITE_BATCH valid contacts, sent as one JSON array the server unpacks
+ * (jsonb_to_recordset: a single bind parameter, cheap to serialise), with the do-not-call check in
+ * the same statement (the owner's list and the global one, each an index probe). A number the
+ * campaign already has is not inserted again: while that contact has not been dialled, the new row
+ * fills the parameters it lacks (the first row's columns win, as within one batch). RETURNING
+ * names only the rows inserted (xmax = 0).
  */
 async function insertValid(db: Database, campaign: UploadCampaign, contacts: ParsedContacts['contacts'], now: Date, transaction: Transaction) {
-  const dnc = await onDoNotCall(db, campaign.owner_id, contacts.map((c) => c.phone), transaction);
-  const [rows] = (await db.sequelize.query(
+  const rows = contacts.map((c) => ({ id: crypto.randomUUID(), phone: c.phone, tz: c.timezone ?? campaign.timezone, params: c.customParameters, line: c.line }));
+  const [written] = (await db.sequelize.query(
     `INSERT INTO campaign_contacts (id, campaign_id, phone_number, timezone, custom_parameters, state, attempts, line, created_at, updated_at)
-     SELECT u.id, $1, u.phone, u.tz, u.params, u.state, 0, u.line, $2, $2
-     FROM unnest($3::uuid[], $4::text[], $5::text[], $6::jsonb[], $7::text[], $8::int[]) AS u(id, phone, tz, params, state, line)
+     SELECT u.id, $1, u.phone, u.tz, u.params,
+            CASE WHEN EXISTS (SELECT 1 FROM do_not_call d WHERE d.owner_id IS NULL AND d.phone_number = u.phone)
+                   OR EXISTS (SELECT 1 FROM do_not_call d WHERE d.owner_id = $2::uuid AND d.phone_number = u.phone)
+                 THEN 'skipped_dnc' ELSE 'pending' END,
+            0, u.line, $3, $3
+     FROM jsonb_to_recordset($4::jsonb) AS u(id uuid, phone text, tz text, params jsonb, line int)
      ON CONFLICT (campaign_id, phone_number) WHERE state <> 'invalid'
      DO UPDATE SET custom_parameters = EXCLUDED.custom_parameters || campaign_contacts.custom_parameters, updated_at = EXCLUDED.updated_at
        WHERE campaign_contacts.state = 'pending' AND campaign_contacts.attempts = 0
      RETURNING state, (xmax = 0) AS inserted`,
-    {
-      bind: [
-        campaign.id,
-        now,
-        contacts.map(() => crypto.randomUUID()),
-        contacts.map((c) => c.phone),
-        contacts.map((c) => c.timezone ?? campaign.timezone),
-        contacts.map((c) => JSON.stringify(c.customParameters)),
-        contacts.map((c) => (dnc.has(c.phone) ? 'skipped_dnc' : 'pending')),
-        contacts.map((c) => c.line),
-      ],
-      transaction,
-    },
+    { bind: [campaign.id, campaign.owner_id, now, JSON.stringify(rows)], transaction },
   )) as [Array<{ state: string; inserted: boolean }>, unknown];
-  return rows.filter((r) => r.inserted);
+  return written.filter((r) => r.inserted);
 }
 
 /** Writes a parsed batch (any length: valid rows go WRITE_BATCH to a statement) and counts it. */
