@@ -21,7 +21,7 @@ const MB = 1024 * 1024;
 
 let h: Harness;
 beforeAll(async () => {
-  // 8 MB: the 100 000-row list (about 3.5 MB) fits; the oversize tests need not send 50 MB.
+  // 8 MB: the 100 000-row list (about 3.3 MB) fits; the oversize tests need not send 50 MB.
   h = await startHarness({ env: { CAMPAIGN_UPLOAD_MAX_MB: '8' } });
   await createAgent(h.db, h.box, {
     name: 'dues-bot',
