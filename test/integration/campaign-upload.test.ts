@@ -168,6 +168,9 @@ describe('errors answer a status and {detail}, and store nothing', () => {
     expect(json.status).toBe(415);
     expect(json.body.detail).toMatch(/Content-Type must be text\/csv/);
     expect((await post(`/api/campaigns/${id}/contacts.csv`, 'phone\n+14155550100\n', { 'content-type': 'text/plain' })).status).toBe(415);
+    const latin1 = await post(`/api/campaigns/${id}/contacts.csv`, 'phone\n+14155550100\n', { 'content-type': 'text/csv; charset=ISO-8859-1' });
+    expect(latin1).toMatchObject({ status: 415, body: { detail: 'The CSV must be UTF-8 (got charset=iso-8859-1)' } });
+    expect((await post(`/api/campaigns/${id}/contacts.csv`, 'phone\n+14155550100\n', { 'content-type': 'text/csv; charset=utf-8' })).body).toMatchObject({ added: 1 });
     expect((await post('/api/campaigns/00000000-0000-4000-8000-000000000000/contacts.csv', 'phone\n+14155550100\n')).status).toBe(404);
     const member = await createSession(h, 'member');
     const denied = await post(`/api/campaigns/${id}/contacts.csv`, 'phone\n+14155550100\n', {}, member.token);

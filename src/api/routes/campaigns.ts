@@ -233,6 +233,9 @@ export function campaignRoutes(ctx: ApiContext) {
       },
       async handler({ params, query, req }) {
         if (!req.is('text/csv')) throw new HttpError(415, `Content-Type must be text/csv (got ${req.headers['content-type'] ?? 'none'}); JSON rows go to POST /api/campaigns/{campaign_id}/contacts`);
+        // The parser reads UTF-8: another declared charset would come out garbled, not refused.
+        const charset = /;\s*charset="?([^";\s]+)/i.exec(req.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+        if (charset && !['utf-8', 'utf8', 'us-ascii'].includes(charset)) throw new HttpError(415, `The CSV must be UTF-8 (got charset=${charset})`);
         const campaign = await openForContacts(params.campaign_id);
         const limits = { maxBytes: Math.floor(ctx.config.CAMPAIGN_UPLOAD_MAX_MB * 1e6), maxRows: ctx.config.CAMPAIGN_UPLOAD_MAX_ROWS };
         // A declared length over the limit is refused before a byte is read.
