@@ -51,7 +51,7 @@ export function campaignRoutes(ctx: ApiContext) {
       return await work();
     } catch (err) {
       if (err instanceof ContactListError) throw new HttpError(422, err.message);
-      // The rest of the body is not read: the connection closes once the answer is out.
+      // Answered at once; what is left of the body is read and dropped, then the connection closes.
       if (err instanceof UploadTooLarge) throw new HttpError(413, err.message, { Connection: 'close' });
       throw err;
     }
