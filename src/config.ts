@@ -94,6 +94,10 @@ export const coreConfigSchema = z.object({
   RING_TIMEOUT_SECS: z.coerce.number().int().positive().default(60),
   // How often a campaign with calls in flight looks at their outcomes (docs/campaigns.md).
   CAMPAIGN_POLL_MS: z.coerce.number().int().min(100).max(60_000).default(2_000),
+  // A contact list streamed as CSV (POST /api/campaigns/{id}/contacts.csv) is read a batch at a
+  // time, so these bound a request's length, not the API's memory (docs/campaigns.md).
+  CAMPAIGN_UPLOAD_MAX_MB: z.coerce.number().positive().max(1000).default(50),
+  CAMPAIGN_UPLOAD_MAX_ROWS: z.coerce.number().int().min(1).max(10_000_000).default(200_000),
   // POST /api/calls/end waits this long for the call's workflow to end the call; a workflow that
   // cannot (no worker, a task failing on every attempt) is then terminated and the call failed.
   CALL_END_TIMEOUT_SECS: z.coerce.number().positive().max(3600).default(30),

@@ -47,6 +47,7 @@ const ERROR_TEXT: Record<number, string> = {
   404: 'Unknown identifier',
   409: 'Conflicts with an existing resource',
   413: 'Body over the size limit',
+  415: 'The body is not of the content type the operation takes',
   422: 'Validation failed; `detail` names the field',
   429: 'Too many requests; see Retry-After',
   503: 'A required service is not configured or not reachable',
@@ -75,6 +76,7 @@ export function buildOpenApi(routes: AnyRoute[], info: ApiInfo) {
     }
     const implied = [
       ...(def.body ? [400, 413, 422] : []),
+      ...(def.rawBody ? [413, 415, 422] : []),
       ...(def.query || def.params ? [422] : []),
       ...(def.public ? [] : [401]),
       ...(!def.public && (requiredRole(def) === 'admin' || def.owned) ? [403] : []),
@@ -106,7 +108,9 @@ export function buildOpenApi(routes: AnyRoute[], info: ApiInfo) {
       parameters: [...parameters(components, def.params, 'path'), ...parameters(components, def.query, 'query')],
       ...(def.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(def.body, 'input') } } } }
-        : {}),
+        : def.rawBody
+          ? { requestBody: { required: true, description: def.rawBody.description, content: { [def.rawBody.contentType]: { schema: nonJsonSchema(def.rawBody.contentType) } } } }
+          : {}),
       responses,
     };
   }

@@ -79,6 +79,11 @@ export interface RouteDef<B, Q, P> {
    */
   owned?: { what: string; owner(params: Infer<P>): Promise<string | null | undefined> };
   body?: B;
+  /**
+   * A body the handler reads itself from `req` as a stream (not JSON, not parsed or size-limited by
+   * the app), e.g. `text/csv`: documented as the request body of that type.
+   */
+  rawBody?: { contentType: string; description: string };
   query?: Q;
   params?: P;
   responses: Record<number, ResponseDoc>;

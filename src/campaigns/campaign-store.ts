@@ -2,11 +2,13 @@
  * Campaigns in PostgreSQL: writing an uploaded contact list (invalid rows kept with their line,
  * duplicates merged, do-not-call numbers marked never to dial), progress counts, the JSON shape.
  */
-import crypto from 'node:crypto';
-import { Op, QueryTypes } from 'sequelize';
+import { QueryTypes } from 'sequelize';
 import { plainAll, type Database } from '../db/database';
 import { CONTACT_STATES, type CampaignRow, type ContactState } from '../db/models/campaigns';
-import { ContactListError, csvRows, parseContacts, type RejectedRow } from './contacts';
+import { ContactListError, csvRows, parseContacts } from './contacts';
+import { UploadTally, writeParsed, type UploadSummary } from './contact-writer';
+
+export type { UploadSummary } from './contact-writer';
 
 export interface ContactsUpload {
   contacts?: Array<Record<string, unknown>>;
@@ -14,39 +16,23 @@ export interface ContactsUpload {
   default_country?: string;
 }
 
-export interface UploadSummary {
-  added: number;
-  duplicates: number;
-  skipped_dnc: number;
-  invalid: RejectedRow[];
-  invalid_count: number;
-  /** The agent's `context_variables` that some valid rows lack (a warning: the spec makes them a validation aid, not a requirement). */
-  missing_variables: Array<{ name: string; rows: number }>;
-}
-
-const CHUNK = 500;
-const SHOWN_INVALID = 100;
 const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Column names become parameter names (placeholders in the prompt): letters, digits and _. */
+export function assertColumnNames(columns: string[], line: number): void {
+  const bad = columns.find((k) => !PARAM_NAME.test(k));
+  if (bad) throw new ContactListError(`contacts: column ${JSON.stringify(bad)} (line ${line}): names are letters, digits and _`);
+}
 
 /** Rows of the upload, each with its line: CSV lines count the header as 1, JSON rows from 1. */
 export function uploadRows(upload: ContactsUpload): Array<{ line: number; row: Record<string, unknown> }> {
   if (upload.contacts && upload.contacts_csv !== undefined) throw new ContactListError('give contacts or contacts_csv, not both');
   const rows = upload.contacts_csv !== undefined ? csvRows(upload.contacts_csv) : (upload.contacts ?? []).map((row, i) => ({ line: i + 1, row }));
-  for (const { line, row } of rows) {
-    const bad = Object.keys(row).find((k) => !PARAM_NAME.test(k));
-    if (bad) throw new ContactListError(`contacts: column ${JSON.stringify(bad)} (line ${line}): names are letters, digits and _`);
-  }
+  for (const { line, row } of rows) assertColumnNames(Object.keys(row), line);
   return rows;
 }
 
-/** Numbers of `phones` on the owner's or the global do-not-call list. */
-export async function onDoNotCall(db: Database, ownerId: string | null, phones: string[]): Promise<Set<string>> {
-  if (!phones.length) return new Set();
-  const owners = [{ owner_id: null }, ...(ownerId ? [{ owner_id: ownerId }] : [])];
-  const rows = await db.models.DoNotCall.findAll({ where: { phone_number: phones, [Op.or]: owners }, attributes: ['phone_number'] });
-  return new Set(rows.map((r) => r.get('phone_number') as string));
-}
-
+/** Stores a list given whole (the JSON body), in one transaction: all of it or, on an error, none. */
 export async function storeContacts(
   db: Database,
   campaign: Pick<CampaignRow, 'id' | 'owner_id' | 'timezone' | 'default_country'>,
@@ -54,57 +40,9 @@ export async function storeContacts(
   expectedVariables: string[] = [],
 ): Promise<UploadSummary> {
   const parsed = parseContacts(uploadRows(upload), upload.default_country ?? campaign.default_country);
-  const { CampaignContact } = db.models;
-  const before = await CampaignContact.count({ where: { campaign_id: campaign.id, state: { [Op.ne]: 'invalid' } } });
-  let skippedDnc = 0;
-  const now = new Date();
-  for (let i = 0; i < parsed.contacts.length; i += CHUNK) {
-    const chunk = parsed.contacts.slice(i, i + CHUNK);
-    const dnc = await onDoNotCall(db, campaign.owner_id, chunk.map((c) => c.phone));
-    skippedDnc += chunk.filter((c) => dnc.has(c.phone)).length;
-    await CampaignContact.bulkCreate(
-      chunk.map((c) => ({
-        id: crypto.randomUUID(),
-        campaign_id: campaign.id,
-        phone_number: c.phone,
-        timezone: c.timezone ?? campaign.timezone,
-        custom_parameters: c.customParameters,
-        state: (dnc.has(c.phone) ? 'skipped_dnc' : 'pending') as ContactState,
-        line: c.line,
-        created_at: now,
-        updated_at: now,
-      })),
-      // A number already in the campaign stays one contact (the partial unique index).
-      { ignoreDuplicates: true },
-    );
-  }
-  for (let i = 0; i < parsed.invalid.length; i += CHUNK) {
-    await CampaignContact.bulkCreate(
-      parsed.invalid.slice(i, i + CHUNK).map((r) => ({
-        id: crypto.randomUUID(),
-        campaign_id: campaign.id,
-        phone_number: r.phone.slice(0, 100),
-        timezone: campaign.timezone,
-        state: 'invalid' as const,
-        line: r.line,
-        error: r.error,
-        created_at: now,
-        updated_at: now,
-      })),
-    );
-  }
-  const after = await CampaignContact.count({ where: { campaign_id: campaign.id, state: { [Op.ne]: 'invalid' } } });
-  const inserted = after - before;
-  return {
-    added: inserted - skippedDnc,
-    duplicates: parsed.duplicates + (parsed.contacts.length - inserted),
-    skipped_dnc: skippedDnc,
-    invalid: parsed.invalid.slice(0, SHOWN_INVALID),
-    invalid_count: parsed.invalid.length,
-    missing_variables: expectedVariables
-      .map((name) => ({ name, rows: parsed.contacts.filter((c) => c.customParameters[name] === undefined || c.customParameters[name] === '').length }))
-      .filter((m) => m.rows > 0),
-  };
+  const tally = new UploadTally(expectedVariables);
+  await db.sequelize.transaction((transaction) => writeParsed(db, campaign, parsed, tally, new Date(), transaction));
+  return tally.summary();
 }
 
 export async function campaignProgress(db: Database, campaignId: string) {

@@ -40,31 +40,39 @@ export function normalisePhone(raw: string, defaultCountry?: string | null): str
   return parsed?.isValid() ? parsed.number : null;
 }
 
+/** How a contact list's CSV is read, the same for a body of JSON text and a streamed upload. */
+export const CSV_OPTIONS = {
+  columns: (header: string[]) => header.map((h) => h.trim().toLowerCase()),
+  skip_empty_lines: true,
+  trim: true,
+  bom: true,
+  info: true,
+  relax_column_count: false,
+} as const;
+
 /** CSV text to rows keyed by header (lower-cased, trimmed), each with its line in the file. */
 export function csvRows(text: string): Array<{ line: number; row: Record<string, unknown> }> {
   let records: Array<{ record: Record<string, string>; info: { lines: number } }>;
   try {
-    records = parse(text, {
-      columns: (header: string[]) => header.map((h) => h.trim().toLowerCase()),
-      skip_empty_lines: true,
-      trim: true,
-      bom: true,
-      info: true,
-      relax_column_count: false,
-    });
+    records = parse(text, CSV_OPTIONS);
   } catch (err) {
     throw new ContactListError(`contacts_csv: ${(err as Error).message}`);
   }
   return records.map(({ record, info }) => ({ line: info.lines, row: record }));
 }
 
+/** A list without a phone column cannot be called at all: refused as a whole. */
+export function assertPhoneColumn(columns: string[]): void {
+  if (!PHONE_COLUMNS.some((c) => columns.includes(c))) {
+    throw new ContactListError(`contacts: no phone column (one of ${PHONE_COLUMNS.join(', ')})`);
+  }
+}
+
 export function parseContacts(rows: Array<{ line: number; row: Record<string, unknown> }>, defaultCountry?: string | null): ParsedContacts {
   const byPhone = new Map<string, ParsedContact>();
   const invalid: RejectedRow[] = [];
   let duplicates = 0;
-  if (rows.length && !PHONE_COLUMNS.some((c) => c in rows[0].row)) {
-    throw new ContactListError(`contacts: no phone column (one of ${PHONE_COLUMNS.join(', ')})`);
-  }
+  if (rows.length) assertPhoneColumn(Object.keys(rows[0].row));
   for (const { line, row } of rows) {
     const phoneKey = PHONE_COLUMNS.find((c) => c in row);
     const rawPhone = phoneKey ? String(row[phoneKey] ?? '') : '';

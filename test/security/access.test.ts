@@ -65,6 +65,7 @@ const ROLE_TABLE: Record<string, Access> = {
   'POST /api/campaigns/{campaign_id}/resume': 'owner',
   'POST /api/campaigns/{campaign_id}/cancel': 'owner',
   'POST /api/campaigns/{campaign_id}/contacts': 'owner',
+  'POST /api/campaigns/{campaign_id}/contacts.csv': 'owner',
   'GET /api/campaigns/{campaign_id}/contacts': 'owner',
   'GET /api/campaigns/{campaign_id}/contacts.csv': 'owner',
   // Each member's own do-not-call list (the handlers scope it to the caller).

@@ -91,6 +91,16 @@ it('documents timestamps as date-time in the one form, flags as booleans and the
   expect(Object.keys(op('GET /api/calls/{call_id}/events/stream').responses[200].content)).toEqual(['text/event-stream']);
 });
 
+it('documents the streamed contact upload as a text/csv body, with its 413 and 415, answering the JSON upload\'s result', () => {
+  const upload = op('POST /api/campaigns/{campaign_id}/contacts.csv');
+  expect(upload.requestBody).toMatchObject({ required: true, content: { 'text/csv': { schema: { type: 'string' } } } });
+  expect(Object.keys(upload.requestBody.content)).toEqual(['text/csv']);
+  expect(json(upload.responses[200])).toEqual(ref('UploadResult'));
+  expect(json(op('POST /api/campaigns/{campaign_id}/contacts').responses[200])).toEqual(ref('UploadResult'));
+  for (const status of ['403', '404', '409', '413', '415', '422']) expect(json(upload.responses[status])).toEqual(ref('Error'));
+  expect(upload.parameters.map((p: any) => `${p.in} ${p.name}`)).toEqual(['path campaign_id', 'query default_country']);
+});
+
 it('keeps a tool parameters schema an object schema, and a transfer destination one of a number or a SIP URI', () => {
   expect(schemas.ToolParameters.properties.type).toMatchObject({ const: 'object' });
   expect(schemas.ToolParameters.required).toEqual(expect.arrayContaining(['type', 'properties', 'required']));

@@ -16,7 +16,9 @@ import { ALLOWED_FROM, signalCampaign, startCampaignWorkflow, transition, type C
 import { campaignWorkflowId } from '../../../workflows/campaign-definitions';
 import { ownedCampaign } from '../ownership';
 import { contactsCsv } from '../../campaigns/contacts-csv';
-import { AddContactsSchema, CampaignCreatedSchema, CampaignCreateSchema, CampaignSchema, ContactListQuery, ContactSchema, UploadSchema } from '../schemas/campaigns';
+import { streamContacts, UploadTooLarge } from '../../campaigns/contacts-stream';
+import { WRITE_BATCH } from '../../campaigns/contact-writer';
+import { AddContactsSchema, ContactsCsvQuery, CampaignCreatedSchema, CampaignCreateSchema, CampaignSchema, ContactListQuery, ContactSchema, UploadSchema } from '../schemas/campaigns';
 
 const TAG = 'Campaigns';
 const campaignIdParam = uuidParam('campaign_id');
@@ -38,16 +40,33 @@ export function campaignRoutes(ctx: ApiContext) {
     return row;
   };
 
-  async function upload(campaign: CampaignRow, body: ContactsUpload) {
+  /** The agent's context_variables, which the upload reports valid rows lacking (missing_variables). */
+  async function expectedVariables(campaign: CampaignRow): Promise<string[]> {
     const agent = plain(await Agent.findOne({ where: { name: campaign.agent_name }, attributes: ['context_variables'] }));
-    const expected = Object.keys((agent?.context_variables as Record<string, unknown> | null) ?? {}).sort();
+    return Object.keys((agent?.context_variables as Record<string, unknown> | null) ?? {}).sort();
+  }
+
+  async function asHttpError<T>(work: () => Promise<T>): Promise<T> {
     try {
-      return await storeContacts(db, campaign, body, expected);
+      return await work();
     } catch (err) {
       if (err instanceof ContactListError) throw new HttpError(422, err.message);
+      // Answered at once; what is left of the body is read and dropped, then the connection closes.
+      if (err instanceof UploadTooLarge) throw new HttpError(413, err.message, { Connection: 'close' });
       throw err;
     }
   }
+
+  async function upload(campaign: CampaignRow, body: ContactsUpload) {
+    const expected = await expectedVariables(campaign);
+    return asHttpError(() => storeContacts(db, campaign, body, expected));
+  }
+
+  const openForContacts = async (id: string) => {
+    const campaign = await findCampaign(id);
+    if (['completed', 'cancelled'].includes(campaign.status)) throw conflict(`The campaign is ${campaign.status}`);
+    return campaign;
+  };
 
   const action = (name: CampaignAction, summary: string, description: string) =>
     route({
@@ -180,9 +199,49 @@ export function campaignRoutes(ctx: ApiContext) {
         422: { description: 'Malformed list' },
       },
       async handler({ params, body }) {
-        const campaign = await findCampaign(params.campaign_id);
-        if (['completed', 'cancelled'].includes(campaign.status)) throw conflict(`The campaign is ${campaign.status}`);
+        const campaign = await openForContacts(params.campaign_id);
         const summary = await upload(campaign, body);
+        await signalCampaign(temporal, campaign.id);
+        return { status: 200, body: summary };
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/api/campaigns/{campaign_id}/contacts.csv',
+      operationId: 'uploadCampaignContactsCsv',
+      tag: TAG,
+      access: 'member',
+      owned,
+      summary: 'Add contacts from a CSV body, streamed: lists far larger than the JSON body limit',
+      description: [
+        `${EXTENSION} The body is the CSV file itself (\`Content-Type: text/csv\`, UTF-8, a header line), read as it arrives and stored ${WRITE_BATCH} rows at a time,`,
+        'so a list of 100 000 rows never sits in memory. The rows are read as those of the JSON upload (same columns, normalisation, do-not-call, duplicates and line numbers);',
+        '`default_country` comes in the query. All or nothing: a malformed line (422, naming it) or a body over the limit (413) stores none of the rows.',
+        'Limits: `CAMPAIGN_UPLOAD_MAX_MB` (default 50) and `CAMPAIGN_UPLOAD_MAX_ROWS` (default 200 000).',
+        'To start a campaign with such a list: create it with `start: false` and no contacts, upload, then `POST …/start`.',
+      ].join(' '),
+      params: campaignIdParam,
+      query: ContactsCsvQuery,
+      rawBody: { contentType: 'text/csv', description: 'The contact list as CSV: a header line naming the columns, then one row per contact' },
+      responses: {
+        200: { description: 'What the upload held', schema: UploadSchema },
+        404: { description: 'No such campaign' },
+        409: { description: 'The campaign has ended' },
+        413: { description: 'Over CAMPAIGN_UPLOAD_MAX_MB or CAMPAIGN_UPLOAD_MAX_ROWS; nothing stored' },
+        415: { description: 'The body is not text/csv' },
+        422: { description: 'No phone column, a bad column name, a bad default_country, or malformed CSV (`detail` names the line); nothing stored' },
+      },
+      async handler({ params, query, req }) {
+        if (!req.is('text/csv')) throw new HttpError(415, `Content-Type must be text/csv (got ${req.headers['content-type'] ?? 'none'}); JSON rows go to POST /api/campaigns/{campaign_id}/contacts`);
+        // The parser reads UTF-8: another declared charset would come out garbled, not refused.
+        const charset = /;\s*charset="?([^";\s]+)/i.exec(req.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+        if (charset && !['utf-8', 'utf8', 'us-ascii'].includes(charset)) throw new HttpError(415, `The CSV must be UTF-8 (got charset=${charset})`);
+        const campaign = await openForContacts(params.campaign_id);
+        const limits = { maxBytes: Math.floor(ctx.config.CAMPAIGN_UPLOAD_MAX_MB * 1e6), maxRows: ctx.config.CAMPAIGN_UPLOAD_MAX_ROWS };
+        // A declared length over the limit is refused before a byte is read.
+        if (Number(req.headers['content-length'] ?? 0) > limits.maxBytes) throw new HttpError(413, `The CSV body is larger than the limit of ${limits.maxBytes} bytes`, { Connection: 'close' });
+        const options = { defaultCountry: query.default_country ?? campaign.default_country, expectedVariables: await expectedVariables(campaign), limits };
+        const summary = await asHttpError(() => streamContacts(db, campaign, req, options));
         await signalCampaign(temporal, campaign.id);
         return { status: 200, body: summary };
       },

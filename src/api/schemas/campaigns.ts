@@ -87,6 +87,9 @@ export const CampaignCreateSchema = z.strictObject({
 
 export const AddContactsSchema = z.strictObject(ContactsInput).meta({ id: 'ContactsUpload' });
 
+/** The query of the streamed CSV upload: what the JSON upload carries beside its rows. */
+export const ContactsCsvQuery = z.strictObject({ default_country: CountrySchema.optional() });
+
 export const RejectedRowSchema = z.object({ line: z.number().int(), phone: z.string(), error: z.string() }).meta({ id: 'RejectedRow' });
 export const UploadSchema = z.object({
   added: z.number().int().describe('new contacts to call'),

@@ -1,4 +1,8 @@
-/** Adds contacts to a campaign, also while it runs (POST /api/campaigns/{id}/contacts): the same file and mapping as at creation, then what the API made of it. */
+/**
+ * Adds contacts to a campaign, also while it runs: the same file and mapping as at creation, then
+ * what the API made of it. The mapped file goes as the body of the streamed CSV upload
+ * (POST /api/campaigns/{id}/contacts.csv), which the 1 MB JSON body limit does not bound.
+ */
 import { useState } from 'react';
 import { Button, Group, Modal, Stack, TextInput } from '@mantine/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
@@ -15,7 +19,15 @@ export function AddContactsModal({ campaignId, onClose }: { campaignId: string; 
   const [result, setResult] = useState<CampaignUpload | null>(null);
   const add = useMutation({
     mutationFn: () =>
-      unwrap(api.POST('/api/campaigns/{campaign_id}/contacts', { params: { path: { campaign_id: campaignId } }, body: { contacts_csv: contacts.csv!, ...(country.trim() ? { default_country: country.trim() } : {}) } })),
+      unwrap(
+        api.POST('/api/campaigns/{campaign_id}/contacts.csv', {
+          params: { path: { campaign_id: campaignId }, query: country.trim() ? { default_country: country.trim() } : {} },
+          body: contacts.csv!,
+          // The CSV text as it is: openapi-fetch would otherwise send it as a JSON string.
+          bodySerializer: (csv: string) => csv,
+          headers: { 'Content-Type': 'text/csv' },
+        }),
+      ),
     onSuccess: (upload) => {
       setResult(upload);
       void queryClient.invalidateQueries({ queryKey: ['campaigns'] });
