@@ -97,9 +97,13 @@ export class WarmTransfer {
       const reason = reported && state.outcome ? failureReason(state.outcome.outcome) : 'no answer';
       return this.giveBack(name, humanCallId, reason, source, state.outcome?.detail);
     }
+    // The leg that answered, as its callback names it: Plivo's call API only returned a request
+    // id, and its Transfer and hang-up need the call's own id (on Twilio the two are the same).
+    const answeredId = state.answered.detail?.human_call_id;
+    const humanLeg = typeof answeredId === 'string' && answeredId ? answeredId : humanCallId;
     const briefed = await this.brief(name, settings.summaryPrompt, settings.maxWaitSecs, state);
-    if (briefed !== 'connect') return this.giveBack(name, humanCallId, briefed, source);
-    return this.join(name, humanCallId, source);
+    if (briefed !== 'connect') return this.giveBack(name, humanLeg, briefed, source);
+    return this.join(name, humanLeg, source);
   }
 
   /** The destination's leg on our stream: the summary, questions, until a decision; 'connect' or why not. */
@@ -119,6 +123,8 @@ export class WarmTransfer {
     for (let questions = 0; ; questions++) {
       const replied = await condition(() => this.inbox.queue.length > 0 || state.outcome !== null || !this.media.sessionOpen || this.over(), `${waitSecs}s`);
       if (this.over()) return 'the caller hung up during the transfer';
+      // A machine detected after the answer (Plivo's detection is asynchronous) is voicemail.
+      if (state.outcome?.outcome === 'voicemail') return failureReason('voicemail');
       if (state.outcome !== null || !this.media.sessionOpen) return 'the destination hung up during the briefing';
       if (!replied) return `no answer from the destination within ${waitSecs} s of the briefing`;
       const words = this.inbox.queue.splice(0).map((u) => u.text).join(' ');
