@@ -123,8 +123,6 @@ export class WarmTransfer {
     for (let questions = 0; ; questions++) {
       const replied = await condition(() => this.inbox.queue.length > 0 || state.outcome !== null || !this.media.sessionOpen || this.over(), `${waitSecs}s`);
       if (this.over()) return 'the caller hung up during the transfer';
-      // A machine detected after the answer (Plivo's detection is asynchronous) is voicemail.
-      if (state.outcome?.outcome === 'voicemail') return failureReason('voicemail');
       if (state.outcome !== null || !this.media.sessionOpen) return 'the destination hung up during the briefing';
       if (!replied) return `no answer from the destination within ${waitSecs} s of the briefing`;
       const words = this.inbox.queue.splice(0).map((u) => u.text).join(' ');

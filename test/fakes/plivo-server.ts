@@ -28,7 +28,7 @@ import { connectPlivoCaller, type PlivoCaller } from './plivo-caller';
 import { parseXml, type XmlElement } from './twilio-twiml';
 import type { CallOutcome, CallbackDelivery, CallState, FakePlivo, FakePlivoCall, FakePlivoOptions, FakeStream, OutcomeScript, RecordedApiRequest } from './plivo-fake-types';
 import { baseParams, deferred, jsonBody, plivoSignatureV3, readStreamElement, sleep, sleepUnless } from './plivo-wire';
-import { simulatePlivoAmd } from './plivo-amd';
+import { simulatePlivoAmd, syncPlivoAmd } from './plivo-amd';
 import { plivoError, plivoRestRoute, type PlivoCalls } from './plivo-rest';
 import { conferenceProblem, runConference, type ConferenceContext, type Room } from './plivo-conference';
 
@@ -267,7 +267,9 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
         : finish(s, 'no-answer', 'NO_ANSWER', 'Callee');
     }
     answerNow(s);
-    const xml = await fetchXml(s, baseParams(s, 'in-progress', 'StartApp'));
+    const machine = await syncPlivoAmd(c, script.amd);
+    if (s.hungUp) return finish(s, 'completed', 'NORMAL_CLEARING', 'API Request');
+    const xml = await fetchXml(s, { ...baseParams(s, 'in-progress', 'StartApp'), ...(machine ?? {}) });
     await execute(s, xml);
   }
 

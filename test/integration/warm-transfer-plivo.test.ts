@@ -122,7 +122,9 @@ describe('warm transfer_call on a Plivo call', () => {
     const leg = plivo.call(person.callId)!;
     const base = `${h.api.url}/telephony/plivo/warm/${callId}`;
     expect(leg).toMatchObject({ to: BILLING.slice(1), from: OUR_NUMBER.slice(1), direction: 'outbound' });
-    expect(leg.params).toMatchObject({ answer_url: `${base}/answer`, hangup_url: `${base}/events`, ring_url: `${base}/events`, ring_timeout: 10, machine_detection: 'true', machine_detection_url: `${base}/events` });
+    expect(leg.params).toMatchObject({ answer_url: `${base}/answer`, hangup_url: `${base}/events`, ring_url: `${base}/events`, ring_timeout: 10, machine_detection: 'true' });
+    // A person: the synchronous detection's answer URL request said so.
+    expect(leg.callbacks.find((d) => d.kind === 'answer')!.params.Machine).toBe('false');
     const briefing = `${SUMMARY} ${CONNECT_PROMPT}`;
     await eventually(async () => heardMs(person) >= (briefing.length - 4) * MS_PER_CHAR - 200, 30_000, 20);
     person.dtmf('1');
@@ -223,12 +225,17 @@ describe('warm transfer_call on a Plivo call', () => {
     const busy = await transferComesBack('plivo-warm-unanswered', 'sales', sorry);
     expect(busy.list.find((e) => e.event_type === 'transfer_failed')!.data).toMatchObject({ destination: 'sales', reason: 'busy', hangup_cause: 'USER_BUSY' });
 
-    // A machine answers: Plivo's asynchronous detection (Machine=true on machine_detection_url)
-    // comes after the answer; the briefing stops and the caller comes back.
+    // A machine answers: Plivo's synchronous detection (no machine_detection_url) runs no XML until
+    // it knows, then asks the answer URL with Machine=true: no briefing, the leg hung up.
     plivo.setOutcome({ outcome: 'answer', ringMs: 200, amd: { machine: true, decidedMs: 1_500 } }, SALES);
     const machine = await transferComesBack('plivo-warm-unanswered', 'sales', sorry);
-    expect(machine.list.find((e) => e.event_type === 'transfer_failed')!.data).toMatchObject({ destination: 'sales', reason: 'voicemail' });
-    const leg = plivo.calls.find((c) => c.to === SALES.slice(1) && c.callbacks.some((d) => d.kind === 'machine-detection' && d.params.Machine === 'true'))!;
+    expect(machine.list.find((e) => e.event_type === 'transfer_failed')!.data).toMatchObject({ destination: 'sales', reason: 'voicemail', machine: true });
+    expect(machine.list.map((e) => e.event_type)).not.toContain('transfer_briefing_started');
+    const leg = plivo.calls.find((c) => c.to === SALES.slice(1) && c.callbacks.some((d) => d.kind === 'answer' && d.params.Machine === 'true'))!;
+    expect(leg.params.machine_detection).toBe('true');
+    expect(leg.params.machine_detection_url).toBeUndefined();
+    expect(leg.callbacks.find((d) => d.kind === 'answer')!.body).toContain('<Hangup');
+    expect(leg.caller).toBeUndefined();
     await eventually(async () => leg.endedAtMs !== undefined, 10_000);
   }, 150_000);
 });

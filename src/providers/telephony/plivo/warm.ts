@@ -10,9 +10,10 @@
  *   waitSound URL tells them apart);
  * - **the human**: a call of its own (Make Call API) from our number, `answer_url` = our answer URL
  *   (a `<Stream>` to the media gateway: the briefing), `ring_url` and `hangup_url` = our events
- *   URL, `ring_timeout` = max_wait_secs, and `machine_detection=true` with `machine_detection_url`
- *   = the events URL. Plivo's detection is asynchronous: the answer URL comes first (the briefing
- *   starts), `Machine=true` later, which the workflow treats as voicemail and gives the caller back;
+ *   URL, `ring_timeout` = max_wait_secs, and `machine_detection=true` without a
+ *   `machine_detection_url`: synchronous, Plivo runs no XML until it knows and then requests the
+ *   answer URL with `Machine` — a machine is hung up before it hears anything of the briefing
+ *   (the asynchronous mode would start the briefing on the answer and report the machine later);
  * - **join**: the Transfer Call API moves the human's call (its own A leg) to our join URL,
  *   `<Conference startConferenceOnEnter="true" endConferenceOnExit="true">` of the same name: the
  *   briefing stream ends (the agent leaves), the conference starts and the wait sound stops;
@@ -102,7 +103,7 @@ export const plivoWarmTransfer: WarmTransferSupport<PlivoCredentials> = {
       hangupUrl: req.eventsUrl,
       ringUrl: req.eventsUrl,
       ringTimeoutSecs: Math.min(Math.max(1, Math.round(req.maxWaitSecs)), MAX_RING_SECS),
-      machineDetectionUrl: req.eventsUrl,
+      syncMachineDetection: true,
     });
     return ref.sid;
   },
@@ -132,10 +133,9 @@ export const plivoWarmTransfer: WarmTransferSupport<PlivoCredentials> = {
   humanReport(req) {
     const params = webhookParams(req);
     const uuid = field(params, 'CallUUID') ?? null;
-    const machine = field(params, 'Machine')?.toLowerCase();
-    // The asynchronous detection's result (machine_detection_url): only a machine is news.
-    if (machine === 'true') return { outcome: 'voicemail', humanCallId: uuid, detail: { machine: true } };
-    if (machine !== undefined) return null;
+    // The synchronous detection's verdict rides on the answer URL request (`Machine=false`, or no
+    // parameter at all, is a person).
+    if (field(params, 'Machine')?.toLowerCase() === 'true') return { outcome: 'voicemail', humanCallId: uuid, detail: { machine: true } };
     const status = field(params, 'CallStatus');
     if (status === 'in-progress' && uuid) return { outcome: 'answered', humanCallId: uuid };
     const outcome = status ? HUMAN_STATUS[status] : undefined;
