@@ -238,4 +238,31 @@ describe('warm transfer_call on a Plivo call', () => {
     expect(leg.caller).toBeUndefined();
     await eventually(async () => leg.endedAtMs !== undefined, 10_000);
   }, 150_000);
+
+  it('does not lose the caller when the worker is killed during the briefing: the destination says connect and the transfer completes', async () => {
+    await createVoiceAgent({ name: 'plivo-warm-killed', prompt: 'You are the front desk.', greeting: 'Hello.', transfer_destinations: DESTINATIONS });
+    scriptAgent('billing', 'unused', []);
+    deepgram.script(['I was charged twice for invoice 1234.']);
+    const { fake, caller, callId } = await inboundCall('plivo-warm-killed');
+    await eventually(async () => heardMs(caller) >= 200, 15_000, 20);
+    const human = plivo.nextCaller(30_000);
+    await caller.say(HELLO_WAV);
+    const person = await human;
+    await eventually(async () => heardMs(person) >= 1_000, 30_000, 20);
+    // Killed while the agent speaks to the destination: a new worker carries the call on from its
+    // history, which holds the answered leg's CallUUID the join needs.
+    await stack.restartWorker();
+    const briefing = `${SUMMARY} ${CONNECT_PROMPT}`;
+    await eventually(async () => heardMs(person) >= (briefing.length - 4) * MS_PER_CHAR - 200, 40_000, 20);
+    // This time the destination says it (speech, through the STT) rather than pressing 1.
+    deepgram.script(['Yes, connect them.']);
+    await person.say(HELLO_WAV);
+    const call = await finalCall(callId, 40_000);
+    expect(call).toMatchObject({ status: 'completed', end_reason: 'transferred', transfer_summary: SUMMARY });
+    expect([...plivo.conference(`warm-${callId}`)!.members].sort()).toEqual([fake.callUuid, person.callId].sort());
+    const list = await events(callId);
+    expect(list.filter((e) => e.event_type === 'transfer_completed')).toHaveLength(1);
+    expect(list.find((e) => e.event_type === 'transfer_briefing_reply')!.data).toMatchObject({ text: 'Yes, connect them.', decision: 'connect' });
+    expect(list.map((e) => e.event_type)).not.toContain('transfer_failed');
+  }, 120_000);
 });
