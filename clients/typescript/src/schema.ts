@@ -9704,6 +9704,8 @@ export interface operations {
         parameters: {
             query?: {
                 audio?: string;
+                /** @description `1` on the conference's wait-sound URL (Plivo's `waitSound`, the same route): the audio document */
+                wait?: string;
             };
             header?: never;
             path: {
@@ -9758,6 +9760,8 @@ export interface operations {
         parameters: {
             query?: {
                 audio?: string;
+                /** @description `1` on the conference's wait-sound URL (Plivo's `waitSound`, the same route): the audio document */
+                wait?: string;
             };
             header?: never;
             path: {

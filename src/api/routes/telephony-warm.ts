@@ -61,7 +61,10 @@ export function telephonyWarmRoutes(ctx: ApiContext): AnyRoute[] {
       description:
         "What the caller hears while the agent briefs the destination: `audio` played on a loop (the conference's wait URL), or for vendors that move the caller's leg to this URL (Plivo), the conference document whose wait sound is this URL again.",
       params,
-      query: z.object({ audio: z.string().optional() }),
+      query: z.object({
+        audio: z.string().optional(),
+        wait: z.string().optional().describe("`1` on the conference's wait-sound URL (Plivo's `waitSound`, the same route): the audio document"),
+      }),
       responses: { 200: xml("The vendor's hold document"), 422: { description: 'audio missing or not an http(s) URL' }, ...common },
       async handler({ req, res, params: p, query }) {
         const { warm, publicBaseUrl, call } = await authenticated(p.provider, p.call_id, req);
