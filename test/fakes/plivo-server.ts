@@ -156,7 +156,8 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
       c.errors.push('stream dropped without a close handshake: call held (keepCallAlive) until hung up');
       await s.hangupRequested.promise;
     }
-    c.hangupSource ??= closed.by === 'gateway' ? 'Plivo' : c.direction === 'inbound' ? 'Caller' : 'Callee';
+    // A stream the Transfer Call API stopped is not the call's end: its next XML runs.
+    if (!transferred.has(s)) c.hangupSource ??= closed.by === 'gateway' ? 'Plivo' : c.direction === 'inbound' ? 'Caller' : 'Callee';
     await streamCallback('StopStream');
   }
 
