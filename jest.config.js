@@ -54,6 +54,9 @@ const TIMED = [
   // briefing's timestamps), and kills and restarts the call worker during a briefing, as
   // transfer-twilio does.
   'test/integration/warm-transfer-twilio.test.ts',
+  // The same on Plivo: the wait sound measured frame by frame against the briefing's timestamps,
+  // a destination ringing out in real time (ring_timeout), a worker killed during a briefing.
+  'test/integration/warm-transfer-plivo.test.ts',
   // Times each turn against its knowledge_timeout_ms (300 ms, plus 700 ms for the rest of the
   // turn): a turn beside three other integration files' start-ups costs more than that margin.
   'test/integration/knowledge-timeout.test.ts',

@@ -9,7 +9,7 @@
  * Starts the same real stack as the tests (PostgreSQL, Temporal dev server, API, worker) with a
  * fake LLM and a local webhook receiver. `--only-analysis` records the post-call analysis
  * scenarios alone, `--only-drain` the drained phone call alone, `--only-transfer` the transferred
- * phone calls alone, `--only-warm` the warm transfers (joined, declined) alone, `--only-voicemail` the two voicemail calls alone, `--only-keypad` the phone
+ * phone calls alone, `--only-warm` the warm transfers (joined, declined; joined on Plivo) alone, `--only-voicemail` the two voicemail calls alone, `--only-keypad` the phone
  * call with keypresses both ways alone, `--only-web` the web call alone, `--only-mcp` the call using an MCP tool alone, `--only-knowledge` the knowledge-base ingestion and calls alone, `--only-voice` the phone call
  * with armed turns, the one whose caller cuts the greeting off and the turn run (new histories,
  * without re-recording the others).
@@ -26,6 +26,7 @@ import { startFakeDeepgram } from '../test/fakes/deepgram-server';
 import { startFakeOpenAI } from '../test/fakes/openai-server';
 import { FRAME_MS } from '../test/fakes/twilio-caller';
 import { startFakeTwilio } from '../test/fakes/twilio-server';
+import { startFakePlivo } from '../test/fakes/plivo-server';
 import { startWebhookReceiver } from '../test/fakes/webhook-receiver';
 import { connectWebCaller } from '../test/fakes/web-caller';
 import { createAgent, createNodes, createTool, eventually } from '../test/support/fixtures';
@@ -49,6 +50,7 @@ async function main(): Promise<void> {
   const llm = await startFakeOpenAI();
   const hooks = await startWebhookReceiver();
   const twilio = await startFakeTwilio({ accountSid: TWILIO.accountSid, authToken: TWILIO.authToken });
+  const plivo = await startFakePlivo({ authId: 'MARECORDHISTORIES001', authToken: 'record-histories-plivo-token-0123' });
   const deepgram = await startFakeDeepgram({ apiKey: 'dg-key' });
   const cartesia = await startFakeCartesia({ apiKey: 'ca-key' });
   const gatewayPort = await getFreePort();
@@ -58,6 +60,7 @@ async function main(): Promise<void> {
       OPENAI_API_KEY: 'sk-test',
       WEBHOOK_RETRY_INITIAL_SECS: '1',
       TWILIO_API_BASE_URL: twilio.apiBaseUrl,
+      PLIVO_API_BASE_URL: plivo.apiBaseUrl,
       GATEWAY_PUBLIC_URL: `ws://127.0.0.1:${gatewayPort}`,
       DEEPGRAM_API_KEY: 'dg-key',
       DEEPGRAM_BASE_URL: deepgram.url,
@@ -314,7 +317,9 @@ async function main(): Promise<void> {
     if (process.argv.includes('--only-transfer')) return await recordTransfers();
     const recordWarm = async () => {
       await configureTwilio(h, TWILIO);
-      await recordWarmTransfers({ h, llm, twilio, deepgram, helloWav: HELLO_WAV, save, inboundPhoneCall });
+      await recordWarmTransfers({ h, llm, twilio, plivo, deepgram, helloWav: HELLO_WAV, save, inboundPhoneCall });
+      // The Plivo warm transfer made Plivo the default provider: the later scenarios are Twilio calls.
+      await configureTwilio(h, TWILIO);
     };
     if (process.argv.includes('--only-warm')) return await recordWarm();
     if (process.argv.includes('--only-voicemail')) return await recordVoicemail();
@@ -341,7 +346,7 @@ async function main(): Promise<void> {
   } finally {
     await gateway.stop();
     await h.stop();
-    await Promise.all([twilio.stop(), deepgram.stop(), cartesia.stop()]);
+    await Promise.all([twilio.stop(), plivo.stop(), deepgram.stop(), cartesia.stop()]);
     await llm.stop();
     await hooks.stop();
     await globalTeardown();

@@ -97,9 +97,13 @@ export class WarmTransfer {
       const reason = reported && state.outcome ? failureReason(state.outcome.outcome) : 'no answer';
       return this.giveBack(name, humanCallId, reason, source, state.outcome?.detail);
     }
+    // The leg that answered, as its callback names it: Plivo's call API only returned a request
+    // id, and its Transfer and hang-up need the call's own id (on Twilio the two are the same).
+    const answeredId = state.answered.detail?.human_call_id;
+    const humanLeg = typeof answeredId === 'string' && answeredId ? answeredId : humanCallId;
     const briefed = await this.brief(name, settings.summaryPrompt, settings.maxWaitSecs, state);
-    if (briefed !== 'connect') return this.giveBack(name, humanCallId, briefed, source);
-    return this.join(name, humanCallId, source);
+    if (briefed !== 'connect') return this.giveBack(name, humanLeg, briefed, source);
+    return this.join(name, humanLeg, source);
   }
 
   /** The destination's leg on our stream: the summary, questions, until a decision; 'connect' or why not. */

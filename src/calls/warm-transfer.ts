@@ -38,6 +38,7 @@ export function warmUrls(publicBaseUrl: string, provider: string, callId: string
     answerUrl: `${base}/answer`,
     eventsUrl: `${base}/events`,
     returnUrl: `${base}/return`,
+    joinUrl: `${base}/join`,
   };
 }
 
@@ -104,7 +105,7 @@ export async function joinWarmTransfer(deps: Deps, input: { callId: string; huma
   const r = await resolve(deps, input.callId);
   if (typeof r === 'string') return { ok: false, error: r };
   try {
-    await r.warm.join(r.creds, input.humanCallId, conferenceName(r.call.id));
+    await r.warm.join(r.creds, input.humanCallId, conferenceName(r.call.id), warmUrls(r.publicBaseUrl, r.vendor.name, r.call.id, HOLD_TONE).joinUrl);
     return { ok: true };
   } catch (err) {
     return { ok: false, error: refusal(r.vendor, err) };

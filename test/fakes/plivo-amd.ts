@@ -3,7 +3,9 @@
  * (detect and report) or `hangup` (Plivo hangs up on a machine); `machine_detection_time`, 2000–10000
  * ms (default 5000), bounds how long Plivo listens; with `machine_detection_url` the detection is
  * asynchronous and its result is POSTed there (signed like every callback) with the call's usual
- * parameters and `Machine` = `true` / `false`. The test scripts who picks up and when Plivo knows.
+ * parameters and `Machine` = `true` / `false`. Without a URL it is synchronous: no XML is processed
+ * during the analysis, then the answer URL is requested with `Machine`. The test scripts who picks
+ * up and when Plivo knows.
  */
 import type { FakePlivoCall, PlivoAmdScript } from './plivo-fake-types';
 
@@ -36,4 +38,18 @@ export async function simulatePlivoAmd(
   await new Promise((r) => setTimeout(r, Math.max(0, answeredAt + atMs - Date.now())));
   if (call.endedAtMs) return;
   await post(url, { Machine: amd.machine ? 'true' : 'false' });
+}
+
+/**
+ * Synchronous detection (`machine_detection` without `machine_detection_url`): waits out the
+ * analysis and returns the `Machine` parameter the answer URL request carries; null when the call
+ * asked for no synchronous detection.
+ */
+export async function syncPlivoAmd(call: FakePlivoCall, script: PlivoAmdScript | undefined): Promise<{ Machine: string } | null> {
+  if (call.params.machine_detection === undefined || call.params.machine_detection_url !== undefined) return null;
+  if (call.params.machine_detection === 'hangup') call.errors.push('machine_detection=hangup without machine_detection_url is not simulated by the fake');
+  const limit = Number(call.params.machine_detection_time ?? DEFAULT_DETECTION_MS);
+  const amd = script ?? { machine: false, decidedMs: 1500 };
+  await new Promise((r) => setTimeout(r, Math.min(amd.decidedMs, limit)));
+  return { Machine: amd.machine ? 'true' : 'false' };
 }

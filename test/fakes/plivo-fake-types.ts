@@ -19,7 +19,7 @@ export interface PlivoAmdScript {
 }
 
 export interface CallbackDelivery {
-  kind: 'ring' | 'answer' | 'hangup' | 'stream-status' | 'transfer' | 'dial-callback' | 'dial-action' | 'machine-detection';
+  kind: 'ring' | 'answer' | 'hangup' | 'stream-status' | 'transfer' | 'dial-callback' | 'dial-action' | 'machine-detection' | 'conference-wait' | 'play';
   url: string;
   method: string;
   params: Record<string, string>;
@@ -29,6 +29,25 @@ export interface CallbackDelivery {
   status: number;
   body: string;
   error?: string;
+}
+
+/** A `<Conference>` of the fake (plivo-conference.ts): who is in it now, and who was. */
+export interface FakePlivoConference {
+  name: string;
+  /** CallUUIDs in the conference now. */
+  members: string[];
+  /** Every entry, in order. */
+  joins: Array<{ callUuid: string; atMs: number }>;
+  /** When a member with startConferenceOnEnter entered (the wait sound stops), or null. */
+  startedAtMs: number | null;
+  endedAtMs: number | null;
+}
+
+/** 20 ms of the wait sound a member heard on hold, by its loudness. */
+export interface HeardHoldFrame {
+  atMs: number;
+  /** Root mean square of the frame's 16-bit samples (0: silence). */
+  rms: number;
 }
 
 export interface FakeStream {
@@ -59,6 +78,10 @@ export interface FakePlivoCall {
   dials: Array<{ to: string; action?: string; callbackUrl?: string; outcome: CallOutcome }>;
   /** aleg_url of each Transfer Call API request. */
   transfers: string[];
+  /** The conferences the call entered, in order. */
+  conferences: string[];
+  /** The wait sound heard while alone in a conference not started, frame by frame. */
+  held: HeardHoldFrame[];
   caller?: PlivoCaller;
   hangupCause?: string;
   /** How the call was ended: by the API (DELETE), the caller, the platform closing the stream… */
@@ -119,6 +142,7 @@ export interface FakePlivo {
   /** Resolves when the call has connected its stream (or ended without one). */
   simulateInbound(opts: SimulateInboundOptions): Promise<FakePlivoCall>;
   call(callUuid: string): FakePlivoCall | undefined;
+  conference(name: string): FakePlivoConference | undefined;
   callByRequest(requestUuid: string): FakePlivoCall | undefined;
   lastCaller(): PlivoCaller | undefined;
   nextCaller(timeoutMs?: number): Promise<PlivoCaller>;
@@ -137,6 +161,8 @@ export interface CallState {
   ringTimeoutSecs: number;
   timeLimitSecs?: number;
   hangupRequested: Deferred<void>;
+  /** Set while the call is in a `<Conference>`: moves it out (a Transfer Call API request). */
+  wake?: () => void;
   hungUp: boolean;
   settled: Deferred<void>;
   ended: Deferred<FakePlivoCall>;

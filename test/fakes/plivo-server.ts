@@ -13,9 +13,12 @@
  * - Inbound: `simulateInbound` requests the number's answer URL like Plivo and follows the XML.
  *
  * Outcomes are scriptable per destination: answer (default), busy, no-answer, failed.
- * - Transfer Call API: `POST …/Call/{call_uuid}/` `{legs: aleg, aleg_url}` stops the `<Stream>`,
- *   runs aleg_url's XML; `<Dial>` plays the dialled party per `setDialOutcome` (callbackUrl
+ * - Transfer Call API: `POST …/Call/{call_uuid}/` `{legs: aleg, aleg_url}` stops the `<Stream>` (or
+ *   takes the call out of its `<Conference>`), runs aleg_url's XML; `<Dial>` plays the dialled party per `setDialOutcome` (callbackUrl
  *   `DialAction=answer`, then action `DialStatus`) and runs the XML the action answers.
+ * - `<Conference>` (./plivo-conference): rooms with their members, the `waitSound` played in real
+ *   time to a member waiting for the conference to start. A warm transfer's destination is an
+ *   outbound call like any other (answer, busy, no answer, a machine per `setOutcome`).
  */
 import crypto from 'node:crypto';
 import http from 'node:http';
@@ -25,8 +28,9 @@ import { connectPlivoCaller, type PlivoCaller } from './plivo-caller';
 import { parseXml, type XmlElement } from './twilio-twiml';
 import type { CallOutcome, CallbackDelivery, CallState, FakePlivo, FakePlivoCall, FakePlivoOptions, FakeStream, OutcomeScript, RecordedApiRequest } from './plivo-fake-types';
 import { baseParams, deferred, jsonBody, plivoSignatureV3, readStreamElement, sleep, sleepUnless } from './plivo-wire';
-import { simulatePlivoAmd } from './plivo-amd';
+import { simulatePlivoAmd, syncPlivoAmd } from './plivo-amd';
 import { plivoError, plivoRestRoute, type PlivoCalls } from './plivo-rest';
+import { conferenceProblem, runConference, type ConferenceContext, type Room } from './plivo-conference';
 
 export * from './plivo-fake-types';
 export { plivoSignatureV3 } from './plivo-wire';
@@ -43,6 +47,7 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
   const outcomes = new Map<string, OutcomeScript>();
   const dialOutcomes = new Map<string, CallOutcome>();
   const transferred = new Map<CallState, string>();
+  const conferences = new Map<string, Room>();
   let defaultOutcome: OutcomeScript = { outcome: 'answer' };
   const callerWaiters: Array<(c: PlivoCaller) => void> = [];
   let lastCaller: PlivoCaller | undefined;
@@ -151,7 +156,8 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
       c.errors.push('stream dropped without a close handshake: call held (keepCallAlive) until hung up');
       await s.hangupRequested.promise;
     }
-    c.hangupSource ??= closed.by === 'gateway' ? 'Plivo' : c.direction === 'inbound' ? 'Caller' : 'Callee';
+    // A stream the Transfer Call API stopped is not the call's end: its next XML runs.
+    if (!transferred.has(s)) c.hangupSource ??= closed.by === 'gateway' ? 'Plivo' : c.direction === 'inbound' ? 'Caller' : 'Callee';
     await streamCallback('StopStream');
   }
 
@@ -179,10 +185,19 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
       if (!c.answeredAtMs) answerNow(s);
       if (el.name === 'Speak') c.said.push(el.text.trim());
       else if (el.name === 'Wait') await sleepUnless(Number(el.attrs.length ?? '1') * 1000, s.hangupRequested.promise);
-      else if (el.name === 'Stream') {
-        const stream = readStreamElement(el, c.errors);
-        if (!stream) return finish(s, 'completed', 'INVALID_ANSWER_XML', 'Error');
-        await runStream(s, stream);
+      else if (el.name === 'Stream' || el.name === 'Conference') {
+        if (el.name === 'Stream') {
+          const stream = readStreamElement(el, c.errors);
+          if (!stream) return finish(s, 'completed', 'INVALID_ANSWER_XML', 'Error');
+          await runStream(s, stream);
+        } else {
+          const problem = conferenceProblem(el);
+          if (problem) {
+            c.errors.push(problem);
+            return finish(s, 'completed', 'INVALID_ANSWER_XML', 'Error');
+          }
+          await runConference(conferenceContext, s, el);
+        }
         const next = transferred.get(s);
         if (next !== undefined) {
           transferred.delete(s);
@@ -200,6 +215,8 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
     if (!c.answeredAtMs) answerNow(s);
     await finish(s, 'completed', 'NORMAL_CLEARING', s.hungUp ? c.hangupSource : 'Plivo');
   }
+
+  const conferenceContext: ConferenceContext = { conferences, deliver, baseParams: (s) => baseParams(s, 'in-progress', 'ConferenceWait') };
 
   /** `<Dial>` with one `<Number>` or `<User>`; returns the action URL's XML, or null to go on. */
   async function runDial(s: CallState, el: XmlElement): Promise<string | null> {
@@ -251,13 +268,18 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
         : finish(s, 'no-answer', 'NO_ANSWER', 'Callee');
     }
     answerNow(s);
-    const xml = await fetchXml(s, baseParams(s, 'in-progress', 'StartApp'));
+    const machine = await syncPlivoAmd(c, script.amd);
+    if (s.hungUp) return finish(s, 'completed', 'NORMAL_CLEARING', 'API Request');
+    const xml = await fetchXml(s, { ...baseParams(s, 'in-progress', 'StartApp'), ...(machine ?? {}) });
     await execute(s, xml);
   }
 
-  function newState(record: Omit<FakePlivoCall, 'ended' | 'callbacks' | 'said' | 'errors' | 'createdAtMs' | 'dials' | 'transfers'>, extra: Partial<CallState> & { answerUrl: string }): CallState {
+  function newState(
+    record: Omit<FakePlivoCall, 'ended' | 'callbacks' | 'said' | 'errors' | 'createdAtMs' | 'dials' | 'transfers' | 'conferences' | 'held'>,
+    extra: Partial<CallState> & { answerUrl: string },
+  ): CallState {
     const ended = deferred<FakePlivoCall>();
-    const full: FakePlivoCall = { ...record, callbacks: [], said: [], dials: [], transfers: [], errors: [], createdAtMs: Date.now(), ended: ended.promise };
+    const full: FakePlivoCall = { ...record, callbacks: [], said: [], dials: [], transfers: [], conferences: [], held: [], errors: [], createdAtMs: Date.now(), ended: ended.promise };
     const s: CallState = {
       record: full,
       authToken,
@@ -302,6 +324,7 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
       s.record.transfers.push(url);
       transferred.set(s, url);
       if (s.record.caller?.isOpen) void s.record.caller.hangup();
+      s.wake?.();
     },
     hangup: (s) => hangup(s, 'API Request'),
   };
@@ -360,6 +383,7 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
       return s.record;
     },
     call: (uuid) => states.get(uuid)?.record,
+    conference: (name) => conferences.get(name),
     callByRequest: (uuid) => byRequest.get(uuid)?.record,
     lastCaller: () => lastCaller,
     nextCaller(timeoutMs = 10_000) {

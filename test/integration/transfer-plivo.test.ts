@@ -52,8 +52,8 @@ async function placeCall(agentName: string) {
 
 describe('transfer_call on a Plivo call', () => {
   it('a flow pre_action transfers through the Transfer Call API; answered, the call ends completed/transferred', async () => {
-    // A warm destination: Plivo has no warm transfer here yet, so it goes cold (docs/phone-operations.md#warm-transfer-per-vendor).
-    const agent = await createVoiceAgent({ name: 'plivo-desk', prompt: 'You are the front desk.', greeting: 'Hello.', transfer_destinations: [{ ...DESTINATIONS[0], mode: 'warm' }] });
+    // A cold destination (warm ones: warm-transfer-plivo.test.ts).
+    const agent = await createVoiceAgent({ name: 'plivo-desk', prompt: 'You are the front desk.', greeting: 'Hello.', transfer_destinations: DESTINATIONS });
     const flow = await h.request('PUT', `/api/agents/${agent.id}/flow`, {
       body: {
         nodes: [
@@ -75,7 +75,9 @@ describe('transfer_call on a Plivo call', () => {
     expect(fake.transfers[0]).toBe(`${h.api.url}/telephony/plivo/transfer/${callId}/dial?to=%2B918047000111`);
     expect(fake.dials[0]).toMatchObject({ to: BILLING.slice(1), action: `${h.api.url}/telephony/plivo/transfer/${callId}`, outcome: 'answer' });
     const list = await events(callId);
-    expect(list.find((e) => e.event_type === 'transfer_started')!.data).toMatchObject({ destination: 'billing', mode: 'cold', warm_unavailable: true });
+    const started = list.find((e) => e.event_type === 'transfer_started')!.data;
+    expect(started).toMatchObject({ destination: 'billing', mode: 'cold' });
+    expect(started.warm_unavailable).toBeUndefined();
     expect(list.map((e) => e.event_type)).toContain('transfer_completed');
     expect(call.transcript[call.transcript.length - 1].text).toBe('Connecting you to billing.');
     // The transferred caller is not hung up by the platform.

@@ -78,7 +78,20 @@ describe('Plivo webhook signatures', () => {
   it('refuses missing, forged, tampered, mis-addressed and nonce-less requests on every route, creating nothing', async () => {
     const before = await callCount();
     const id = crypto.randomUUID();
-    const routes = ['/telephony/plivo/inbound/guarded', `/telephony/plivo/answer/${id}`, `/telephony/plivo/status/${id}`, '/telephony/plivo/status'];
+    const warm = `/telephony/plivo/warm/${id}`;
+    const routes = [
+      '/telephony/plivo/inbound/guarded',
+      `/telephony/plivo/answer/${id}`,
+      `/telephony/plivo/status/${id}`,
+      '/telephony/plivo/status',
+      // A warm transfer's callbacks (the hold URL also as the conference's waitSound).
+      `${warm}/hold?audio=https%3A%2F%2Fa.example%2Ft.wav`,
+      `${warm}/hold?audio=https%3A%2F%2Fa.example%2Ft.wav&wait=1`,
+      `${warm}/answer`,
+      `${warm}/events`,
+      `${warm}/join`,
+      `${warm}/return`,
+    ];
     const refusals: Array<{ route: string; status: number; detail: string }> = [];
     for (const route of routes) {
       const params = inboundParams();
@@ -94,7 +107,7 @@ describe('Plivo webhook signatures', () => {
       ];
       for (const a of attempts) refusals.push({ route, status: a.status, detail: (a.body as { detail: string }).detail });
     }
-    expect(refusals).toHaveLength(24);
+    expect(refusals).toHaveLength(routes.length * 6);
     for (const r of refusals) expect(r.status).toBe(403);
     const details = refusals.slice(0, 6).map((r) => r.detail);
     expect(details).toEqual([

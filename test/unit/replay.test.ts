@@ -47,9 +47,11 @@ describe('workflow replay', () => {
         // Transfer to a human (docs/phone-operations.md): handed over, and a busy destination coming back.
         'voice-transfer-answered.binpb',
         'voice-transfer-busy.binpb',
-        // Warm transfer (docs/phone-operations.md#warm-transfer): briefed and joined, briefed and declined.
+        // Warm transfer (docs/phone-operations.md#warm-transfer): briefed and joined, briefed and declined;
+        // joined on Plivo (the destination's leg dialled by request id, joined by its CallUUID).
         'voice-warm-transfer-joined.binpb',
         'voice-warm-transfer-declined.binpb',
+        'voice-warm-transfer-plivo-joined.binpb',
         // Outbound calls an answering machine took: the vendor's AMD, the gateway's detector.
         'voice-voicemail-vendor.binpb',
         'voice-voicemail-message.binpb',

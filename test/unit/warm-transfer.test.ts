@@ -48,6 +48,7 @@ describe('Twilio warm-transfer TwiML', () => {
       answerUrl: 'https://api.example.com/telephony/twilio/warm/abc/answer',
       eventsUrl: 'https://api.example.com/telephony/twilio/warm/abc/events',
       returnUrl: 'https://api.example.com/telephony/twilio/warm/abc/return',
+      joinUrl: 'https://api.example.com/telephony/twilio/warm/abc/join',
     });
     expect(new URL(warmUrls('https://x.example', 'twilio', 'abc', 'https://cdn.example.com/m.mp3').holdUrl).searchParams.get('audio')).toBe('https://cdn.example.com/m.mp3');
   });

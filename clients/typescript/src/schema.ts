@@ -1104,13 +1104,13 @@ export interface paths {
         };
         /**
          * Hold document of a warm transfer (GET)
-         * @description What the caller hears while the agent briefs the destination (the conference's wait URL): `audio` played on a loop.
+         * @description What the caller hears while the agent briefs the destination: `audio` played on a loop (the conference's wait URL), or for vendors that move the caller's leg to this URL (Plivo), the conference document whose wait sound is this URL again.
          */
         get: operations["getWarmTransferHold"];
         put?: never;
         /**
          * Hold document of a warm transfer
-         * @description What the caller hears while the agent briefs the destination (the conference's wait URL): `audio` played on a loop.
+         * @description What the caller hears while the agent briefs the destination: `audio` played on a loop (the conference's wait URL), or for vendors that move the caller's leg to this URL (Plivo), the conference document whose wait sound is this URL again.
          */
         post: operations["postWarmTransferHold"];
         delete?: never;
@@ -1185,6 +1185,30 @@ export interface paths {
          * @description A warm transfer that did not happen: the caller is connected to the media gateway again (a new stream of the call) and the agent carries on; a call that has ended hangs up.
          */
         post: operations["postWarmTransferReturn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/telephony/{provider}/warm/{call_id}/join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The destination enters the caller's conference (GET)
+         * @description The hand-over of a warm transfer, for vendors that move the destination's leg to a URL (Plivo's Transfer Call API): the conference document that starts the caller's conference.
+         */
+        get: operations["getWarmTransferJoin"];
+        put?: never;
+        /**
+         * The destination enters the caller's conference
+         * @description The hand-over of a warm transfer, for vendors that move the destination's leg to a URL (Plivo's Transfer Call API): the conference document that starts the caller's conference.
+         */
+        post: operations["postWarmTransferJoin"];
         delete?: never;
         options?: never;
         head?: never;
@@ -9684,6 +9708,8 @@ export interface operations {
         parameters: {
             query?: {
                 audio?: string;
+                /** @description `1` on the conference's wait-sound URL (Plivo's `waitSound`, the same route): the audio document */
+                wait?: string;
             };
             header?: never;
             path: {
@@ -9738,6 +9764,8 @@ export interface operations {
         parameters: {
             query?: {
                 audio?: string;
+                /** @description `1` on the conference's wait-sound URL (Plivo's `waitSound`, the same route): the audio document */
+                wait?: string;
             };
             header?: never;
             path: {
@@ -10095,6 +10123,110 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The vendor's document: a stream back to the agent, or a hang-up */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description The request failed the vendor's authentication */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown call, or a provider without warm transfer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWarmTransferJoin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the telephony provider: twilio, exotel, plivo */
+                provider: string;
+                /** @description the call id (UUID) from the URL given to the provider */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The vendor's conference document, or a hang-up once the call has ended */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description The request failed the vendor's authentication */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown call, or a provider without warm transfer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `detail` names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postWarmTransferJoin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the telephony provider: twilio, exotel, plivo */
+                provider: string;
+                /** @description the call id (UUID) from the URL given to the provider */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The vendor's conference document, or a hang-up once the call has ended */
             200: {
                 headers: {
                     [name: string]: unknown;

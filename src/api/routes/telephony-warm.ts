@@ -2,13 +2,16 @@
  * The vendor callbacks of a warm transfer (docs/phone-operations.md#warm-transfer), public like
  * the other telephony webhooks and authenticated by the vendor's own check:
  *
- * - /telephony/{provider}/warm/{call_id}/hold?audio=…: the caller's hold document (the conference's
- *   wait URL): the audio on a loop;
+ * - /telephony/{provider}/warm/{call_id}/hold?audio=…: the caller's hold document: the audio on a
+ *   loop (the conference's wait URL), or where the vendor moves the caller's leg to this URL
+ *   (Plivo), the conference itself, whose wait sound is this URL again;
  * - …/answer: the human's call answered. A machine (the vendor's synchronous detection) is
  *   `voicemail` for the workflow and a hang-up; a person is connected to the media gateway as a
  *   new stream of the call: the agent's briefing;
  * - …/events: the human's call status (busy, no answer, failed, its end);
  * - …/return: the caller's leg comes back to the agent (a new stream of the call);
+ * - …/join: the destination's leg enters the caller's conference, for vendors that move a leg to a
+ *   URL (Plivo's Transfer Call API);
  * - /telephony/{provider}/hold-tone.wav: the built-in hold audio (`hold_audio: "tone"`).
  */
 import { z } from 'zod';
@@ -17,7 +20,8 @@ import { HttpError, notFound } from '../errors';
 import { callFinder, send, webhookAuthenticator } from '../telephony/webhook-auth';
 import { route, type AnyRoute } from '../route';
 import { FINAL_CALL_STATUSES, streamConnection } from '../../calls/telephony-calls';
-import { holdTonePath } from '../../calls/warm-transfer';
+import { conferenceName, holdTonePath } from '../../calls/warm-transfer';
+import { publicRequestUrl } from '../../providers/telephony/public-url';
 import { holdToneWav } from '../../audio/hold-tone';
 import { callCapableProviders, telephonyVendor } from '../../providers/telephony/registry';
 import type { Request } from 'express';
@@ -54,14 +58,18 @@ export function telephonyWarmRoutes(ctx: ApiContext): AnyRoute[] {
       tag: TAG,
       public: true,
       summary: 'Hold document of a warm transfer',
-      description: "What the caller hears while the agent briefs the destination (the conference's wait URL): `audio` played on a loop.",
+      description:
+        "What the caller hears while the agent briefs the destination: `audio` played on a loop (the conference's wait URL), or for vendors that move the caller's leg to this URL (Plivo), the conference document whose wait sound is this URL again.",
       params,
-      query: z.object({ audio: z.string().optional() }),
+      query: z.object({
+        audio: z.string().optional(),
+        wait: z.string().optional().describe("`1` on the conference's wait-sound URL (Plivo's `waitSound`, the same route): the audio document"),
+      }),
       responses: { 200: xml("The vendor's hold document"), 422: { description: 'audio missing or not an http(s) URL' }, ...common },
       async handler({ req, res, params: p, query }) {
-        const { warm } = await authenticated(p.provider, p.call_id, req);
+        const { warm, publicBaseUrl, call } = await authenticated(p.provider, p.call_id, req);
         if (!query.audio || !/^https?:\/\/\S+$/i.test(query.audio)) throw new HttpError(422, 'audio must be an http(s) URL');
-        send(res, warm.holdDocument(query.audio));
+        send(res, warm.holdDocument(query.audio, { conferenceName: conferenceName(call.id), url: publicRequestUrl(publicBaseUrl, req.originalUrl) }));
       },
     }),
     route({
@@ -121,6 +129,25 @@ export function telephonyWarmRoutes(ctx: ApiContext): AnyRoute[] {
         const { vendor, transfer, publicBaseUrl, call } = await authenticated(p.provider, p.call_id, req);
         if (FINAL_CALL_STATUSES.has(call.status)) return send(res, transfer.hangup());
         send(res, vendor.webhooks.connect(streamConnection(config, publicBaseUrl, vendor.name, jwtSecret, call.id), { config }));
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/telephony/{provider}/warm/{call_id}/join',
+      operationId: 'postWarmTransferJoin',
+      tag: TAG,
+      public: true,
+      summary: 'The destination enters the caller\'s conference',
+      description:
+        "The hand-over of a warm transfer, for vendors that move the destination's leg to a URL (Plivo's Transfer Call API): the conference document that starts the caller's conference.",
+      params,
+      responses: { 200: xml("The vendor's conference document, or a hang-up once the call has ended"), ...common },
+      async handler({ req, res, params: p }) {
+        const { warm, transfer, call } = await authenticated(p.provider, p.call_id, req);
+        if (!warm.joinDocument) throw notFound(`Telephony provider ${p.provider} with a join URL`);
+        // A caller who hung up meanwhile ended the conference: the destination would wait alone.
+        if (FINAL_CALL_STATUSES.has(call.status) && call.end_reason !== 'transferred') return send(res, transfer.hangup());
+        send(res, warm.joinDocument(conferenceName(call.id)));
       },
     }),
   ];

@@ -305,6 +305,8 @@ export interface WarmTransferRequest {
   eventsUrl: string;
   /** {base}/telephony/<provider>/warm/<call_id>/return: the caller's leg back to a stream of the agent. */
   returnUrl: string;
+  /** {base}/telephony/<provider>/warm/<call_id>/join: the join document, for vendors that move a leg to a URL. */
+  joinUrl: string;
   /** Seconds the human's phone may ring. */
   maxWaitSecs: number;
 }
@@ -320,12 +322,21 @@ export interface WarmTransferSupport<C = unknown> {
   hold(creds: C, callerCallId: string, req: WarmTransferRequest): Promise<void>;
   /** Dials the human as a call of its own; returns its vendor id. */
   dialHuman(creds: C, req: WarmTransferRequest): Promise<string>;
-  /** Moves the human's leg (their briefing stream ends) into the caller's conference: the hand-over. */
-  join(creds: C, humanCallId: string, conferenceName: string): Promise<void>;
+  /**
+   * Moves the human's leg (their briefing stream ends) into the caller's conference: the hand-over.
+   * `joinUrl` serves `joinDocument`, for vendors that move a leg to a URL rather than to inline XML.
+   */
+  join(creds: C, humanCallId: string, conferenceName: string, joinUrl: string): Promise<void>;
   /** Moves the caller's leg to `returnUrl` (a new stream of the agent). */
   giveBack(creds: C, callerCallId: string, returnUrl: string): Promise<void>;
-  /** The hold document: `audioUrl` played on a loop. */
-  holdDocument(audioUrl: string): HttpAnswer;
+  /**
+   * What the hold URL answers: `audioUrl` played on a loop (the conference's wait document) or, for
+   * vendors whose hold moves the caller's leg to the hold URL, the conference itself naming the
+   * hold URL again as its wait sound. `at.url` is this request's URL as the vendor called it.
+   */
+  holdDocument(audioUrl: string, at: { conferenceName: string; url: string }): HttpAnswer;
+  /** The join URL's document (the human's leg entering the conference), for vendors whose join moves the leg to a URL. */
+  joinDocument?(conferenceName: string): HttpAnswer;
   /** The human's answer URL or status callback; null when it is neither. */
   humanReport(req: WebhookRequest): WarmHumanReport | null;
 }

@@ -16,7 +16,7 @@ export function TransferFieldset({ form }: { form: UseFormReturnType<AgentFormVa
       <Stack gap="sm" role="group" aria-label="Transfer destinations">
         <Text size="sm" c="dimmed">
           The agent may hand the caller to one of these (builtin tool transfer_call; in a flow, on nodes that list it or as a pre-action): it says the
-          message, then the call is dialled there. Twilio and Plivo calls only; never offered on Exotel, browser or text calls. Warm (Twilio): the caller
+          message, then the call is dialled there. Twilio and Plivo calls only; never offered on Exotel, browser or text calls. Warm (Twilio and Plivo): the caller
           waits on hold while the agent briefs the person, who presses 1 or says connect.
         </Text>
         {rows.map((_, i) => (

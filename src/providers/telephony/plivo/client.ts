@@ -37,6 +37,11 @@ export interface CreatePlivoCallRequest {
   timeLimitSecs?: number;
   /** Answering-machine detection, asynchronous: its result is posted (signed) to this URL. */
   machineDetectionUrl?: string;
+  /**
+   * Answering-machine detection, synchronous (no URL): Plivo processes no XML until it knows, then
+   * requests the answer URL with `Machine`.
+   */
+  syncMachineDetection?: boolean;
 }
 
 // The SDK's voice default is 5 s; an outbound-call API request may take longer under load, but
@@ -103,6 +108,7 @@ export async function createPlivoCall(creds: PlivoCredentials, req: CreatePlivoC
       ...(req.timeLimitSecs !== undefined ? { timeLimit: req.timeLimitSecs } : {}),
       // machine_detection=true (not hangup: the platform decides), asynchronous with a URL.
       ...(req.machineDetectionUrl ? { machineDetection: 'true', machineDetectionUrl: req.machineDetectionUrl, machineDetectionMethod: 'POST' } : {}),
+      ...(req.syncMachineDetection && !req.machineDetectionUrl ? { machineDetection: 'true' } : {}),
     });
     if (typeof res?.requestUuid !== 'string' || res.requestUuid === '') {
       throw new TelephonyProviderError('plivo', 'unavailable', 'Plivo answered without a request_uuid');

@@ -16,7 +16,11 @@ export const descriptor: TelephonyVendorDescriptor = {
   capabilities: {
     // plivo.com/docs/voice/api/call#transfer-a-call: POST /Call/{uuid}/ with legs and aleg_url.
     transfer: { supported: true, how: 'Transfer a call API (POST …/Call/{call_uuid}/ with legs=aleg and aleg_url)' },
-    warm_transfer: { supported: false, how: 'not built yet: Plivo has conferences (<Conference waitSound>) and the Transfer API to move both legs into one' },
+    // plivo.com/docs/voice/xml/conference (waitSound, startConferenceOnEnter, endConferenceOnExit).
+    warm_transfer: {
+      supported: true,
+      how: 'the Transfer a call API moves the caller into a <Conference startConferenceOnEnter="false" waitSound> (hold audio), a Make a call API call (machine_detection) briefs the destination, the Transfer API moves it into the conference',
+    },
     // plivo.com/docs/voice/api/call#make-a-call: machine_detection=true|hangup, machine_detection_url.
     machine_detection: { supported: true, how: 'machine_detection when the call is made; the result comes to machine_detection_url' },
     // plivo.com/docs/voice/api/call#send-digits (POST …/Call/{call_uuid}/DTMF/) exists, but the

@@ -12,6 +12,7 @@ import type { HttpAnswer, TransferReport, TransferSupport } from '../types';
 import { field, webhookParams } from '../webhook-fields';
 import { callsFor, toProviderError, type PlivoCredentials } from './client';
 import { e164ToPlivoNumber } from './webhooks';
+import { plivoWarmTransfer } from './warm';
 
 interface PlivoDialElement {
   addNumber(body: string, attributes?: Record<string, string>): unknown;
@@ -72,4 +73,6 @@ export const plivoTransfer: TransferSupport<PlivoCredentials> = {
     r.addHangup({});
     return xml(r.toXML());
   },
+
+  warm: plivoWarmTransfer,
 };
