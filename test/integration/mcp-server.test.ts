@@ -161,8 +161,11 @@ it('answers as its OpenAPI entry documents: JSON-RPC results, transport errors a
   const malformed = await send('{"jsonrpc": ');
   expect(malformed).toEqual({ status: 400, body: { detail: expect.any(String) } });
   const notRpc = await send(JSON.stringify({ hello: 'world' }));
-  expect(notRpc).toMatchObject({ status: 400, body: { jsonrpc: '2.0', error: { code: expect.any(Number) } } });
+  // Refusals carry the JSON-RPC error an MCP client reads and the `detail` every API error has.
+  expect(notRpc).toMatchObject({ status: 400, body: { jsonrpc: '2.0', error: { code: expect.any(Number) }, detail: expect.any(String) } });
   const unacceptable = await send(JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }), { accept: 'application/json' });
-  expect(unacceptable).toMatchObject({ status: 406, body: { jsonrpc: '2.0', error: { message: expect.stringMatching(/text\/event-stream/) } } });
-  for (const status of [listed, notified, unknown, malformed, notRpc, unacceptable].map((r) => r.status)) expect(documented).toContain(status);
+  expect(unacceptable).toMatchObject({ status: 406, body: { jsonrpc: '2.0', error: { message: expect.stringMatching(/text\/event-stream/) }, detail: expect.stringMatching(/Accept/) } });
+  const wrongType = await send(JSON.stringify({ jsonrpc: '2.0', id: 10, method: 'tools/list' }), { 'content-type': 'text/plain' });
+  expect(wrongType).toMatchObject({ status: 415, body: { detail: expect.stringMatching(/Content-Type/) } });
+  for (const status of [listed, notified, unknown, malformed, notRpc, unacceptable, wrongType].map((r) => r.status)) expect(documented).toContain(status);
 });

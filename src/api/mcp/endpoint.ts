@@ -15,6 +15,7 @@ import { HttpError, unauthorized } from '../errors';
 import { invokeRoute, type AnyRoute, type AuthContext } from '../route';
 import { PLATFORM_TOOLS } from './platform-tools';
 import { raiseHeldInputError } from '../http/conformance';
+import { mcpRequestRefusal, sendMcpRefusal } from './request-check';
 
 function platformServer(ctx: ApiContext, routes: AnyRoute[], auth: AuthContext): McpServer {
   const server = new McpServer({ name: 'voice-agent-platform', version: '1.0.0' });
@@ -45,6 +46,8 @@ export function mcpRouter(ctx: ApiContext, routes: AnyRoute[]): Router {
     try {
       // A malformed JSON body was held until the caller was known (http/conformance.ts).
       raiseHeldInputError(req);
+      const refusal = mcpRequestRefusal(req);
+      if (refusal) return sendMcpRefusal(res, refusal);
       const server = platformServer(ctx, routes, auth);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => {
