@@ -19,6 +19,11 @@ export interface RunningApi {
 export async function startApi(ctx: ApiContext, port: number, host = '0.0.0.0'): Promise<RunningApi> {
   initProcessMetrics();
   const server = http.createServer(createApp(ctx));
+  // An idle keep-alive connection outlives its clients' and proxies' own idle timeouts (fetch's
+  // 4 s, a load balancer's 60 s), so the server never closes one a client is just reusing — the
+  // client would see ECONNRESET on a request the server never read.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   answerClientErrors(server);
   const requests = trackRequests(server);
   await new Promise<void>((resolve, reject) => {

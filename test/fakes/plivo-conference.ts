@@ -9,11 +9,11 @@
  * `endConferenceOnExit` leaves (the conference ends; the others go on with their next element).
  */
 import { parseWav } from '../../src/audio/wav';
+import { playHoldLoop } from './hold-audio-loop';
 import type { CallbackDelivery, CallState, FakePlivoConference } from './plivo-fake-types';
 import { parseXml, type XmlElement } from './twilio-twiml';
 import { deferred, type Deferred } from './plivo-wire';
 
-const FRAME_MS = 20;
 
 // plivo.com/docs/voice/xml/conference: the element's attributes.
 const ATTRIBUTES = new Set([
@@ -82,35 +82,6 @@ async function waitAudio(ctx: ConferenceContext, s: CallState, room: Room, url: 
   }
 }
 
-/**
- * Plays `samples` on a loop into the member's ear until `stop` settles, in real time by the wall
- * clock (a late timer plays the frames it owes, each stamped with its own time), as Plivo's media
- * server would, so a busy test process does not look like a silent line.
- */
-function playLoop(s: CallState, samples: Int16Array, stop: Promise<unknown>): Promise<void> {
-  const frame = (8000 * FRAME_MS) / 1000;
-  const startMs = Date.now();
-  let played = 0;
-  let at = 0;
-  return new Promise((resolve) => {
-    const timer = setInterval(() => {
-      for (; startMs + played * FRAME_MS <= Date.now(); played++) {
-        let sum = 0;
-        for (let i = 0; i < frame; i++) {
-          const v = samples[(at + i) % samples.length]!;
-          sum += v * v;
-        }
-        at = (at + frame) % samples.length;
-        s.record.held.push({ atMs: startMs + played * FRAME_MS, rms: Math.sqrt(sum / frame) });
-      }
-    }, FRAME_MS);
-    void stop.then(() => {
-      clearInterval(timer);
-      resolve();
-    });
-  });
-}
-
 /** One member's time in the conference; resolves when it has left. */
 export async function runConference(ctx: ConferenceContext, s: CallState, el: XmlElement): Promise<void> {
   const room = roomOf(ctx, el.text.trim());
@@ -128,7 +99,7 @@ export async function runConference(ctx: ConferenceContext, s: CallState, el: Xm
   const leave = Promise.race([woken.promise, s.hangupRequested.promise, room.ended.promise]);
   if (room.startedAtMs === null && el.attrs.waitSound) {
     const audio = await waitAudio(ctx, s, room, el.attrs.waitSound);
-    if (audio && room.startedAtMs === null) await playLoop(s, audio, Promise.race([leave, room.started.promise]));
+    if (audio && room.startedAtMs === null) await playHoldLoop(s.record.held, audio, Promise.race([leave, room.started.promise]));
   }
   await leave;
   s.wake = undefined;

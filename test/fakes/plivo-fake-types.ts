@@ -1,4 +1,6 @@
 /** The records and options of the fake Plivo (./plivo-server.ts). */
+import type { HeardHoldFrame } from './hold-audio-loop';
+export type { HeardHoldFrame };
 import type { PlivoContentType } from '../../src/providers/telephony/plivo/media-messages';
 import type { PlivoCaller } from './plivo-caller';
 import type { Deferred } from './plivo-wire';
@@ -41,13 +43,6 @@ export interface FakePlivoConference {
   /** When a member with startConferenceOnEnter entered (the wait sound stops), or null. */
   startedAtMs: number | null;
   endedAtMs: number | null;
-}
-
-/** 20 ms of the wait sound a member heard on hold, by its loudness. */
-export interface HeardHoldFrame {
-  atMs: number;
-  /** Root mean square of the frame's 16-bit samples (0: silence). */
-  rms: number;
 }
 
 export interface FakeStream {

@@ -2,25 +2,19 @@
  * A fake Plivo on 127.0.0.1 speaking Plivo's real protocols, so the platform's Plivo adapter (the
  * official SDK), its webhooks and the media gateway can be exercised offline:
  *
- * - REST (./plivo-rest): create a call, transfer it, hang it up or cancel it.
- * - Then it plays the call like Plivo, every callback signed with X-Plivo-Signature-V3 (+ nonce):
- *   ring URL (`ringing`), answer URL once answered (`in-progress`; the XML it answers is
- *   executed), hangup URL with the final status (`completed`, `busy`, `no-answer`, `timeout`,
- *   `cancel`, `failed`) and `HangupCause`, `Duration`, `BillDuration`.
+ * - REST (./plivo-rest): create a call, transfer it, hang it up or cancel it. Then it plays the
+ *   call like Plivo, every callback signed with X-Plivo-Signature-V3 (+ nonce): ring URL, answer
+ *   URL once answered (its XML is executed), hangup URL with the final status (`completed`,
+ *   `busy`, `no-answer`, `timeout`, `cancel`, `failed`), `HangupCause`, `Duration`, `BillDuration`.
+ *   Outcomes are scriptable per destination: answer (default), busy, no-answer, failed, a machine.
  * - `<Stream>` connects a simulated caller (./plivo-caller) in the element's contentType, passing
- *   `extraHeaders` into `start`. With keepCallAlive the call lasts until the socket closes; without
- *   it Plivo goes on to the next element at once, as the real one does.
+ *   `extraHeaders` into `start`; with keepCallAlive the call lasts until the socket closes.
  * - Inbound: `simulateInbound` requests the number's answer URL like Plivo and follows the XML.
- *
- * Outcomes are scriptable per destination: answer (default), busy, no-answer, failed.
- * - Transfer Call API: `POST …/Call/{call_uuid}/` `{legs: aleg, aleg_url}` stops the `<Stream>` (or
- *   takes the call out of its `<Conference>`), runs aleg_url's XML; `<Dial>` plays the dialled party per `setDialOutcome` (callbackUrl
- *   `DialAction=answer`, then action `DialStatus`) and runs the XML the action answers.
+ * - Transfer Call API (`legs: aleg, aleg_url`) stops the `<Stream>` or takes the call out of its
+ *   `<Conference>` and runs aleg_url's XML; `<Dial>` plays the dialled party per `setDialOutcome`.
  * - `<Conference>` (./plivo-conference): rooms with their members, the `waitSound` played in real
- *   time to a member waiting for the conference to start. A warm transfer's destination is an
- *   outbound call like any other (answer, busy, no answer, a machine per `setOutcome`).
- */
-import crypto from 'node:crypto';
+ *   time to a member waiting for the conference to start (a warm transfer's hold).
+ */import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { plivoContentTypeFormat } from '../../src/providers/telephony/plivo/media-messages';
@@ -186,18 +180,14 @@ export async function startFakePlivo(opts: FakePlivoOptions): Promise<FakePlivo>
       if (el.name === 'Speak') c.said.push(el.text.trim());
       else if (el.name === 'Wait') await sleepUnless(Number(el.attrs.length ?? '1') * 1000, s.hangupRequested.promise);
       else if (el.name === 'Stream' || el.name === 'Conference') {
-        if (el.name === 'Stream') {
-          const stream = readStreamElement(el, c.errors);
-          if (!stream) return finish(s, 'completed', 'INVALID_ANSWER_XML', 'Error');
-          await runStream(s, stream);
-        } else {
-          const problem = conferenceProblem(el);
-          if (problem) {
-            c.errors.push(problem);
-            return finish(s, 'completed', 'INVALID_ANSWER_XML', 'Error');
-          }
-          await runConference(conferenceContext, s, el);
+        // Either element holds the call until it ends or the Transfer API moves it elsewhere.
+        const stream = el.name === 'Stream' ? readStreamElement(el, c.errors) : null;
+        const problem = el.name === 'Conference' ? conferenceProblem(el) : stream ? null : 'invalid <Stream>';
+        if (problem) {
+          if (el.name === 'Conference') c.errors.push(problem);
+          return finish(s, 'completed', 'INVALID_ANSWER_XML', 'Error');
         }
+        await (stream ? runStream(s, stream) : runConference(conferenceContext, s, el));
         const next = transferred.get(s);
         if (next !== undefined) {
           transferred.delete(s);

@@ -8,12 +8,12 @@
  * leaves (the conference ends).
  */
 import { parseWav } from '../../src/audio/wav';
+import { playHoldLoop } from './hold-audio-loop';
 import type { TwimlConference, TwimlVerb } from './twilio-twiml';
 import { parseTwiml } from './twilio-twiml';
 import type { CallState, FakeTwilioContext } from './twilio-fake-types';
 import { deferred, deliver } from './twilio-webhooks';
 
-const FRAME_MS = 20;
 
 function conferenceOf(ctx: FakeTwilioContext, name: string) {
   let conf = ctx.conferences.get(name);
@@ -52,35 +52,6 @@ async function holdAudio(s: CallState, conf: TwimlConference): Promise<Int16Arra
   }
 }
 
-/**
- * Plays `samples` on a loop into the participant's ear until `stop` settles: in real time by the
- * wall clock (a late timer plays the frames it owes, each stamped with its own time), as Twilio's
- * media server would, so a busy test process does not look like a silent line.
- */
-function playLoop(s: CallState, samples: Int16Array, stop: Promise<unknown>): Promise<void> {
-  const frame = (8000 * FRAME_MS) / 1000;
-  const startMs = Date.now();
-  let played = 0;
-  let at = 0;
-  return new Promise((resolve) => {
-    const timer = setInterval(() => {
-      for (; startMs + played * FRAME_MS <= Date.now(); played++) {
-        let sum = 0;
-        for (let i = 0; i < frame; i++) {
-          const v = samples[(at + i) % samples.length]!;
-          sum += v * v;
-        }
-        at = (at + frame) % samples.length;
-        s.record.held.push({ atMs: startMs + played * FRAME_MS, rms: Math.sqrt(sum / frame) });
-      }
-    }, FRAME_MS);
-    void stop.then(() => {
-      clearInterval(timer);
-      resolve();
-    });
-  });
-}
-
 /** One participant's time in the conference. */
 export async function runConference(ctx: FakeTwilioContext, s: CallState, conf: TwimlConference): Promise<void> {
   const room = conferenceOf(ctx, conf.name);
@@ -96,7 +67,7 @@ export async function runConference(ctx: FakeTwilioContext, s: CallState, conf: 
   const leave = Promise.race([woken.promise, s.hangupRequested.promise, room.ended.promise]);
   if (room.startedAtMs === null) {
     const audio = await holdAudio(s, conf);
-    if (audio && room.startedAtMs === null) await playLoop(s, audio, Promise.race([leave, room.started.promise]));
+    if (audio && room.startedAtMs === null) await playHoldLoop(s.record.held, audio, Promise.race([leave, room.started.promise]));
   }
   await leave;
   s.wake = undefined;

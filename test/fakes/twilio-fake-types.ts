@@ -1,4 +1,6 @@
 /** Types of the fake Twilio (twilio-server.ts): what tests script and inspect, and the per-call state the simulation keeps. */
+import type { HeardHoldFrame } from './hold-audio-loop';
+export type { HeardHoldFrame };
 import type { TwilioCaller } from './twilio-caller';
 import type { TwimlDial, TwimlStream, TwimlVerb } from './twilio-twiml';
 import type { AmdScript } from './twilio-amd';
@@ -37,13 +39,6 @@ export interface FakeConference {
   /** When a participant with startConferenceOnEnter joined (the hold audio stops), or null. */
   startedAtMs: number | null;
   endedAtMs: number | null;
-}
-
-/** 20 ms of hold audio a waiting participant heard, by its loudness. */
-export interface HeardHoldFrame {
-  atMs: number;
-  /** Root mean square of the frame's 16-bit samples (0: silence). */
-  rms: number;
 }
 
 export interface CallbackDelivery {

@@ -17,6 +17,7 @@ import { FRAME_MS, type PlivoCaller } from '../fakes/plivo-caller';
 import { startFakePlivo, type FakePlivo } from '../fakes/plivo-server';
 import { eventually } from '../support/fixtures';
 import { voiceCallApi } from '../support/voice-call-api';
+import { MS_PER_CHAR, SUMMARY, scriptWarmAgent, warmDestinations } from '../support/warm-transfer-kit';
 import { configurePlivo } from '../support/telephony';
 import type { Harness } from '../support/harness';
 import { startVoiceStack, type VoiceStack } from '../support/voice-stack';
@@ -27,8 +28,6 @@ const AUTH_TOKEN = 'plivo-warm-transfer-test-token-01';
 const OUR_NUMBER = '+918047491898';
 const BILLING = '+918047000111';
 const SALES = '+918047000222';
-const MS_PER_CHAR = 60; // the TTS fake's audio length per character
-const SUMMARY = 'The caller wants a refund for invoice 1234; I have checked it was paid twice.';
 
 let h: Harness;
 let plivo: FakePlivo;
@@ -48,14 +47,9 @@ beforeAll(async () => {
 afterAll(() => stack?.stop());
 
 const heardMs = (caller: PlivoCaller) => caller.speechFrames().length * FRAME_MS;
-const lastMessage = (body: any) => body.messages[body.messages.length - 1];
-const isBriefing = (body: any) => String(body.messages[0]?.content ?? '').includes('handing a call over to a colleague');
 const { events, finalCall, createVoiceAgent } = voiceCallApi(() => h);
 
-const DESTINATIONS = [
-  { name: 'billing', phone_number: BILLING, description: 'Invoices, refunds and payments', message: 'Please hold while I brief billing.', mode: 'warm', max_wait_secs: 10 },
-  { name: 'sales', phone_number: SALES, description: 'New plans and upgrades', message: 'One moment.', mode: 'warm', max_wait_secs: 5 },
-];
+const DESTINATIONS = warmDestinations(BILLING, SALES);
 
 async function inboundCall(agentName: string) {
   const fake = await plivo.simulateInbound({
@@ -69,19 +63,7 @@ async function inboundCall(agentName: string) {
   return { fake, caller: fake.caller!, callId };
 }
 
-/** An agent that transfers to `destination` on the caller's first words, and says `sorry` when a transfer fails. */
-function scriptAgent(destination: string, sorry: string, briefings: any[]) {
-  openai.setResponder((body) => {
-    const last = lastMessage(body);
-    if (isBriefing(body)) {
-      briefings.push(body);
-      return { content: SUMMARY };
-    }
-    if (last.role === 'tool' && String(last.content).includes('did not go through')) return { content: sorry };
-    if (last.role === 'user') return { tool_calls: [{ name: 'transfer_call', arguments: { destination } }] };
-    return { content: 'Sorry?' };
-  });
-}
+const scriptAgent = (destination: string, sorry: string, briefings: any[]) => scriptWarmAgent(openai, destination, sorry, briefings);
 
 /** The caller transferred to `destination`, back on a new stream of the same call; the agent said `sorry`. */
 async function transferComesBack(agentName: string, destination: string, sorry: string) {

@@ -13,6 +13,7 @@ import { FRAME_MS, type TwilioCaller } from '../fakes/twilio-caller';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio-server';
 import { eventually } from '../support/fixtures';
 import { voiceCallApi } from '../support/voice-call-api';
+import { MS_PER_CHAR, SUMMARY, scriptWarmAgent, warmDestinations } from '../support/warm-transfer-kit';
 import { configureTwilio } from '../support/telephony';
 import type { Harness } from '../support/harness';
 import { startVoiceStack, type VoiceStack } from '../support/voice-stack';
@@ -24,8 +25,6 @@ const AUTH_TOKEN = 'warm-transfer-test-auth-token-0123';
 const OUR_NUMBER = '+15005550008';
 const BILLING = '+14155550123';
 const SALES = '+14155550124';
-const MS_PER_CHAR = 60; // the TTS fake's audio length per character
-const SUMMARY = 'The caller wants a refund for invoice 1234; I have checked it was paid twice.';
 
 let h: Harness;
 let twilio: FakeTwilio;
@@ -45,14 +44,9 @@ beforeAll(async () => {
 afterAll(() => stack?.stop());
 
 const heardMs = (caller: TwilioCaller) => caller.speechFrames().length * FRAME_MS;
-const lastMessage = (body: any) => body.messages[body.messages.length - 1];
-const isBriefing = (body: any) => String(body.messages[0]?.content ?? '').includes('handing a call over to a colleague');
 const { events, finalCall, createVoiceAgent } = voiceCallApi(() => h);
 
-const DESTINATIONS = [
-  { name: 'billing', phone_number: BILLING, description: 'Invoices, refunds and payments', message: 'Please hold while I brief billing.', mode: 'warm', max_wait_secs: 10 },
-  { name: 'sales', phone_number: SALES, description: 'New plans and upgrades', message: 'One moment.', mode: 'warm', max_wait_secs: 5 },
-];
+const DESTINATIONS = warmDestinations(BILLING, SALES);
 
 async function inboundCall(agentName: string) {
   const fake = await twilio.simulateInbound({ webhookUrl: `${h.api.url}/telephony/twilio/inbound/${agentName}`, from: '+14155550142', to: OUR_NUMBER });
@@ -62,19 +56,7 @@ async function inboundCall(agentName: string) {
   return { fake, caller: fake.caller!, callId: verb.stream.parameters.call_id! };
 }
 
-/** An agent that transfers to `destination` on the caller's first words, and says `sorry` when a transfer fails. */
-function scriptAgent(destination: string, sorry: string, briefings: any[]) {
-  openai.setResponder((body) => {
-    const last = lastMessage(body);
-    if (isBriefing(body)) {
-      briefings.push(body);
-      return { content: SUMMARY };
-    }
-    if (last.role === 'tool' && String(last.content).includes('did not go through')) return { content: sorry };
-    if (last.role === 'user') return { tool_calls: [{ name: 'transfer_call', arguments: { destination } }] };
-    return { content: 'Sorry?' };
-  });
-}
+const scriptAgent = (destination: string, sorry: string, briefings: any[]) => scriptWarmAgent(openai, destination, sorry, briefings);
 
 describe('warm transfer_call on a Twilio call', () => {
   it('holds the caller with hold audio, briefs the destination with a summary of the call, and joins them on 1', async () => {

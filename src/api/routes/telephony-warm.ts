@@ -59,11 +59,11 @@ export function telephonyWarmRoutes(ctx: ApiContext): AnyRoute[] {
       public: true,
       summary: 'Hold document of a warm transfer',
       description:
-        "What the caller hears while the agent briefs the destination: `audio` played on a loop (the conference's wait URL), or for vendors that move the caller's leg to this URL (Plivo), the conference document whose wait sound is this URL again.",
+        "What the caller hears while the agent briefs the destination: `audio` played on a loop (the conference's wait URL), or for vendors that move the caller's leg to this URL, the conference document whose wait sound is this URL again (docs/phone-operations.md, Warm transfer per vendor).",
       params,
       query: z.object({
         audio: z.string().optional(),
-        wait: z.string().optional().describe("`1` on the conference's wait-sound URL (Plivo's `waitSound`, the same route): the audio document"),
+        wait: z.string().optional().describe("`1` on the conference's wait-sound URL (the same route, for vendors whose conference takes its wait sound as a document URL): the audio document"),
       }),
       responses: { 200: xml("The vendor's hold document"), 422: { description: 'audio missing or not an http(s) URL' }, ...common },
       async handler({ req, res, params: p, query }) {
@@ -139,7 +139,7 @@ export function telephonyWarmRoutes(ctx: ApiContext): AnyRoute[] {
       public: true,
       summary: 'The destination enters the caller\'s conference',
       description:
-        "The hand-over of a warm transfer, for vendors that move the destination's leg to a URL (Plivo's Transfer Call API): the conference document that starts the caller's conference.",
+        "The hand-over of a warm transfer, for vendors that move the destination's leg to a URL with a transfer API: the conference document that starts the caller's conference.",
       params,
       responses: { 200: xml("The vendor's conference document, or a hang-up once the call has ended"), ...common },
       async handler({ req, res, params: p }) {
