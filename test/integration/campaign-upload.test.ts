@@ -115,9 +115,10 @@ describe('a 100 000-row list streamed as CSV', () => {
     await upload(2_000);
     const small = await upload(20_000);
     const large = await upload(100_000);
-    // The forced collections slow the upload down: its speed is timed on a run without them.
-    const timed = await upload(100_000, false);
-    expect(timed.result.body).toEqual(large.result.body);
+    // The forced collections slow the upload down: its speed is timed on a run without them, when
+    // the figures are wanted (VAP_UPLOAD_FIGURES=1, docs/campaigns.md), not on every test run.
+    const timed = process.env.VAP_UPLOAD_FIGURES ? await upload(100_000, false) : null;
+    if (timed) expect(timed.result.body).toEqual(large.result.body);
 
     const smallExpected = expectationFor(20_000);
     expect(small.result.body).toMatchObject({ added: smallExpected.unique - smallExpected.dnc.length, duplicates: smallExpected.duplicates, invalid_count: smallExpected.invalidLines.length });
@@ -147,18 +148,21 @@ describe('a 100 000-row list streamed as CSV', () => {
 
     const mb = (n: number) => +n.toFixed(1);
     const figures = {
-      rows_per_sec_100k: Math.round(100_000 / (timed.ms / 1000)),
-      seconds_100k: timed.ms / 1000,
       live_heap_growth_mb: { '20k': mb(small.liveGrowthMb), '100k': mb(large.liveGrowthMb) },
-      peak_heap_growth_mb_unforced_100k: mb(timed.heapGrowthMb),
-      peak_rss_growth_mb: { '20k': mb(small.rssGrowthMb), '100k': mb(large.rssGrowthMb), '100k_unforced': mb(timed.rssGrowthMb) },
+      peak_rss_growth_mb: { '20k': mb(small.rssGrowthMb), '100k': mb(large.rssGrowthMb) },
+      ...(timed && {
+        rows_per_sec_100k: Math.round(100_000 / (timed.ms / 1000)),
+        seconds_100k: timed.ms / 1000,
+        peak_heap_growth_mb_unforced_100k: mb(timed.heapGrowthMb),
+        peak_rss_growth_mb_unforced_100k: mb(timed.rssGrowthMb),
+      }),
     };
     process.stdout.write(`campaign upload figures: ${JSON.stringify(figures)}\n`);
     // Five times the rows, not five times the memory: one batch is what the API holds. (Holding the
     // list, 100 000 parsed rows would be some 50 MB of live heap more than 20 000.)
     expect(large.liveGrowthMb).toBeLessThan(Math.max(2 * small.liveGrowthMb, small.liveGrowthMb + 10));
     expect(large.liveGrowthMb).toBeLessThan(40);
-  }, 300_000);
+  }, 600_000);
 });
 
 describe('errors answer a status and {detail}, and store nothing', () => {
