@@ -16,7 +16,8 @@
  * once; each contact dialled exactly as the retry rules say and in its expected final state; no
  * do-not-call or invalid row dialled; the fake's outbound legs (sampled every 250 ms) never more
  * than C; while the inbound calls are up (after 4 s for calls already up to end), outbound plus
- * inbound never more than the lines less reserved_inbound; every inbound call carried. The last
+ * inbound never more than the lines less reserved_inbound; every inbound call carried (its stream up
+ * for the whole 20 s). The last
  * line is `SUMMARY …`, for comparing runs.
  */
 import os from 'node:os';
@@ -121,6 +122,7 @@ async function main(): Promise<number> {
     const { child: apiProcess } = await spawnUntil('API', 'src/api/main.ts', { ...platformEnv, PORT: String(apiPort), HOST: '127.0.0.1' }, /API\s+http/);
     stops.unshift(() => stopProcess(apiProcess));
     const apiUrl = `http://127.0.0.1:${apiPort}`;
+    phone.setApiUrl(apiUrl);
     console.log(`  Platform     API ${apiUrl} (pid ${apiProcess.pid}), worker pid ${worker.pid}; ${a.provider} fake ${Object.values(phone.env).join(' ')}, media stand-in ${phone.mediaUrl}`);
 
     const api = async (method: string, p: string, body?: unknown) => {

@@ -9,10 +9,11 @@
  * The fake's own request log is the judge of who was dialled: every outbound call it was asked to
  * place, with our call id (the answer URL names it) — independent of what the platform recorded.
  */
+import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { startFakePlivo, type FakePlivo } from '../../test/fakes/plivo-server';
+import { plivoSignatureV3, startFakePlivo, type FakePlivo } from '../../test/fakes/plivo-server';
 import { startFakeTwilio, type FakeTwilio } from '../../test/fakes/twilio-server';
 
 export type BenchOutcome = 'answer' | 'busy' | 'no-answer' | 'failed';
@@ -43,21 +44,29 @@ export interface BenchPhone {
   ringInbound(o: { webhookUrl: string; statusUrl: string; from: string; to: string; holdMs: number }): Promise<{ carried: boolean; detail: string }>;
   /** The stand-in's media URL (GATEWAY_PUBLIC_URL). */
   mediaUrl: string;
+  /** Where the platform's API listens (Plivo: the stand-in reports each stream's start there). */
+  setApiUrl(url: string): void;
   stop(): Promise<void>;
 }
 
-/** The stand-in gateway: holds each stream `talkMs`, or until released when its first message names a held id. */
-async function startStandIn(talkMs: number) {
+/** The stand-in gateway: holds each stream `talkMs`, or until released when its opening messages name a held id. */
+async function startStandIn(talkMs: number, onStream: (opening: string) => void = () => undefined) {
   const server = http.createServer();
   const wss = new WebSocketServer({ server });
   const held = new Map<string, WebSocket | null>();
   wss.on('connection', (socket) => {
-    let first = '';
-    socket.once('message', (data) => {
-      first = data.toString();
+    // The opening messages (Twilio: `connected`, then `start` with the CallSid; Plivo: `start`), kept to find a held call's id.
+    let opening = '';
+    const keep = (data: Buffer) => {
+      opening += data.toString();
+      if (opening.length > 4000) socket.off('message', keep);
+    };
+    socket.on('message', keep);
+    socket.once('message', () => {
+      setImmediate(() => onStream(opening));
       setTimeout(() => {
         // An inbound call's provider id is known only once its stream is up: checked at hang-up time.
-        for (const id of held.keys()) if (first.includes(id)) return held.set(id, socket);
+        for (const id of held.keys()) if (opening.includes(id)) return held.set(id, socket);
         socket.close(1000);
       }, talkMs).unref();
     });
@@ -86,13 +95,19 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const LIVE = new Set(['queued', 'ringing', 'in-progress']);
 
 export async function startBenchPhone(provider: string, talkMs: number): Promise<BenchPhone> {
-  const standIn = await startStandIn(talkMs);
-  const common = { mediaUrl: standIn.url };
+  let apiUrl = '';
+  let onStream = (_opening: string): void => undefined;
+  const standIn = await startStandIn(talkMs, (opening) => onStream(opening));
+  const common = { mediaUrl: standIn.url, setApiUrl: (url: string) => void (apiUrl = url) };
   // Inbound: wait for its stream, hold it, then let the caller hang up.
+  // Resolves with how long it was up: a call the platform ended early carried nothing much.
   const holdThenRelease = async (id: string, holdMs: number, ended: Promise<unknown>) => {
+    const from = Date.now();
     await Promise.race([sleep(holdMs), ended]);
+    const upMs = Date.now() - from;
     standIn.release(id);
     await ended;
+    return upMs;
   };
   if (provider === 'twilio') {
     const accountSid = `AC${'be'.repeat(16)}`;
@@ -110,13 +125,12 @@ export async function startBenchPhone(provider: string, talkMs: number): Promise
         inbound: twilio.calls.filter((c) => c.direction === 'inbound' && LIVE.has(c.status)).length,
       }),
       async ringInbound(o) {
-        // Every inbound CallSid of this fake starts CA…: held by the stand-in until released.
         const pending = twilio.simulateInbound({ webhookUrl: o.webhookUrl, statusCallbackUrl: o.statusUrl, from: o.from, to: o.to });
         const record = await pending;
         standIn.hold(record.sid);
         const carried = !!record.stream && !!record.caller;
-        await holdThenRelease(record.sid, o.holdMs, record.ended);
-        return { carried, detail: `${record.status}${record.errors.length ? ` (${record.errors.join('; ')})` : ''}` };
+        const upMs = await holdThenRelease(record.sid, o.holdMs, record.ended);
+        return { carried: carried && upMs >= o.holdMs, detail: `up ${(upMs / 1000).toFixed(1)} s, ` + `${record.status}${record.errors.length ? ` (${record.errors.join('; ')})` : ''}` };
       },
       async stop() {
         await twilio.stop();
@@ -128,6 +142,20 @@ export async function startBenchPhone(provider: string, talkMs: number): Promise
     const authId = 'MABENCHCAMPAIGN00000';
     const authToken = 'bench-campaign-plivo-token-0123456789';
     const plivo: FakePlivo = await startFakePlivo({ authId, authToken, keepMediaEvents: false });
+    // The gateway marks a call in_progress when its stream starts (answered-calls.ts); Plivo itself
+    // reports the answer only in the answer-URL request, which connects the stream and moves no
+    // status. Without a gateway every answered call would end `no_answer`: the stand-in reports
+    // the answer instead, as a signed Plivo callback `in-progress` to the call's status URL.
+    onStream = (opening) => {
+      const call = plivo.calls.find((c) => c.direction === 'outbound' && opening.includes(c.callUuid));
+      const callId = callIdOf(call?.params.answer_url);
+      if (!call || !callId || !apiUrl) return;
+      const url = `${apiUrl}/telephony/plivo/status/${callId}`;
+      const params = { CallUUID: call.callUuid, CallStatus: 'in-progress', Direction: 'outbound', From: call.from, To: call.to, Event: 'StartApp' };
+      const nonce = String(crypto.randomInt(1e9, 1e10));
+      const headers = { 'content-type': 'application/x-www-form-urlencoded', 'x-plivo-signature-v3': plivoSignatureV3(authToken, 'POST', url, params, nonce), 'x-plivo-signature-v3-nonce': nonce };
+      void fetch(url, { method: 'POST', headers, body: new URLSearchParams(params).toString() }).catch(() => undefined);
+    };
     return {
       ...common,
       provider,
@@ -147,9 +175,9 @@ export async function startBenchPhone(provider: string, talkMs: number): Promise
       async ringInbound(o) {
         const record = await plivo.simulateInbound({ answerUrl: o.webhookUrl, hangupUrl: o.statusUrl, from: o.from, to: o.to });
         standIn.hold(record.callUuid);
-        const carried = !!record.stream && !!record.caller;
-        await holdThenRelease(record.callUuid, o.holdMs, record.ended);
-        return { carried, detail: `${record.status}${record.errors.length ? ` (${record.errors.join('; ')})` : ''}` };
+        const carried = !!record.stream;
+        const upMs = await holdThenRelease(record.callUuid, o.holdMs, record.ended);
+        return { carried: carried && upMs >= o.holdMs, detail: `up ${(upMs / 1000).toFixed(1)} s, ` + `${record.status}${record.errors.length ? ` (${record.errors.join('; ')})` : ''}` };
       },
       async stop() {
         await plivo.stop();
