@@ -1104,13 +1104,13 @@ export interface paths {
         };
         /**
          * Hold document of a warm transfer (GET)
-         * @description What the caller hears while the agent briefs the destination: `audio` played on a loop (the conference's wait URL), or for vendors that move the caller's leg to this URL (Plivo), the conference document whose wait sound is this URL again.
+         * @description What the caller hears while the agent briefs the destination: `audio` played on a loop (the conference's wait URL), or for vendors that move the caller's leg to this URL, the conference document whose wait sound is this URL again (docs/phone-operations.md, Warm transfer per vendor).
          */
         get: operations["getWarmTransferHold"];
         put?: never;
         /**
          * Hold document of a warm transfer
-         * @description What the caller hears while the agent briefs the destination: `audio` played on a loop (the conference's wait URL), or for vendors that move the caller's leg to this URL (Plivo), the conference document whose wait sound is this URL again.
+         * @description What the caller hears while the agent briefs the destination: `audio` played on a loop (the conference's wait URL), or for vendors that move the caller's leg to this URL, the conference document whose wait sound is this URL again (docs/phone-operations.md, Warm transfer per vendor).
          */
         post: operations["postWarmTransferHold"];
         delete?: never;
@@ -1200,13 +1200,13 @@ export interface paths {
         };
         /**
          * The destination enters the caller's conference (GET)
-         * @description The hand-over of a warm transfer, for vendors that move the destination's leg to a URL (Plivo's Transfer Call API): the conference document that starts the caller's conference.
+         * @description The hand-over of a warm transfer, for vendors that move the destination's leg to a URL with a transfer API: the conference document that starts the caller's conference.
          */
         get: operations["getWarmTransferJoin"];
         put?: never;
         /**
          * The destination enters the caller's conference
-         * @description The hand-over of a warm transfer, for vendors that move the destination's leg to a URL (Plivo's Transfer Call API): the conference document that starts the caller's conference.
+         * @description The hand-over of a warm transfer, for vendors that move the destination's leg to a URL with a transfer API: the conference document that starts the caller's conference.
          */
         post: operations["postWarmTransferJoin"];
         delete?: never;
@@ -9708,7 +9708,7 @@ export interface operations {
         parameters: {
             query?: {
                 audio?: string;
-                /** @description `1` on the conference's wait-sound URL (Plivo's `waitSound`, the same route): the audio document */
+                /** @description `1` on the conference's wait-sound URL (the same route, for vendors whose conference takes its wait sound as a document URL): the audio document */
                 wait?: string;
             };
             header?: never;
@@ -9764,7 +9764,7 @@ export interface operations {
         parameters: {
             query?: {
                 audio?: string;
-                /** @description `1` on the conference's wait-sound URL (Plivo's `waitSound`, the same route): the audio document */
+                /** @description `1` on the conference's wait-sound URL (the same route, for vendors whose conference takes its wait sound as a document URL): the audio document */
                 wait?: string;
             };
             header?: never;
