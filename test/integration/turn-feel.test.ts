@@ -99,7 +99,10 @@ describe('interruption words and backchannels', () => {
   });
 
   it("an agent's own backchannel phrases never interrupt, however many words: the agent pauses while the caller speaks, then resumes where it stopped", async () => {
-    const call = await newCall({ min_words: 3, backchannel_phrases: { mode: 'add', phrases: ['haan ji', 'theek hai'] } });
+    // false_interruption_secs past the speech's length: this test is about the phrases, and the
+    // fake's first interim comes ~0.4 s after the pause, later on a loaded machine — past the
+    // default 1 s the agent rightly resumes for want of words (`no_words`) while the caller talks.
+    const call = await newCall({ min_words: 3, false_interruption_secs: 3, backchannel_phrases: { mode: 'add', phrases: ['haan ji', 'theek hai'] } });
     deepgram.script(['Haan ji, theek hai.']);
     const speaking = speak(call, 's1', reply);
     await eventually(async () => heardSpeechMs(call.caller) >= 500, 10_000, 'agent audio');
