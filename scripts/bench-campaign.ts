@@ -27,6 +27,7 @@ import { Op } from 'sequelize';
 import { setLogLevel } from '../src/shared/logger';
 import { getFreePort } from '../src/temporal/dev-server';
 import { startHarness, type Harness } from '../test/support/harness';
+import { harnessEnv } from '../test/support/worker-process-control';
 import { spawnUntil, stopProcess } from './lib/bench-processes';
 import { startLocalServices } from './lib/local-services';
 import { childPids, cores, ProcMonitor } from './lib/proc-stats';
@@ -102,12 +103,7 @@ async function main(): Promise<number> {
     const h: Harness = await startHarness({ env: vendorEnv });
     stops.unshift(() => h.stop());
     const platformEnv = {
-      DATABASE_URL: h.dbUrl,
-      TEMPORAL_ADDRESS: h.config.TEMPORAL_ADDRESS,
-      TEMPORAL_TASK_QUEUE: h.taskQueue,
-      ENCRYPTION_KEY: h.config.ENCRYPTION_KEY,
-      JWT_SECRET: h.config.JWT_SECRET,
-      DATA_DIR: h.config.dataDir,
+      ...harnessEnv(h),
       LOG_LEVEL: 'warn',
       WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
       // The stand-in publishes no gateway presence: calls are admitted on the provider's lines only.
