@@ -203,7 +203,10 @@ export class CallContext {
   patch(): CallRecordPatch {
     const answered = this.voicemail.answeredBy ? { answered_by: this.voicemail.answeredBy } : {};
     const summary = this.transferSummary ? { transfer_summary: this.transferSummary } : {};
-    return { status: this.status, start_time: this.startTimeMs, current_node_key: this.conv.nodeKey, ...this.totals, ...answered, ...summary };
+    // A final status goes out with its reason: the flushes between the end and the final record
+    // (hanging up the line, closing the media) would otherwise show `completed` with no end_reason.
+    const ended = isFinal(this.status) && this.endReason ? { end_reason: this.endReason } : {};
+    return { status: this.status, start_time: this.startTimeMs, current_node_key: this.conv.nodeKey, ...this.totals, ...answered, ...summary, ...ended };
   }
 
   turnResult(replies: string[]): TextTurnResult {
