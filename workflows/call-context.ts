@@ -203,10 +203,11 @@ export class CallContext {
   patch(): CallRecordPatch {
     const answered = this.voicemail.answeredBy ? { answered_by: this.voicemail.answeredBy } : {};
     const summary = this.transferSummary ? { transfer_summary: this.transferSummary } : {};
-    // A final status goes out with its reason: the flushes between the end and the final record
-    // (hanging up the line, closing the media) would otherwise show `completed` with no end_reason.
-    const ended = isFinal(this.status) && this.endReason ? { end_reason: this.endReason } : {};
-    return { status: this.status, start_time: this.startTimeMs, current_node_key: this.conv.nodeKey, ...this.totals, ...answered, ...summary, ...ended };
+    // A final status is written only by the final record, with its end_reason, end time and
+    // duration at once: a flush between the end and that record (hanging up the line, closing the
+    // media) showed `completed` with end_reason null, and clients take a final status as the end.
+    const status = isFinal(this.status) ? {} : { status: this.status };
+    return { ...status, start_time: this.startTimeMs, current_node_key: this.conv.nodeKey, ...this.totals, ...answered, ...summary };
   }
 
   turnResult(replies: string[]): TextTurnResult {

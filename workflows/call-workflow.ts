@@ -115,7 +115,7 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallSummar
     recorder.record('call_ended', { status, end_reason, duration, transcript: ctx.transcript(), usage: totals, context: input.customParameters });
     const analysis = plannedAnalysis(input);
     const pending = analysis ? { analysis_status: 'pending' as const } : {};
-    await recorder.flush({ ...ctx.patch(), end_time: endMs, duration, end_reason, ...pending });
+    await recorder.flush({ ...ctx.patch(), status, end_time: endMs, duration, end_reason, ...pending });
     await recorder.settle({ status, end_time: endMs, duration, end_reason });
     ctx.finalRecorded = true;
     if (analysis) await runPostCallAnalysis(input, recorder, analysis);

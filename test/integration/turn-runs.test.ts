@@ -132,12 +132,13 @@ describe('turn runs', () => {
     expect(pending.map((t) => [t.user_text, t.agent_text])).toEqual([0, 1].map((i) => [ASKED[i], REPLIES[i]]));
     expect(spoken((await h.request('GET', `/api/calls/${callId}/events`)).body)).toEqual([`agent: ${GREETING}`]);
     await killHard(s.stack.gatewayProcess!);
-    const call = await eventually(async () => {
-      const row = (await h.request('GET', `/api/calls/${callId}`)).body;
-      return row.status === 'failed' && row.end_reason !== null && row; // the call's last write, after `failed`
+    // The call's end is its `call_ended` event (the status and its reason are written before it).
+    const list: Event[] = await eventually(async () => {
+      const events: Event[] = (await h.request('GET', `/api/calls/${callId}/events`)).body;
+      return events.some((e) => e.event_type === 'call_ended') && events;
     }, 45_000, 200);
-    expect(call.end_reason).toBe('error');
-    const list: Event[] = (await h.request('GET', `/api/calls/${callId}/events`)).body;
+    const call = (await h.request('GET', `/api/calls/${callId}`)).body;
+    expect(call).toMatchObject({ status: 'failed', end_reason: 'error' });
     expect(spoken(list)).toEqual(conversation(2));
     expect(call.transcript.map((t: { text: string }) => t.text)).toEqual([GREETING, ASKED[0], REPLIES[0], ASKED[1], REPLIES[1]]);
   }, 120_000);
